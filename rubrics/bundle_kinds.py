@@ -1,0 +1,219 @@
+"""The ``bug`` and ``patch`` record kinds of the bundle, and the upsert they share."""
+
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from typing import Any, TypeVar
+
+from django.db import models
+from django.db.models import F
+from django.utils import timezone
+
+from .bundle import KEY_FIELD, FieldSpec, ImportContext, KindCounts, Record, RecordKind
+from .diffs import DiffError, parse_diff
+from .diffs import normalized_diff_hash as diff_hash
+from .models import Bug, Dataset, Patch
+
+UNKNOWN_BUG = "unknown bug {key!r}: neither in this file nor in the dataset"
+RECOUNTED_NOTE = (
+    "{recounted} of {total} diffs have hunk headers whose line counts disagree with their "
+    "bodies; they were recounted (as git apply --recount does) and stored as given"
+)
+DUPLICATES_NOTE = "{count} patches repeat another patch of the same bug (same normalized diff): {pairs}"
+
+M = TypeVar("M", bound=models.Model)
+
+
+def upsert(
+    *,
+    model: type[M],
+    existing: Mapping[Hashable, M],
+    wanted: Mapping[Hashable, dict[str, Any]],
+    build: Callable[[Hashable, dict[str, Any]], M],
+) -> KindCounts:
+    """Create the rows of ``wanted`` that are missing, update those that differ."""
+    counts = KindCounts()
+    to_create: list[M] = []
+    to_update: list[M] = []
+    changed: set[str] = set()
+    for ident, values in wanted.items():
+        obj = existing.get(ident)
+        if obj is None:
+            to_create.append(build(ident, values))
+            counts.created += 1
+            continue
+        differing = {name: value for name, value in values.items() if getattr(obj, name) != value}
+        if not differing:
+            counts.unchanged += 1
+            continue
+        for name, value in differing.items():
+            setattr(obj, name, value)
+        changed |= differing.keys()
+        to_update.append(obj)
+        counts.updated += 1
+    model._default_manager.bulk_create(to_create, batch_size=500)
+    if to_update:
+        if any(f.name == "updated_at" for f in model._meta.get_fields()):
+            now = timezone.now()
+            for obj in to_update:
+                obj.updated_at = now  # type: ignore[attr-defined]
+            changed.add("updated_at")
+        model._default_manager.bulk_update(to_update, sorted(changed), batch_size=500)
+    return counts
+
+
+def _by_key(queryset: models.QuerySet[M], keys: list[str]) -> dict[Hashable, M]:
+    """The rows of ``queryset`` with these keys, fetched in batches of query parameters."""
+    found: dict[Hashable, M] = {}
+    for start in range(0, len(keys), 500):
+        for obj in queryset.filter(key__in=keys[start : start + 500]):
+            found[obj.key] = obj  # type: ignore[attr-defined]
+    return found
+
+
+def _check_diff(record: Record, field_name: str, ctx: ImportContext) -> None:
+    try:
+        parsed = parse_diff(record.data[field_name])
+    except DiffError as exc:
+        ctx.error(record, field_name, str(exc))
+        return
+    record.derived["diff_hash"] = diff_hash(parsed)
+    stats = ctx.stats
+    stats["diffs"] = stats.get("diffs", 0) + 1
+    if parsed.recounted_hunks:
+        stats["recounted"] = stats.get("recounted", 0) + 1
+
+
+def _recount_note(ctx: ImportContext) -> None:
+    recounted = ctx.stats.get("recounted", 0)
+    note = RECOUNTED_NOTE.format(recounted=recounted, total=ctx.stats.get("diffs", 0))
+    if recounted and note not in ctx.notes:
+        ctx.notes.append(note)
+
+
+class BugKind(RecordKind):
+    name = "bug"
+    order = 10
+    fields = {
+        "key": KEY_FIELD,
+        "title": FieldSpec((str,), max_length=500),
+        "description": FieldSpec((str,), required=True, non_empty=True),
+        "language": FieldSpec((str,), max_length=50),
+        "bug_type": FieldSpec((str,), max_length=100),
+        "reference_patch": FieldSpec((str,), required=True, non_empty=True),
+        "metadata": FieldSpec((dict,)),
+    }
+
+    def identity(self, data: dict[str, Any]) -> tuple[str, str]:
+        return "key", f"key {data['key']!r}"
+
+    def check(self, record: Record, ctx: ImportContext) -> None:
+        _check_diff(record, "reference_patch", ctx)
+
+    def write(self, records: list[Record], ctx: ImportContext) -> KindCounts:
+        dataset = ctx.dataset
+        assert dataset is not None
+        _recount_note(ctx)
+        wanted = {
+            r.data["key"]: {
+                "title": r.data.get("title", ""),
+                "description": r.data["description"],
+                "language": r.data.get("language", ""),
+                "bug_type": r.data.get("bug_type", ""),
+                "reference_patch": r.data["reference_patch"],
+                "metadata": r.data.get("metadata", {}),
+            }
+            for r in records
+        }
+        return upsert(
+            model=Bug,
+            existing=_by_key(dataset.bugs.all(), list(wanted)),
+            wanted=wanted,
+            build=lambda key, values: Bug(dataset=dataset, key=key, **values),
+        )
+
+    def export(self, dataset: Dataset) -> Iterator[dict[str, Any]]:
+        for bug in dataset.bugs.order_by("key").iterator(chunk_size=500):
+            yield {
+                "key": bug.key,
+                "title": bug.title,
+                "description": bug.description,
+                "language": bug.language,
+                "bug_type": bug.bug_type,
+                "reference_patch": bug.reference_patch,
+                "metadata": bug.metadata,
+            }
+
+
+class PatchKind(RecordKind):
+    name = "patch"
+    order = 20
+    fields = {
+        "key": KEY_FIELD,
+        "bug": KEY_FIELD,
+        "diff": FieldSpec((str,), required=True, non_empty=True),
+        "source": FieldSpec((str,), max_length=200),
+        "tests_pass": FieldSpec((bool,), nullable=True),
+        "metadata": FieldSpec((dict,)),
+    }
+
+    def identity(self, data: dict[str, Any]) -> tuple[str, str]:
+        return "key", f"key {data['key']!r}"
+
+    def check(self, record: Record, ctx: ImportContext) -> None:
+        bug_key = record.data["bug"]
+        known = ctx.file_keys("bug") | ctx.existing_keys(
+            "bug", lambda d: d.bugs.values_list("key", flat=True)
+        )
+        if bug_key not in known:
+            ctx.error(record, "bug", UNKNOWN_BUG.format(key=bug_key))
+        _check_diff(record, "diff", ctx)
+
+    def write(self, records: list[Record], ctx: ImportContext) -> KindCounts:
+        dataset = ctx.dataset
+        assert dataset is not None
+        _recount_note(ctx)
+        bug_ids = dict(dataset.bugs.values_list("key", "id"))
+        wanted = {
+            r.data["key"]: {
+                "bug_id": bug_ids[r.data["bug"]],
+                "diff": r.data["diff"],
+                "diff_hash": r.derived["diff_hash"],
+                "source": r.data.get("source", ""),
+                "tests_pass": r.data.get("tests_pass"),
+                "metadata": r.data.get("metadata", {}),
+            }
+            for r in records
+        }
+        counts = upsert(
+            model=Patch,
+            existing=_by_key(dataset.patches.all(), list(wanted)),
+            wanted=wanted,
+            build=lambda key, values: Patch(dataset=dataset, key=key, **values),
+        )
+        self._note_duplicates(dataset, ctx)
+        return counts
+
+    @staticmethod
+    def _note_duplicates(dataset: Dataset, ctx: ImportContext) -> None:
+        first: dict[tuple[int, str], str] = {}
+        pairs: list[str] = []
+        for key, bug_id, digest in dataset.patches.order_by("key").values_list(
+            "key", "bug_id", "diff_hash"
+        ):
+            original = first.setdefault((bug_id, digest), key)
+            if original != key:
+                pairs.append(f"{key} = {original}")
+        if pairs:
+            shown = ", ".join(pairs[:10]) + (" …" if len(pairs) > 10 else "")
+            ctx.notes.append(DUPLICATES_NOTE.format(count=len(pairs), pairs=shown))
+
+    def export(self, dataset: Dataset) -> Iterator[dict[str, Any]]:
+        patches = dataset.patches.annotate(bug_key=F("bug__key")).order_by("key")
+        for patch in patches.iterator(chunk_size=500):
+            yield {
+                "key": patch.key,
+                "bug": patch.bug_key,  # type: ignore[attr-defined]
+                "diff": patch.diff,
+                "source": patch.source,
+                "tests_pass": patch.tests_pass,
+                "metadata": patch.metadata,
+            }

@@ -1,0 +1,92 @@
+"""Reads of datasets, bugs and patches, shaped for the pages that show them."""
+
+from django.core.paginator import Page, Paginator
+from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
+from django.shortcuts import get_object_or_404
+
+from .models import Bug, Dataset, Patch
+
+BUGS_PER_PAGE = 50
+
+
+def _count(queryset: QuerySet, group_by: str, counted: str) -> Coalesce:  # type: ignore[type-arg]
+    """A correlated subquery counting ``counted`` per ``group_by`` (0 when there is none)."""
+    subquery = queryset.order_by().values(group_by).annotate(n=Count(counted)).values("n")
+    return Coalesce(Subquery(subquery, output_field=IntegerField()), 0)
+
+
+def dataset_list() -> QuerySet[Dataset]:
+    return Dataset.objects.annotate(
+        bug_count=_count(Bug.objects.filter(dataset=OuterRef("pk")), "dataset", "pk"),
+        patch_count=_count(Patch.objects.filter(dataset=OuterRef("pk")), "dataset", "pk"),
+    ).order_by("name")
+
+
+def dataset_get(*, slug: str) -> Dataset:
+    return get_object_or_404(
+        Dataset.objects.annotate(
+            bug_count=_count(Bug.objects.filter(dataset=OuterRef("pk")), "dataset", "pk"),
+            patch_count=_count(Patch.objects.filter(dataset=OuterRef("pk")), "dataset", "pk"),
+            label_count=_count(
+                Patch.objects.filter(dataset=OuterRef("pk")), "dataset", "annotations"
+            ),
+        ),
+        slug=slug,
+    )
+
+
+def dataset_bugs_page(*, dataset: Dataset, query: str = "", page: int | str = 1) -> Page:  # type: ignore[type-arg]
+    """One page of a dataset's bugs, with their patch and label counts, filtered by ``query``.
+
+    ``query`` matches a bug's key, title, language or type, or the key of one of its patches.
+    Counts are correlated subqueries on indexed foreign keys, so a page costs the same at
+    10,000 patches as at 10.
+    """
+    bugs = Bug.objects.filter(dataset=dataset)
+    query = query.strip()
+    if query:
+        bugs = bugs.filter(
+            Q(key__icontains=query)
+            | Q(title__icontains=query)
+            | Q(language__iexact=query)
+            | Q(bug_type__icontains=query)
+            | Exists(Patch.objects.filter(bug=OuterRef("pk"), key__icontains=query))
+        )
+    bugs = bugs.only("id", "key", "title", "language", "bug_type", "dataset_id").annotate(
+        patch_count=_count(Patch.objects.filter(bug=OuterRef("pk")), "bug", "pk"),
+        label_count=_count(Patch.objects.filter(bug=OuterRef("pk")), "bug", "annotations"),
+    )
+    return Paginator(bugs.order_by("key"), BUGS_PER_PAGE).get_page(page)
+
+
+def bug_get(*, dataset: Dataset, key: str) -> Bug:
+    return get_object_or_404(Bug.objects.select_related("dataset"), dataset=dataset, key=key)
+
+
+def bug_patches(*, bug: Bug) -> QuerySet[Patch]:
+    return (
+        bug.patches.annotate(label_count=Count("annotations"))
+        .select_related("dataset")
+        .order_by("key")
+    )
+
+
+def patch_get(*, dataset: Dataset, key: str) -> Patch:
+    return get_object_or_404(
+        Patch.objects.select_related("bug", "dataset"), dataset=dataset, key=key
+    )
+
+
+def patch_duplicates(*, patch: Patch) -> QuerySet[Patch]:
+    """Other patches of the same bug with the same normalized diff."""
+    return (
+        Patch.objects.filter(bug_id=patch.bug_id, diff_hash=patch.diff_hash)
+        .exclude(pk=patch.pk)
+        .order_by("key")
+    )
+
+
+def patch_annotations(*, patch: Patch) -> QuerySet:  # type: ignore[type-arg]
+    """The patch's labels with their annotators (for leads only)."""
+    return patch.annotations.select_related("annotator").order_by("annotator__username")  # type: ignore[attr-defined]

@@ -1,0 +1,113 @@
+from django.contrib.messages import success
+from django.http import HttpResponse, StreamingHttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.vary import vary_on_headers
+
+from sejury_web.htmx import HtmxHttpRequest
+from sejury_web.roles import Role, role_required, user_has_role
+
+from . import selectors
+from .bundle import BundleImportError, bundle_export, bundle_import
+from .forms import BundleUploadForm
+
+BROWSE_ROLES = (Role.LEAD, Role.REVIEWER)
+
+
+@require_GET
+@role_required(*BROWSE_ROLES)
+def dataset_list(request: HtmxHttpRequest) -> HttpResponse:
+    return render(request, "rubrics/dataset_list.html", {"datasets": selectors.dataset_list()})
+
+
+@require_GET
+@role_required(*BROWSE_ROLES)
+@vary_on_headers("HX-Request")
+def dataset_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    dataset = selectors.dataset_get(slug=slug)
+    query = request.GET.get("q", "")
+    page = selectors.dataset_bugs_page(dataset=dataset, query=query, page=request.GET.get("page", 1))
+    context = {"dataset": dataset, "page": page, "query": query}
+    if request.htmx and request.htmx.target == "bug-table":
+        return render(request, "rubrics/_bug_table.html", context)
+    context["imports"] = dataset.imports.select_related("imported_by")[:5]
+    return render(request, "rubrics/dataset_detail.html", context)
+
+
+@require_GET
+@role_required(Role.LEAD)
+def dataset_export(request: HtmxHttpRequest, slug: str) -> StreamingHttpResponse:
+    dataset = selectors.dataset_get(slug=slug)
+    response = StreamingHttpResponse(
+        (line.encode() for line in bundle_export(dataset=dataset)),
+        content_type="application/x-ndjson; charset=utf-8",
+    )
+    response["Content-Disposition"] = f'attachment; filename="{dataset.slug}.jsonl"'
+    return response
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(Role.LEAD)
+def bundle_upload(request: HtmxHttpRequest) -> HttpResponse:
+    form = BundleUploadForm(request.POST or None, request.FILES or None)
+    errors = None
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            summary = bundle_import(
+                source=upload,
+                dataset_name=form.cleaned_data["dataset"],
+                acting_user=request.user,  # type: ignore[arg-type]
+                filename=upload.name or "",
+            )
+        except BundleImportError as exc:
+            errors = exc
+        else:
+            parts = [f"{c.created} {kind}s created" for kind, c in summary.counts.items() if c.created]
+            parts += [f"{c.updated} {kind}s updated" for kind, c in summary.counts.items() if c.updated]
+            success(
+                request,
+                f"Imported {upload.name} into {summary.dataset.name}: "
+                + (", ".join(parts) if parts else "nothing new (every record was already there)")
+                + ".",
+            )
+            for note in summary.notes:
+                success(request, note)
+            return redirect(summary.dataset)
+    status = 400 if (form.errors or errors) else 200
+    return render(
+        request,
+        "rubrics/bundle_upload.html",
+        {"form": form, "import_error": errors, "datasets": selectors.dataset_list()},
+        status=status,
+    )
+
+
+@require_GET
+@role_required(*BROWSE_ROLES)
+def bug_detail(request: HtmxHttpRequest, slug: str, bug_key: str) -> HttpResponse:
+    dataset = selectors.dataset_get(slug=slug)
+    bug = selectors.bug_get(dataset=dataset, key=bug_key)
+    return render(
+        request,
+        "rubrics/bug_detail.html",
+        {"dataset": dataset, "bug": bug, "patches": selectors.bug_patches(bug=bug)},
+    )
+
+
+@require_GET
+@role_required(*BROWSE_ROLES)
+def patch_detail(request: HtmxHttpRequest, slug: str, patch_key: str) -> HttpResponse:
+    dataset = selectors.dataset_get(slug=slug)
+    patch = selectors.patch_get(dataset=dataset, key=patch_key)
+    context = {
+        "dataset": dataset,
+        "patch": patch,
+        "bug": patch.bug,
+        "duplicates": selectors.patch_duplicates(patch=patch),
+        # Labels are the leads' to see: reviewers refine rubrics without human verdicts.
+        "annotations": selectors.patch_annotations(patch=patch)
+        if user_has_role(request.user, Role.LEAD)
+        else None,
+    }
+    return render(request, "rubrics/patch_detail.html", context)

@@ -1,0 +1,72 @@
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractUser
+from django.contrib.messages import success
+from django.db.models import Prefetch
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from .forms import RolesForm, UserCreateForm
+from .htmx import HtmxHttpRequest
+from .roles import Role, role_required, user_roles
+from .users import user_create, user_set_roles
+
+User = get_user_model()
+
+
+@require_GET
+def home(request: HtmxHttpRequest) -> HttpResponse:
+    roles = user_roles(request.user)
+    if Role.LEAD in roles or Role.REVIEWER in roles:
+        return redirect("rubrics:dataset_list")
+    if Role.ANNOTATOR in roles:
+        return redirect("judging:my_labels")
+    return render(request, "sejury_web/no_role.html", status=403)
+
+
+def _user_rows() -> list[AbstractUser]:
+    from django.contrib.auth.models import Group
+
+    return list(
+        User.objects.order_by("username").prefetch_related(
+            Prefetch("groups", queryset=Group.objects.filter(name__in=Role.values))
+        )
+    )
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(Role.LEAD)
+def user_list(request: HtmxHttpRequest) -> HttpResponse:
+    form = UserCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = user_create(
+            username=form.cleaned_data["username"],
+            email=form.cleaned_data.get("email", ""),
+            password=form.cleaned_data["password1"],
+            roles=form.cleaned_data["roles"],
+        )
+        success(request, f"Created {user.username} ({', '.join(form.cleaned_data['roles'])}).")
+        return redirect("user_list")
+    return render(
+        request,
+        "sejury_web/user_list.html",
+        {"form": form, "users": _user_rows(), "roles": Role.choices},
+        status=400 if form.errors else 200,
+    )
+
+
+@require_POST
+@role_required(Role.LEAD)
+def user_roles_update(request: HtmxHttpRequest, user_id: int) -> HttpResponse:
+    user = get_object_or_404(User, pk=user_id)
+    form = RolesForm(request.POST)
+    if form.is_valid():
+        if user == request.user and Role.LEAD not in form.cleaned_data["roles"]:
+            form.add_error("roles", "You cannot remove your own lead role.")
+        else:
+            user_set_roles(user=user, roles=form.cleaned_data["roles"])
+    user = get_object_or_404(User.objects.prefetch_related("groups"), pk=user_id)
+    context = {"u": user, "roles": Role.choices, "form": form}
+    if request.htmx:
+        return render(request, "sejury_web/_user_row.html", context)
+    return redirect("user_list")
