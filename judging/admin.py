@@ -4,7 +4,7 @@ from .models import Annotation
 
 
 @admin.register(Annotation)
-class AnnotationAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class AnnotationAdmin(admin.ModelAdmin):
     list_display = ["patch", "annotator", "label", "origin", "updated_at"]
     list_filter = ["label", "origin", "patch__dataset"]
     search_fields = ["patch__key", "annotator__username", "note"]

@@ -4,6 +4,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from django.contrib.auth.validators import UnicodeUsernameValidator
+from django.core.exceptions import ValidationError
 from django.db.models import F
 
 from rubrics.bundle import KEY_FIELD, FieldSpec, ImportContext, KindCounts, Record, RecordKind
@@ -27,7 +28,11 @@ def _check_label(value: str) -> str | None:
 
 
 def _check_annotator(value: str) -> str | None:
-    return None if _username.regex.match(value) else BAD_ANNOTATOR
+    try:
+        _username(value)
+    except ValidationError:
+        return BAD_ANNOTATOR
+    return None
 
 
 class LabelKind(RecordKind):
@@ -35,7 +40,9 @@ class LabelKind(RecordKind):
     order = 30
     fields = {
         "patch": KEY_FIELD,
-        "annotator": FieldSpec((str,), required=True, non_empty=True, max_length=150, check=_check_annotator),
+        "annotator": FieldSpec(
+            (str,), required=True, non_empty=True, max_length=150, check=_check_annotator
+        ),
         "label": FieldSpec((str,), required=True, check=_check_label),
         "note": FieldSpec((str,)),
     }
@@ -57,24 +64,26 @@ class LabelKind(RecordKind):
             return KindCounts()
         users = annotators_ensure(usernames={r.data["annotator"] for r in records})
         patch_ids = dict(dataset.patches.values_list("key", "id"))
-        wanted = {
+        wanted: dict[tuple[int, int], dict[str, Any]] = {
             (patch_ids[r.data["patch"]], users[r.data["annotator"]].pk): {
                 "label": r.data["label"],
                 "note": r.data.get("note", ""),
             }
             for r in records
         }
-        existing = {
+        existing: dict[tuple[int, int], Annotation] = {
             (a.patch_id, a.annotator_id): a
-            for a in Annotation.objects.filter(patch__dataset=dataset, annotator__in=users.values())
+            for a in Annotation.objects.filter(
+                patch__dataset=dataset, annotator__in=list(users.values())
+            )
         }
         return upsert(
             model=Annotation,
             existing=existing,
             wanted=wanted,
             build=lambda ident, values: Annotation(
-                patch_id=ident[0],  # type: ignore[index]
-                annotator_id=ident[1],  # type: ignore[index]
+                patch_id=ident[0],
+                annotator_id=ident[1],
                 origin=Annotation.Origin.IMPORTED,
                 **values,
             ),
@@ -88,8 +97,8 @@ class LabelKind(RecordKind):
         )
         for a in annotations.iterator(chunk_size=1000):
             yield {
-                "patch": a.patch_key,  # type: ignore[attr-defined]
-                "annotator": a.annotator_name,  # type: ignore[attr-defined]
+                "patch": a.patch_key,
+                "annotator": a.annotator_name,
                 "label": a.label,
                 "note": a.note,
             }

@@ -4,14 +4,14 @@ from .models import Bug, BundleImport, Dataset, Patch
 
 
 @admin.register(Dataset)
-class DatasetAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class DatasetAdmin(admin.ModelAdmin):
     list_display = ["name", "slug", "created_at"]
     prepopulated_fields = {"slug": ["name"]}
     search_fields = ["name"]
 
 
 @admin.register(Bug)
-class BugAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class BugAdmin(admin.ModelAdmin):
     list_display = ["key", "dataset", "language", "bug_type", "title"]
     list_filter = ["dataset", "language", "bug_type"]
     search_fields = ["key", "title", "description"]
@@ -19,7 +19,7 @@ class BugAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 
 
 @admin.register(Patch)
-class PatchAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class PatchAdmin(admin.ModelAdmin):
     list_display = ["key", "bug", "dataset", "source", "tests_pass"]
     list_filter = ["dataset", "source", "tests_pass"]
     search_fields = ["key", "bug__key"]
@@ -29,7 +29,7 @@ class PatchAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 
 
 @admin.register(BundleImport)
-class BundleImportAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class BundleImportAdmin(admin.ModelAdmin):
     list_display = ["dataset", "filename", "imported_by", "size", "created_at"]
     list_filter = ["dataset"]
     readonly_fields = [f.name for f in BundleImport._meta.fields]

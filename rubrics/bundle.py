@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils.text import slugify
 
@@ -107,7 +107,9 @@ class FieldSpec:
 
     def validate(self, value: Any) -> str | None:
         if value is None:
-            return None if self.nullable else WRONG_TYPE.format(expected=self.describe(), got="null")
+            return (
+                None if self.nullable else WRONG_TYPE.format(expected=self.describe(), got="null")
+            )
         # bool is an int in Python; JSON keeps them apart, and so do we.
         if isinstance(value, bool) and bool not in self.types:
             return WRONG_TYPE.format(expected=self.describe(), got=_json_type(value))
@@ -254,7 +256,9 @@ def _validate_shape(record: Record, errors: list[BundleError]) -> RecordKind | N
     if not isinstance(kind_name, str) or kind_name not in _KINDS:
         message = UNSUPPORTED_KINDS.get(kind_name) if isinstance(kind_name, str) else None
         errors.append(
-            BundleError(record.line, "kind", message or UNKNOWN_KIND.format(kind=kind_name, kinds=kinds))
+            BundleError(
+                record.line, "kind", message or UNKNOWN_KIND.format(kind=kind_name, kinds=kinds)
+            )
         )
         return None
     kind = _KINDS[kind_name]
@@ -262,7 +266,11 @@ def _validate_shape(record: Record, errors: list[BundleError]) -> RecordKind | N
     for name in record.data:
         if name != "kind" and name not in kind.fields:
             allowed = ", ".join(kind.fields)
-            errors.append(BundleError(record.line, name, UNKNOWN_FIELD.format(kind=kind.name, allowed=allowed)))
+            errors.append(
+                BundleError(
+                    record.line, name, UNKNOWN_FIELD.format(kind=kind.name, allowed=allowed)
+                )
+            )
             ok = False
     for name, spec in kind.fields.items():
         if name not in record.data:
@@ -306,7 +314,7 @@ def bundle_validate(*, data: bytes, dataset: Dataset | None) -> ImportContext:
     for kind in registered_kinds():
         for record in records.get(kind.name, []):
             kind.check(record, ctx)
-    ctx.errors.sort(key=lambda e: (e.line or 0))
+    ctx.errors.sort(key=lambda e: e.line or 0)
     return ctx
 
 
@@ -314,7 +322,7 @@ def bundle_import(
     *,
     source: IO[bytes],
     dataset_name: str,
-    acting_user: AbstractBaseUser | None,
+    acting_user: User | None,
     filename: str = "",
 ) -> ImportSummary:
     """Import a bundle into the dataset ``dataset_name`` (created if new), all or nothing.
@@ -342,7 +350,10 @@ def bundle_import(
         if dataset is None:
             dataset = Dataset.objects.create(name=dataset_name, slug=slug)
         ctx.dataset = dataset
-        counts = {kind.name: kind.write(ctx.records.get(kind.name, []), ctx) for kind in registered_kinds()}
+        counts = {
+            kind.name: kind.write(ctx.records.get(kind.name, []), ctx)
+            for kind in registered_kinds()
+        }
         unchanged = not created and all(c.created == 0 and c.updated == 0 for c in counts.values())
         BundleImport.objects.create(
             dataset=dataset,
@@ -353,7 +364,11 @@ def bundle_import(
             summary={name: vars(c) for name, c in counts.items()} | {"notes": ctx.notes},
         )
     return ImportSummary(
-        dataset=dataset, dataset_created=created, counts=counts, notes=ctx.notes, unchanged=unchanged
+        dataset=dataset,
+        dataset_created=created,
+        counts=counts,
+        notes=ctx.notes,
+        unchanged=unchanged,
     )
 
 

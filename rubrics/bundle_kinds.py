@@ -17,17 +17,20 @@ RECOUNTED_NOTE = (
     "{recounted} of {total} diffs have hunk headers whose line counts disagree with their "
     "bodies; they were recounted (as git apply --recount does) and stored as given"
 )
-DUPLICATES_NOTE = "{count} patches repeat another patch of the same bug (same normalized diff): {pairs}"
+DUPLICATES_NOTE = (
+    "{count} patches repeat another patch of the same bug (same normalized diff): {pairs}"
+)
 
 M = TypeVar("M", bound=models.Model)
+K = TypeVar("K", bound=Hashable)
 
 
 def upsert(
     *,
     model: type[M],
-    existing: Mapping[Hashable, M],
-    wanted: Mapping[Hashable, dict[str, Any]],
-    build: Callable[[Hashable, dict[str, Any]], M],
+    existing: Mapping[K, M],
+    wanted: Mapping[K, dict[str, Any]],
+    build: Callable[[K, dict[str, Any]], M],
 ) -> KindCounts:
     """Create the rows of ``wanted`` that are missing, update those that differ."""
     counts = KindCounts()
@@ -60,9 +63,9 @@ def upsert(
     return counts
 
 
-def _by_key(queryset: models.QuerySet[M], keys: list[str]) -> dict[Hashable, M]:
+def _by_key(queryset: models.QuerySet[M], keys: list[str]) -> dict[str, M]:
     """The rows of ``queryset`` with these keys, fetched in batches of query parameters."""
-    found: dict[Hashable, M] = {}
+    found: dict[str, M] = {}
     for start in range(0, len(keys), 500):
         for obj in queryset.filter(key__in=keys[start : start + 500]):
             found[obj.key] = obj  # type: ignore[attr-defined]
@@ -211,7 +214,7 @@ class PatchKind(RecordKind):
         for patch in patches.iterator(chunk_size=500):
             yield {
                 "key": patch.key,
-                "bug": patch.bug_key,  # type: ignore[attr-defined]
+                "bug": patch.bug_key,
                 "diff": patch.diff,
                 "source": patch.source,
                 "tests_pass": patch.tests_pass,

@@ -79,8 +79,7 @@ class Hunk:
         """The hunk header with recounted line counts."""
         section = f" {self.section}" if self.section else ""
         return (
-            f"@@ -{self.old_start},{self.old_count} +{self.new_start},{self.new_count} @@"
-            f"{section}"
+            f"@@ -{self.old_start},{self.old_count} +{self.new_start},{self.new_count} @@{section}"
         )
 
 
@@ -196,9 +195,7 @@ def parse_diff(text: str) -> ParsedDiff:
             i += 1
             continue
         if _is_minus_plus(lines, i):
-            old, new = _strip_git_prefixes(
-                _header_path(line[4:]), _header_path(lines[i + 1][4:])
-            )
+            old, new = _strip_git_prefixes(_header_path(line[4:]), _header_path(lines[i + 1][4:]))
             if current is None or current.has_minus_plus or current.hunks:
                 current = FileDiff(old_path=old, new_path=new)
                 files.append(current)

@@ -72,9 +72,7 @@ class Patch(models.Model):
         ordering = ["dataset", "key"]
         verbose_name_plural = "patches"
         constraints = [
-            models.UniqueConstraint(
-                fields=["dataset", "key"], name="patch_key_unique_per_dataset"
-            )
+            models.UniqueConstraint(fields=["dataset", "key"], name="patch_key_unique_per_dataset")
         ]
         indexes = [models.Index(fields=["bug", "diff_hash"], name="patch_bug_diff_hash")]
 

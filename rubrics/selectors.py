@@ -10,7 +10,7 @@ from .models import Bug, Dataset, Patch
 BUGS_PER_PAGE = 50
 
 
-def _count(queryset: QuerySet, group_by: str, counted: str) -> Coalesce:  # type: ignore[type-arg]
+def _count(queryset: QuerySet, group_by: str, counted: str) -> Coalesce:
     """A correlated subquery counting ``counted`` per ``group_by`` (0 when there is none)."""
     subquery = queryset.order_by().values(group_by).annotate(n=Count(counted)).values("n")
     return Coalesce(Subquery(subquery, output_field=IntegerField()), 0)
@@ -36,7 +36,7 @@ def dataset_get(*, slug: str) -> Dataset:
     )
 
 
-def dataset_bugs_page(*, dataset: Dataset, query: str = "", page: int | str = 1) -> Page:  # type: ignore[type-arg]
+def dataset_bugs_page(*, dataset: Dataset, query: str = "", page: int | str = 1) -> Page:
     """One page of a dataset's bugs, with their patch and label counts, filtered by ``query``.
 
     ``query`` matches a bug's key, title, language or type, or the key of one of its patches.
@@ -87,6 +87,6 @@ def patch_duplicates(*, patch: Patch) -> QuerySet[Patch]:
     )
 
 
-def patch_annotations(*, patch: Patch) -> QuerySet:  # type: ignore[type-arg]
+def patch_annotations(*, patch: Patch) -> QuerySet:
     """The patch's labels with their annotators (for leads only)."""
-    return patch.annotations.select_related("annotator").order_by("annotator__username")  # type: ignore[attr-defined]
+    return patch.annotations.select_related("annotator").order_by("annotator__username")

@@ -10,7 +10,5 @@ urlpatterns = [
     path("datasets/<slug:slug>/", views.dataset_detail, name="dataset_detail"),
     path("datasets/<slug:slug>/export.jsonl", views.dataset_export, name="dataset_export"),
     path("datasets/<slug:slug>/bugs/<str:bug_key>/", views.bug_detail, name="bug_detail"),
-    path(
-        "datasets/<slug:slug>/patches/<str:patch_key>/", views.patch_detail, name="patch_detail"
-    ),
+    path("datasets/<slug:slug>/patches/<str:patch_key>/", views.patch_detail, name="patch_detail"),
 ]

@@ -26,7 +26,9 @@ def dataset_list(request: HtmxHttpRequest) -> HttpResponse:
 def dataset_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     dataset = selectors.dataset_get(slug=slug)
     query = request.GET.get("q", "")
-    page = selectors.dataset_bugs_page(dataset=dataset, query=query, page=request.GET.get("page", 1))
+    page = selectors.dataset_bugs_page(
+        dataset=dataset, query=query, page=request.GET.get("page", 1)
+    )
     context = {"dataset": dataset, "page": page, "query": query}
     if request.htmx and request.htmx.target == "bug-table":
         return render(request, "rubrics/_bug_table.html", context)
@@ -63,8 +65,12 @@ def bundle_upload(request: HtmxHttpRequest) -> HttpResponse:
         except BundleImportError as exc:
             errors = exc
         else:
-            parts = [f"{c.created} {kind}s created" for kind, c in summary.counts.items() if c.created]
-            parts += [f"{c.updated} {kind}s updated" for kind, c in summary.counts.items() if c.updated]
+            parts = [
+                f"{c.created} {kind}s created" for kind, c in summary.counts.items() if c.created
+            ]
+            parts += [
+                f"{c.updated} {kind}s updated" for kind, c in summary.counts.items() if c.updated
+            ]
             success(
                 request,
                 f"Imported {upload.name} into {summary.dataset.name}: "

@@ -10,10 +10,10 @@ class RolesForm(forms.Form):
     )
 
 
-class UserCreateForm(UserCreationForm):  # type: ignore[type-arg]
+class UserCreateForm(UserCreationForm):
     roles = forms.MultipleChoiceField(
         choices=Role.choices, widget=forms.CheckboxSelectMultiple, required=True
     )
 
-    class Meta(UserCreationForm.Meta):  # type: ignore[name-defined,misc]
+    class Meta(UserCreationForm.Meta):
         fields = ("username", "email")

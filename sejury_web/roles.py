@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from functools import wraps
 from typing import Any, TypeVar
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group, Permission
+from django.contrib.auth.models import AnonymousUser, Group, Permission, User
 from django.core.exceptions import PermissionDenied
 from django.db import models
 from django.http import HttpRequest
@@ -47,7 +47,7 @@ ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
 _CACHE_ATTR = "_sejury_roles"
 
 
-def user_roles(user: AbstractBaseUser | AnonymousUser) -> frozenset[str]:
+def user_roles(user: User | AnonymousUser) -> frozenset[str]:
     """The roles of ``user``; a superuser holds all of them."""
     if not user.is_authenticated:
         return frozenset()
@@ -56,13 +56,13 @@ def user_roles(user: AbstractBaseUser | AnonymousUser) -> frozenset[str]:
         if getattr(user, "is_superuser", False):
             cached = frozenset(Role.values)
         else:
-            names = user.groups.filter(name__in=Role.values).values_list("name", flat=True)  # type: ignore[union-attr]
+            names = user.groups.filter(name__in=Role.values).values_list("name", flat=True)
             cached = frozenset(names)
         setattr(user, _CACHE_ATTR, cached)
     return cached
 
 
-def user_has_role(user: AbstractBaseUser | AnonymousUser, *roles: str) -> bool:
+def user_has_role(user: User | AnonymousUser, *roles: str) -> bool:
     return bool(user_roles(user) & set(roles))
 
 

@@ -34,7 +34,7 @@ if not SECRET_KEY:
         from django.core.exceptions import ImproperlyConfigured
 
         raise ImproperlyConfigured("Set SECRET_KEY (or DEBUG=1 for local development).")
-    SECRET_KEY = "insecure-development-key-do-not-deploy"
+    SECRET_KEY = "insecure-development-key-do-not-deploy"  # noqa: S105 - DEBUG only
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")

@@ -2,13 +2,10 @@
 
 from collections.abc import Iterable
 
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractUser, Group
+from django.contrib.auth.models import Group, User
 from django.db import transaction
 
 from .roles import Role, roles_sync
-
-User = get_user_model()
 
 UNKNOWN_ROLE = "unknown role {role!r}"
 
@@ -28,7 +25,7 @@ def _groups(roles: Iterable[str]) -> list[Group]:
 @transaction.atomic
 def user_create(
     *, username: str, password: str | None, roles: Iterable[str], email: str = ""
-) -> AbstractUser:
+) -> User:
     """Create a user with ``roles``; ``password=None`` leaves no usable password."""
     user = User(username=username, email=email)
     if password is None:
@@ -37,17 +34,17 @@ def user_create(
         user.set_password(password)
     user.save()
     user.groups.set(_groups(roles))
-    return user  # type: ignore[return-value]
+    return user
 
 
 @transaction.atomic
-def user_set_roles(*, user: AbstractUser, roles: Iterable[str]) -> None:
+def user_set_roles(*, user: User, roles: Iterable[str]) -> None:
     """Give ``user`` exactly ``roles`` (other groups are kept)."""
     keep = user.groups.exclude(name__in=Role.values)
     user.groups.set([*keep, *_groups(roles)])
 
 
-def annotators_ensure(*, usernames: Iterable[str]) -> dict[str, AbstractUser]:
+def annotators_ensure(*, usernames: Iterable[str]) -> dict[str, User]:
     """The users named ``usernames``, created (without usable password) if missing.
 
     Every one of them ends up in the annotator role.
@@ -62,4 +59,4 @@ def annotators_ensure(*, usernames: Iterable[str]) -> dict[str, AbstractUser]:
     users = {u.username: u for u in User.objects.filter(username__in=names)}
     (annotator,) = _groups([Role.ANNOTATOR])
     annotator.user_set.add(*users.values())
-    return users  # type: ignore[return-value]
+    return users

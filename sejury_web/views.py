@@ -1,5 +1,4 @@
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.models import Group, User
 from django.contrib.messages import success
 from django.db.models import Prefetch
 from django.http import HttpResponse
@@ -10,8 +9,6 @@ from .forms import RolesForm, UserCreateForm
 from .htmx import HtmxHttpRequest
 from .roles import Role, role_required, user_roles
 from .users import user_create, user_set_roles
-
-User = get_user_model()
 
 
 @require_GET
@@ -24,9 +21,7 @@ def home(request: HtmxHttpRequest) -> HttpResponse:
     return render(request, "sejury_web/no_role.html", status=403)
 
 
-def _user_rows() -> list[AbstractUser]:
-    from django.contrib.auth.models import Group
-
+def _user_rows() -> list[User]:
     return list(
         User.objects.order_by("username").prefetch_related(
             Prefetch("groups", queryset=Group.objects.filter(name__in=Role.values))
