@@ -157,10 +157,21 @@ def _header_path(raw: str) -> str | None:
 
 
 def _strip_git_prefixes(old: str | None, new: str | None) -> tuple[str | None, str | None]:
-    old_ok = old is None or old.startswith("a/")
-    new_ok = new is None or new.startswith("b/")
-    if old_ok and new_ok and (old or new):
-        return (old[2:] if old else None, new[2:] if new else None)
+    """Drop the leading directory that names the two trees being compared, as ``-p1`` does.
+
+    ``a/x`` and ``b/x`` (git), or ``Chart1b/x`` and ``Chart1b_Patch1/x`` (``diff -r``), both
+    become ``x``; identical paths (SVN) are kept as they are.
+    """
+    if old is not None and new is not None:
+        if old != new and "/" in old and "/" in new:
+            old_rest, new_rest = old.split("/", 1)[1], new.split("/", 1)[1]
+            if old_rest == new_rest:
+                return old_rest, new_rest
+        return old, new
+    if old is not None and old.startswith("a/"):
+        return old[2:], new
+    if new is not None and new.startswith("b/"):
+        return old, new[2:]
     return old, new
 
 

@@ -1,0 +1,52 @@
+import factory
+from factory.django import DjangoModelFactory
+
+from rubrics.diffs import normalized_diff_hash, parse_diff
+from rubrics.models import Bug, Dataset, Patch
+
+
+def make_diff(path: str = "src/app.py", old: str = "x = 1", new: str = "x = 2") -> str:
+    return (
+        f"diff --git a/{path} b/{path}\n"
+        f"--- a/{path}\n"
+        f"+++ b/{path}\n"
+        "@@ -1,3 +1,3 @@\n"
+        " def f():\n"
+        f"-    {old}\n"
+        f"+    {new}\n"
+        "     return x\n"
+    )
+
+
+class DatasetFactory(DjangoModelFactory):  # type: ignore[misc]
+    class Meta:
+        model = Dataset
+
+    name = factory.Sequence(lambda n: f"Dataset {n}")
+    slug = factory.Sequence(lambda n: f"dataset-{n}")
+
+
+class BugFactory(DjangoModelFactory):  # type: ignore[misc]
+    class Meta:
+        model = Bug
+
+    dataset = factory.SubFactory(DatasetFactory)
+    key = factory.Sequence(lambda n: f"BUG-{n}")
+    title = factory.LazyAttribute(lambda o: f"{o.key}: x is wrong")
+    description = "f() returns 1 instead of 2."
+    language = "python"
+    bug_type = "wrong_constant"
+    reference_patch = factory.LazyFunction(make_diff)
+
+
+class PatchFactory(DjangoModelFactory):  # type: ignore[misc]
+    class Meta:
+        model = Patch
+
+    bug = factory.SubFactory(BugFactory)
+    dataset = factory.LazyAttribute(lambda o: o.bug.dataset)
+    key = factory.Sequence(lambda n: f"patch-{n}")
+    diff = factory.LazyFunction(make_diff)
+    diff_hash = factory.LazyAttribute(lambda o: normalized_diff_hash(parse_diff(o.diff)))
+    source = "agent-a"
+    tests_pass = True
