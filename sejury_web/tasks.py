@@ -10,4 +10,8 @@ def ping() -> dict[str, Any]:
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
         (one,) = cursor.fetchone()
-    return {"pong": True, "database": connection.vendor, "select_one": one}
+    return {
+        "pong": one == 1,
+        "database": connection.vendor,
+        "name": str(connection.settings_dict["NAME"]),
+    }

@@ -48,7 +48,9 @@ def test_import_creates_dataset_bugs_patches_labels_and_annotator_users() -> Non
         "bug": (2, 0, 0), "patch": (2, 0, 0), "label": (1, 0, 0),
     }  # fmt: skip
     p = Patch.objects.get(key="P-1")
-    assert p.bug.key == "BUG-1" and p.dataset == summary.dataset and len(p.diff_hash) == 64
+    assert p.bug.key == "BUG-1"
+    assert p.dataset == summary.dataset
+    assert len(p.diff_hash) == 64
     rater = User.objects.get(username="rater-01")
     assert not rater.has_usable_password()
     assert list(rater.groups.values_list("name", flat=True)) == [Role.ANNOTATOR]
@@ -67,7 +69,8 @@ def test_reimporting_the_same_bundle_changes_nothing() -> None:
     import_records(*GOOD)
     before = list(Patch.objects.values_list("pk", "updated_at"))
     summary = import_records(*GOOD)
-    assert summary.unchanged and not summary.dataset_created
+    assert summary.unchanged
+    assert not summary.dataset_created
     assert all(c.created == c.updated == 0 for c in summary.counts.values())
     assert table_counts() == (1, 2, 2, 1)
     assert list(Patch.objects.values_list("pk", "updated_at")) == before
@@ -192,7 +195,8 @@ def test_every_error_of_a_file_is_reported_not_only_the_first() -> None:
 def test_errors_are_capped_and_the_rest_counted() -> None:
     with pytest.raises(BundleImportError) as excinfo:
         import_records(*["{bad"] * 10)
-    assert len(excinfo.value.errors) == 3 and excinfo.value.more == 7
+    assert len(excinfo.value.errors) == 3
+    assert excinfo.value.more == 7
     assert "7 more errors not shown" in str(excinfo.value)
 
 

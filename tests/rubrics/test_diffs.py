@@ -113,8 +113,10 @@ def test_new_and_deleted_files() -> None:
         "@@ -1 +0,0 @@\n-a\n"
     )
     new, old = parse_diff(text).files
-    assert new.is_new and new.new_path == "new.py"
-    assert old.is_deleted and old.old_path == "old.py"
+    assert new.is_new
+    assert new.new_path == "new.py"
+    assert old.is_deleted
+    assert old.old_path == "old.py"
 
 
 def test_text_around_the_diff_is_ignored() -> None:

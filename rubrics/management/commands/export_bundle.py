@@ -1,4 +1,3 @@
-import sys
 from argparse import ArgumentParser
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,7 @@ class Command(BaseCommand):
             raise CommandError(f"no dataset named {dataset!r}")
         if path is None:
             for line in bundle_export(dataset=found):
-                sys.stdout.write(line)
+                self.stdout.write(line, ending="")
             return
         # Write beside the target and rename, so a failed export leaves no partial file.
         partial = path.with_name(path.name + ".partial")

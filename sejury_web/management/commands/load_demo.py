@@ -57,7 +57,8 @@ class Command(BaseCommand):
             summary.dataset.description = DEMO_DESCRIPTION
             summary.dataset.save(update_fields=["description"])
         counts = ", ".join(
-            f"{c.created + c.updated + c.unchanged} {k}s" for k, c in summary.counts.items()
+            f"{c.created + c.updated + c.unchanged} {kind}{'es' if kind.endswith('ch') else 's'}"
+            for kind, c in summary.counts.items()
         )
         self.stdout.write(f"Demo dataset {summary.dataset.name!r}: {counts}.")
         self.stdout.write("\nDemo logins (password for all: " + DEMO_PASSWORD + "):")

@@ -1,0 +1,107 @@
+import pytest
+from django.contrib.auth.models import Group, User
+from django.test import Client
+from django.urls import reverse
+
+from sejury_web.roles import ROLE_PERMISSIONS, Role, user_roles
+from sejury_web.users import user_create, user_set_roles
+
+pytestmark = pytest.mark.django_db
+
+
+def test_migrate_creates_the_role_groups_with_their_permissions() -> None:
+    groups = {g.name: g for g in Group.objects.prefetch_related("permissions__content_type")}
+    assert set(groups) >= set(Role.values)
+    lead_perms = {
+        f"{p.content_type.app_label}.{p.codename}" for p in groups[Role.LEAD].permissions.all()
+    }
+    assert {
+        "rubrics.import_bundle",
+        "rubrics.change_patch",
+        "judging.view_annotation",
+        "auth.add_user",
+    } <= lead_perms
+    reviewer_perms = {p.codename for p in groups[Role.REVIEWER].permissions.all()}
+    assert reviewer_perms == {spec.split(".")[1] for spec in ROLE_PERMISSIONS[Role.REVIEWER]}
+    annotator_perms = {p.codename for p in groups[Role.ANNOTATOR].permissions.all()}
+    assert "view_patch" not in annotator_perms
+    assert "add_annotation" in annotator_perms
+
+
+def test_superusers_hold_every_role() -> None:
+    admin = User.objects.create_superuser("admin", password="x")
+    assert user_roles(admin) == frozenset(Role.values)
+
+
+def test_lead_creates_a_user_with_roles(lead_client: Client) -> None:
+    response = lead_client.post(
+        reverse("user_list"),
+        {
+            "username": "newbie",
+            "email": "newbie@example.org",
+            "password1": "a-long-enough-pass-42",
+            "password2": "a-long-enough-pass-42",
+            "roles": [Role.REVIEWER, Role.ANNOTATOR],
+        },
+    )
+    assert response.status_code == 302
+    user = User.objects.get(username="newbie")
+    assert user.check_password("a-long-enough-pass-42")
+    assert user_roles(user) == {Role.REVIEWER, Role.ANNOTATOR}
+    # The new user can log in and browse as a reviewer.
+    client = Client()
+    assert client.login(username="newbie", password="a-long-enough-pass-42")
+    assert client.get(reverse("rubrics:dataset_list")).status_code == 200
+
+
+def test_user_form_errors_are_shown_and_nothing_created(lead_client: Client) -> None:
+    response = lead_client.post(
+        reverse("user_list"),
+        {"username": "x", "password1": "short", "password2": "other", "roles": []},
+    )
+    assert response.status_code == 400
+    assert not User.objects.filter(username="x").exists()
+    assert response.context["form"].errors.keys() >= {"password2", "roles"}
+
+
+def test_lead_changes_roles_with_htmx_and_gets_the_row(lead_client: Client, reviewer: User) -> None:
+    response = lead_client.post(
+        reverse("user_roles_update", args=[reviewer.pk]),
+        {"roles": [Role.ANNOTATOR]},
+        headers={"HX-Request": "true"},
+    )
+    assert response.status_code == 200
+    assert response.content.decode().lstrip().startswith(f'<tr id="user-{reviewer.pk}">')
+    reviewer = User.objects.get(pk=reviewer.pk)
+    assert user_roles(reviewer) == {Role.ANNOTATOR}
+
+
+def test_a_lead_cannot_remove_their_own_lead_role(lead_client: Client, lead: User) -> None:
+    lead_client.post(reverse("user_roles_update", args=[lead.pk]), {"roles": [Role.REVIEWER]})
+    assert user_roles(User.objects.get(pk=lead.pk)) == {Role.LEAD}
+
+
+def test_set_roles_keeps_groups_that_are_not_roles() -> None:
+    other = Group.objects.create(name="beta-testers")
+    user = user_create(username="u", password=None, roles=[Role.LEAD])
+    user.groups.add(other)
+    user_set_roles(user=user, roles=[Role.REVIEWER])
+    assert set(user.groups.values_list("name", flat=True)) == {"beta-testers", Role.REVIEWER}
+    assert not user.has_usable_password()
+
+
+def test_non_leads_cannot_change_roles(reviewer_client: Client, annotator: User) -> None:
+    response = reviewer_client.post(
+        reverse("user_roles_update", args=[annotator.pk]), {"roles": [Role.LEAD]}
+    )
+    assert response.status_code == 403
+    assert user_roles(User.objects.get(pk=annotator.pk)) == {Role.ANNOTATOR}
+
+
+def test_login_page_works_for_a_real_password(lead: User) -> None:
+    client = Client()
+    response = client.post(
+        reverse("login"), {"username": "lead", "password": "correct horse battery staple"}
+    )
+    assert response.status_code == 302
+    assert client.get(reverse("rubrics:dataset_list")).status_code == 200
