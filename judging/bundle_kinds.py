@@ -51,10 +51,10 @@ class LabelKind(RecordKind):
         return "annotator", f"of patch {data['patch']!r} by {data['annotator']!r}"
 
     def check(self, record: Record, ctx: ImportContext) -> None:
-        known = ctx.file_keys("patch") | ctx.existing_keys(
+        patch_key = record.data["patch"]
+        if patch_key not in ctx.file_keys("patch") and patch_key not in ctx.existing_keys(
             "patch", lambda d: d.patches.values_list("key", flat=True)
-        )
-        if record.data["patch"] not in known:
+        ):
             ctx.error(record, "patch", UNKNOWN_PATCH.format(key=record.data["patch"]))
 
     def write(self, records: list[Record], ctx: ImportContext) -> KindCounts:

@@ -164,9 +164,13 @@ class ImportContext:
         self.notes: list[str] = []
         self.stats: dict[str, int] = {}
         self._existing: dict[str, set[str]] = {}
+        self._file_keys: dict[str, set[str]] = {}
 
-    def file_keys(self, kind: str, key_field: str = "key") -> set[str]:
-        return {r.data[key_field] for r in self.records.get(kind, [])}
+    def file_keys(self, kind: str) -> set[str]:
+        """The keys of the ``kind`` records in the file (computed once)."""
+        if kind not in self._file_keys:
+            self._file_keys[kind] = {r.data["key"] for r in self.records.get(kind, [])}
+        return self._file_keys[kind]
 
     def existing_keys(self, kind: str, loader: Callable[[Dataset], Iterable[str]]) -> set[str]:
         if kind not in self._existing:
