@@ -52,10 +52,16 @@ def bundle() -> bytes:
     lines = []
     for b in range(BUGS):
         lines.append(
-            {"kind": "bug", "key": f"BENCH-{b}", "title": f"Bug {b} in module m{b % 37}",
-             "description": "f returns the wrong value " * 5, "language": ["java", "python", "go"][b % 3],
-             "bug_type": "wrong_operator", "reference_patch": diff(f"src/m{b}.py", b)}
-        )  # fmt: skip
+            {
+                "kind": "bug",
+                "key": f"BENCH-{b}",
+                "title": f"Bug {b} in module m{b % 37}",
+                "description": "f returns the wrong value " * 5,
+                "language": ["java", "python", "go"][b % 3],
+                "bug_type": "wrong_operator",
+                "reference_patch": diff(f"src/m{b}.py", b),
+            }
+        )
         for p in range(PATCHES_PER_BUG):
             key = f"BENCH-{b}-p{p}"
             lines.append(
@@ -91,17 +97,19 @@ def timed(
 
 
 def report(name: str, seconds: float, target: float) -> None:
-    print(
-        f"{name:<44} {seconds * 1000:9.1f} ms   target {target * 1000:8.0f} ms   ratio {seconds / target:5.2f}"
-    )
+    ms, target_ms = seconds * 1000, target * 1000
+    print(f"{name:<44} {ms:9.1f} ms   target {target_ms:8.0f} ms   ratio {seconds / target:5.2f}")
 
 
 def main() -> None:
     call_command("migrate", verbosity=0)
     from django.db import connection
 
-    print(f"database: {connection.vendor}; {BUGS:,} bugs, {BUGS * PATCHES_PER_BUG:,} patches, "
-          f"{BUGS * PATCHES_PER_BUG * LABELS_PER_PATCH:,} labels; median of {RUNS} requests")  # fmt: skip
+    patches = BUGS * PATCHES_PER_BUG
+    print(
+        f"database: {connection.vendor}; {BUGS:,} bugs, {patches:,} patches, "
+        f"{patches * LABELS_PER_PATCH:,} labels; median of {RUNS} requests"
+    )
     Dataset.objects.filter(slug="bench-10k").delete()
     data = bundle()
     start = time.perf_counter()

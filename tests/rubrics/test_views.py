@@ -6,6 +6,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client, override_settings
 from django.urls import reverse
 
+from rubrics.diffs import normalized_diff_hash, parse_diff
 from rubrics.models import Dataset, Patch
 from tests.judging.factories import AnnotationFactory, UserFactory
 from tests.rubrics.bundles import bug, jsonl, label, patch
@@ -227,3 +228,20 @@ def test_export_downloads_the_bundle(lead_client: Client) -> None:
     assert response["Content-Disposition"] == 'attachment; filename="uploaded.jsonl"'
     body = b"".join(response.streaming_content)  # type: ignore[attr-defined]
     assert [json.loads(line) for line in body.splitlines()] == [bug(), patch(), label(note="")]
+
+
+def test_admin_edit_of_a_patch_validates_the_diff_and_rehashes_it(dataset: Dataset) -> None:
+    admin = User.objects.create_superuser("root", password="x")
+    client = Client()
+    client.force_login(admin)
+    p = Patch.objects.get(key="P-0")
+    url = reverse("admin:rubrics_patch_change", args=[p.pk])
+    form = {"bug": p.bug_id, "key": p.key, "source": "s", "tests_pass": "unknown", "metadata": "{}"}
+    response = client.post(url, form | {"diff": "not a diff"})
+    assert response.status_code == 200
+    assert "not a unified diff" in response.content.decode()
+    new_diff = p.diff.replace("x = 2", "x = 3")
+    assert client.post(url, form | {"diff": new_diff}).status_code == 302
+    p.refresh_from_db()
+    assert p.diff == new_diff
+    assert p.diff_hash == normalized_diff_hash(parse_diff(new_diff))
