@@ -1,0 +1,79 @@
+"""Fixtures for the end-to-end tests: a real headless Chromium, driven by Playwright.
+
+Debian's Chromium (package ``chromium``) is used, because ``playwright install`` cannot
+download a browser here. Without it the e2e tests skip, unless ``SEJURY_REQUIRE_BROWSER=1``
+(as CI sets): then they fail, so that a missing browser never passes silently.
+"""
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.db import connections
+from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Error as PlaywrightError
+
+CHROMIUM = Path(os.environ.get("SEJURY_CHROMIUM", "/usr/bin/chromium"))
+# As root (CI) Chromium needs --no-sandbox; the rest keeps it off the (closed) network.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+ACTION_TIMEOUT_MS = 15_000
+NAVIGATION_TIMEOUT_MS = 30_000
+
+
+@pytest.fixture
+def e2e_browser(monkeypatch: pytest.MonkeyPatch) -> Iterator[Browser]:
+    """A headless Chromium, closed after the test whatever happened."""
+    if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
+        reason = f"Chromium not found at {CHROMIUM} (apt-get install chromium)"
+        if os.environ.get("SEJURY_REQUIRE_BROWSER", "").strip().lower() in {"1", "true", "yes"}:
+            pytest.fail(f"SEJURY_REQUIRE_BROWSER is set but {reason}", pytrace=False)
+        pytest.skip(reason)
+    # Playwright's sync API marks an asyncio loop as running in this thread between its
+    # calls, and Django then refuses ORM calls from the test (SynchronousOnlyOperation).
+    # The calls are synchronous all the same: this is Django's documented escape hatch,
+    # set for the e2e tests only (monkeypatch undoes it after the browser is gone).
+    # With that loop "running", Django also keeps its connections per asyncio context
+    # rather than per thread, so the test's ORM calls get a connection of their own; it is
+    # closed below while that context is still current, or PostgreSQL could not drop the
+    # test database at the end ("being accessed by other users").
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM),
+            headless=True,
+            chromium_sandbox=False,
+            args=CHROMIUM_ARGS,
+            timeout=NAVIGATION_TIMEOUT_MS,
+        )
+        try:
+            yield browser
+        finally:
+            browser.close()
+            connections.close_all()
+
+
+@pytest.fixture
+def e2e_page(e2e_browser: Browser, tmp_path: Path) -> Iterator[Page]:
+    """A fresh browser context and page; its last state is saved as ``final-page.png``."""
+    context = e2e_browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(ACTION_TIMEOUT_MS)
+    context.set_default_navigation_timeout(NAVIGATION_TIMEOUT_MS)
+    page = context.new_page()
+    try:
+        yield page
+    finally:
+        # For a failed test, the page it stopped on is the first thing to look at.
+        with contextlib.suppress(PlaywrightError):
+            page.screenshot(path=tmp_path / "final-page.png", full_page=True)
+        context.close()
