@@ -289,6 +289,27 @@ def _validate_shape(record: Record, errors: list[BundleError]) -> RecordKind | N
     return kind if ok else None
 
 
+def kind_plural(kind: str, count: int = 2) -> str:
+    """``patch`` → ``patches``, for messages that count records."""
+    if count == 1:
+        return kind
+    return kind + ("es" if kind.endswith(("ch", "sh", "s", "x")) else "s")
+
+
+def summary_text(counts: dict[str, KindCounts]) -> str:
+    """``6 bugs, 24 patches created; 1 label updated`` (or ``nothing new``)."""
+    parts = []
+    for verb in ("created", "updated"):
+        items = [
+            f"{getattr(c, verb)} {kind_plural(kind, getattr(c, verb))}"
+            for kind, c in counts.items()
+            if getattr(c, verb)
+        ]
+        if items:
+            parts.append(f"{', '.join(items)} {verb}")
+    return "; ".join(parts) if parts else "nothing new (every record was already there)"
+
+
 def dataset_slug(name: str) -> str:
     return slugify(name)[:200]
 

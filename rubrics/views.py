@@ -8,7 +8,7 @@ from sejury_web.htmx import HtmxHttpRequest
 from sejury_web.roles import Role, role_required, user_has_role
 
 from . import selectors
-from .bundle import BundleImportError, bundle_export, bundle_import
+from .bundle import BundleImportError, bundle_export, bundle_import, summary_text
 from .forms import BundleUploadForm
 
 BROWSE_ROLES = (Role.LEAD, Role.REVIEWER)
@@ -65,17 +65,10 @@ def bundle_upload(request: HtmxHttpRequest) -> HttpResponse:
         except BundleImportError as exc:
             errors = exc
         else:
-            parts = [
-                f"{c.created} {kind}s created" for kind, c in summary.counts.items() if c.created
-            ]
-            parts += [
-                f"{c.updated} {kind}s updated" for kind, c in summary.counts.items() if c.updated
-            ]
             success(
                 request,
                 f"Imported {upload.name} into {summary.dataset.name}: "
-                + (", ".join(parts) if parts else "nothing new (every record was already there)")
-                + ".",
+                f"{summary_text(summary.counts)}.",
             )
             for note in summary.notes:
                 success(request, note)

@@ -197,7 +197,7 @@ def upload(client: Client, data: bytes, dataset: str = "Uploaded"):  # type: ign
 def test_upload_imports_and_redirects_to_the_dataset(lead_client: Client, lead: User) -> None:
     response = upload(lead_client, jsonl(bug(), patch(), label()))
     assert response.redirect_chain[-1][0] == reverse("rubrics:dataset_detail", args=["uploaded"])
-    assert "1 bugs created" in response.content.decode()
+    assert "1 bug, 1 patch, 1 label created" in response.content.decode()
     imported = Dataset.objects.get(slug="uploaded").imports.get()
     assert imported.imported_by == lead
     assert imported.filename == "b.jsonl"

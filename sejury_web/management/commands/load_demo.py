@@ -7,7 +7,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
-from rubrics.bundle import BundleImportError, bundle_import
+from rubrics.bundle import BundleImportError, bundle_import, kind_plural
 from sejury_web.roles import Role, roles_sync
 from sejury_web.users import user_create
 
@@ -57,7 +57,7 @@ class Command(BaseCommand):
             summary.dataset.description = DEMO_DESCRIPTION
             summary.dataset.save(update_fields=["description"])
         counts = ", ".join(
-            f"{c.created + c.updated + c.unchanged} {kind}{'es' if kind.endswith('ch') else 's'}"
+            f"{c.created + c.updated + c.unchanged} {kind_plural(kind)}"
             for kind, c in summary.counts.items()
         )
         self.stdout.write(f"Demo dataset {summary.dataset.name!r}: {counts}.")
