@@ -92,6 +92,19 @@ def _recount_note(ctx: ImportContext) -> None:
         ctx.notes.append(note)
 
 
+def _tests_pass(data: dict[str, Any]) -> bool | None:
+    """The record's ``tests_pass``; failing that, a boolean ``metadata.tests_pass``.
+
+    Some published datasets (defects4j-le2019 among them) keep the test outcome in the
+    metadata; the field is what the pages and the judges read.
+    """
+    if "tests_pass" in data:
+        value: bool | None = data["tests_pass"]
+        return value
+    fallback = data.get("metadata", {}).get("tests_pass")
+    return fallback if isinstance(fallback, bool) else None
+
+
 class BugKind(RecordKind):
     name = "bug"
     order = 10
@@ -180,7 +193,7 @@ class PatchKind(RecordKind):
                 "diff": r.data["diff"],
                 "diff_hash": r.derived["diff_hash"],
                 "source": r.data.get("source", ""),
-                "tests_pass": r.data.get("tests_pass"),
+                "tests_pass": _tests_pass(r.data),
                 "metadata": r.data.get("metadata", {}),
             }
             for r in records

@@ -59,6 +59,19 @@ def test_import_creates_dataset_bugs_patches_labels_and_annotator_users() -> Non
     assert BundleImport.objects.get().summary["bug"] == {"created": 2, "updated": 0, "unchanged": 0}
 
 
+def test_tests_pass_falls_back_to_the_metadata() -> None:
+    no_field = {k: v for k, v in patch("P-1").items() if k != "tests_pass"}
+    import_records(
+        bug(),
+        no_field | {"metadata": {"tests_pass": False}},
+        no_field | {"key": "P-2", "metadata": {"tests_pass": "yes"}},
+        patch("P-3", tests_pass=None, metadata={"tests_pass": True}),
+    )
+    assert dict(Patch.objects.values_list("key", "tests_pass")) == {
+        "P-1": False, "P-2": None, "P-3": None,
+    }  # fmt: skip
+
+
 def test_text_is_stored_exactly_as_given() -> None:
     crlf = patch("P-1")["diff"].replace("\n", "\r\n")
     import_records(bug(), patch("P-1", diff=crlf))
@@ -266,6 +279,7 @@ def test_le2019_bundle_imports_with_the_published_counts(
         "VALID": 156, "INVALID": 671, "UNSURE": 123,
     }  # fmt: skip
     assert any("69 of 250 diffs" in note for note in summary.notes)
+    assert set(dataset.patches.values_list("tests_pass", flat=True)) == {True}  # as DATA.md says
     # Round trip: what we export re-imports into the same dataset as a no-op.
     exported = "".join(bundle_export(dataset=dataset))
     assert len(exported.splitlines()) == 1200
