@@ -52,10 +52,8 @@ class LabelKind(RecordKind):
 
     def check(self, record: Record, ctx: ImportContext) -> None:
         patch_key = record.data["patch"]
-        if patch_key not in ctx.file_keys("patch") and patch_key not in ctx.existing_keys(
-            "patch", lambda d: d.patches.values_list("key", flat=True)
-        ):
-            ctx.error(record, "patch", UNKNOWN_PATCH.format(key=record.data["patch"]))
+        if not ctx.knows("patch", patch_key):
+            ctx.error(record, "patch", UNKNOWN_PATCH.format(key=patch_key))
 
     def write(self, records: list[Record], ctx: ImportContext) -> KindCounts:
         dataset = ctx.dataset

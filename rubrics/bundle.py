@@ -13,7 +13,7 @@ upserts keyed by the record's identity, so re-importing a bundle changes nothing
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -22,7 +22,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils.text import slugify
 
-from .models import BundleImport, Dataset
+from .models import Bug, BundleImport, Dataset, Patch
 
 FILE_TOO_LARGE = "the file is over the size limit of {limit:,} bytes"
 NOT_UTF8 = "not valid UTF-8 (byte {byte} of the line)"
@@ -172,10 +172,15 @@ class ImportContext:
             self._file_keys[kind] = {r.data["key"] for r in self.records.get(kind, [])}
         return self._file_keys[kind]
 
-    def existing_keys(self, kind: str, loader: Callable[[Dataset], Iterable[str]]) -> set[str]:
+    def knows(self, kind: str, key: str) -> bool:
+        """Whether a ``kind`` record (bug or patch) with ``key`` is in the file or the dataset."""
+        if key in self.file_keys(kind):
+            return True
         if kind not in self._existing:
-            self._existing[kind] = set(loader(self.dataset)) if self.dataset else set()
-        return self._existing[kind]
+            rows = {"bug": Bug.objects, "patch": Patch.objects}[kind].filter(dataset=self.dataset)
+            found = rows.values_list("key", flat=True) if self.dataset else []
+            self._existing[kind] = set(found)
+        return key in self._existing[kind]
 
     def error(self, record: Record, field_name: str | None, message: str) -> None:
         self.errors.append(BundleError(record.line, field_name, message))

@@ -176,9 +176,7 @@ class PatchKind(RecordKind):
 
     def check(self, record: Record, ctx: ImportContext) -> None:
         bug_key = record.data["bug"]
-        if bug_key not in ctx.file_keys("bug") and bug_key not in ctx.existing_keys(
-            "bug", lambda d: d.bugs.values_list("key", flat=True)
-        ):
+        if not ctx.knows("bug", bug_key):
             ctx.error(record, "bug", UNKNOWN_BUG.format(key=bug_key))
         _check_diff(record, "diff", ctx)
 
