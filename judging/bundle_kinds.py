@@ -7,23 +7,34 @@ from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 from django.db.models import F
 
-from rubrics.bundle import KEY_FIELD, FieldSpec, ImportContext, KindCounts, Record, RecordKind
+from rubrics.bundle import (
+    KEY_FIELD,
+    FieldSpec,
+    ImportContext,
+    KindCounts,
+    Record,
+    RecordKind,
+    shorten,
+)
 from rubrics.bundle_kinds import upsert
 from rubrics.models import Dataset
-from sejury_web.users import annotators_ensure
+from sejury_web.users import annotators_ensure, non_annotator_usernames
 
 from .models import Annotation, Label
 
-UNKNOWN_PATCH = "unknown patch {key!r}: neither in this file nor in the dataset"
 UNKNOWN_LABEL = "unknown label {value!r}; expected one of: {choices}"
 BAD_ANNOTATOR = "an annotator name may hold letters, digits and @ . + - _ only"
+NOT_AN_ANNOTATOR = (
+    "{name!r} is an existing user without the annotator role; a lead must give them the "
+    "role before labels can be imported under their name"
+)
 
 _username = UnicodeUsernameValidator()
 
 
 def _check_label(value: str) -> str | None:
     if value not in Label.values:
-        return UNKNOWN_LABEL.format(value=value, choices=", ".join(Label.values))
+        return UNKNOWN_LABEL.format(value=shorten(value), choices=", ".join(Label.values))
     return None
 
 
@@ -48,12 +59,17 @@ class LabelKind(RecordKind):
     }
 
     def identity(self, data: dict[str, Any]) -> tuple[str, str]:
-        return "annotator", f"of patch {data['patch']!r} by {data['annotator']!r}"
+        # User names are case-insensitive: "Rater-1" and "rater-1" are one annotator.
+        return "annotator", f"of patch {data['patch']!r} by {data['annotator'].lower()!r}"
 
     def check(self, record: Record, ctx: ImportContext) -> None:
-        patch_key = record.data["patch"]
-        if not ctx.knows("patch", patch_key):
-            ctx.error(record, "patch", UNKNOWN_PATCH.format(key=patch_key))
+        if message := ctx.reference_error("patch", record.data["patch"]):
+            ctx.error(record, "patch", message)
+        # Importing labels never hands the annotator role to an existing lead or reviewer.
+        others = ctx.cached("non_annotators", non_annotator_usernames)
+        name = record.data["annotator"]
+        if name.lower() in others:
+            ctx.error(record, "annotator", NOT_AN_ANNOTATOR.format(name=others[name.lower()]))
 
     def write(self, records: list[Record], ctx: ImportContext) -> KindCounts:
         dataset = ctx.dataset
@@ -85,6 +101,7 @@ class LabelKind(RecordKind):
                 origin=Annotation.Origin.IMPORTED,
                 **values,
             ),
+            on_update={"origin": Annotation.Origin.IMPORTED},
         )
 
     def export(self, dataset: Dataset) -> Iterator[dict[str, Any]]:

@@ -15,11 +15,11 @@ import json
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
 from .models import Bug, BundleImport, Dataset, Patch
@@ -40,8 +40,18 @@ WRONG_TYPE = "expected {expected}, got {got}"
 EMPTY_VALUE = "must not be empty"
 DUPLICATE_IN_FILE = "duplicate {kind} {what} in the file: first given on line {first}"
 EMPTY_FILE = "the file holds no records"
-INVALID_DATASET_NAME = "a dataset name needs at least one letter or digit"
+INVALID_DATASET_NAME = "a dataset name needs at least one ASCII letter or digit"
+DATASET_NAME_TOO_LONG = "a dataset name may have at most 200 characters"
+DATASET_SLUG_TAKEN = "the name {name!r} makes the URL name {slug!r}, which dataset {other!r} has"
+TOO_DEEP = "invalid JSON: nested too deeply"
+NOT_FINITE = "invalid JSON: the number {value} is too large"
+BAD_TEXT = "contains {what}, which cannot be stored"
+INVALID_REFERENCE = "{kind} {key!r} is itself invalid (line {line})"
+UNKNOWN_REFERENCE = "unknown {kind} {key!r}: neither in this file nor in the dataset"
+CONCURRENT_IMPORT = "another import changed this dataset at the same time; import the file again"
 MORE_ERRORS = "{count} more errors not shown (only the first {shown} are listed)"
+
+T = TypeVar("T")
 
 # Kinds known by name that this version cannot import, with the reason.
 UNSUPPORTED_KINDS = {"rubric": RUBRIC_NOT_SUPPORTED}
@@ -165,6 +175,10 @@ class ImportContext:
         self.stats: dict[str, int] = {}
         self._existing: dict[str, set[str]] = {}
         self._file_keys: dict[str, set[str]] = {}
+        self._cache: dict[str, Any] = {}
+        # Keys of records that failed validation, with their line, so that references to
+        # them are reported as such and not as unknown.
+        self.invalid_keys: dict[str, dict[str, int]] = defaultdict(dict)
 
     def file_keys(self, kind: str) -> set[str]:
         """The keys of the ``kind`` records in the file (computed once)."""
@@ -172,15 +186,28 @@ class ImportContext:
             self._file_keys[kind] = {r.data["key"] for r in self.records.get(kind, [])}
         return self._file_keys[kind]
 
-    def knows(self, kind: str, key: str) -> bool:
-        """Whether a ``kind`` record (bug or patch) with ``key`` is in the file or the dataset."""
+    def reference_error(self, kind: str, key: str) -> str | None:
+        """Why a reference to the ``kind`` (bug or patch) ``key`` does not resolve, or None.
+
+        A reference resolves to a valid record of the file or to a row of the dataset.
+        """
         if key in self.file_keys(kind):
-            return True
+            return None
+        if key in self.invalid_keys[kind]:
+            return INVALID_REFERENCE.format(kind=kind, key=key, line=self.invalid_keys[kind][key])
         if kind not in self._existing:
             rows = {"bug": Bug.objects, "patch": Patch.objects}[kind].filter(dataset=self.dataset)
             found = rows.values_list("key", flat=True) if self.dataset else []
             self._existing[kind] = set(found)
-        return key in self._existing[kind]
+        if key in self._existing[kind]:
+            return None
+        return UNKNOWN_REFERENCE.format(kind=kind, key=key)
+
+    def cached(self, name: str, load: Callable[[], T]) -> T:
+        """``load()``, computed once per import (for lookups that every record needs)."""
+        if name not in self._cache:
+            self._cache[name] = load()
+        return self._cache[name]
 
     def error(self, record: Record, field_name: str | None, message: str) -> None:
         self.errors.append(BundleError(record.line, field_name, message))
@@ -232,6 +259,39 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(NOT_FINITE.format(value=shorten(text)))
+    return value
+
+
+def shorten(value: object, limit: int = 80) -> str:
+    """``value`` as text, cut to ``limit`` characters, for echoing user input in errors."""
+    text = str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _bad_text(value: Any) -> str | None:
+    """What makes a JSON value unstorable: a NUL or an unpaired surrogate in any string."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return "a NUL character (\\u0000)"
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return "an unpaired surrogate (\\ud800–\\udfff), which is not Unicode"
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
+
+
 def _read_records(data: bytes, errors: list[BundleError]) -> Iterator[Record]:
     """Yield each non-blank line's object; report undecodable lines to ``errors``."""
     if data.startswith(b"\xef\xbb\xbf"):
@@ -246,14 +306,24 @@ def _read_records(data: bytes, errors: list[BundleError]) -> Iterator[Record]:
         if not text.strip():
             continue
         try:
-            obj = json.loads(text, parse_constant=_reject_constant)
+            obj = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        except RecursionError:
+            errors.append(BundleError(number, None, TOO_DEEP))
+            continue
         except ValueError as exc:
-            errors.append(BundleError(number, None, INVALID_JSON.format(error=exc)))
+            message = (
+                str(exc) if str(exc).startswith("invalid JSON") else INVALID_JSON.format(error=exc)
+            )
+            errors.append(BundleError(number, None, message))
             continue
         if not isinstance(obj, dict):
             errors.append(BundleError(number, None, NOT_AN_OBJECT.format(type=_json_type(obj))))
             continue
-        yield Record(line=number, data=obj)
+        bad = [(name, what) for name, value in obj.items() if (what := _bad_text([name, value]))]
+        for name, what in bad:
+            errors.append(BundleError(number, shorten(name), BAD_TEXT.format(what=what)))
+        if not bad:
+            yield Record(line=number, data=obj)
 
 
 def _validate_shape(record: Record, errors: list[BundleError]) -> RecordKind | None:
@@ -264,11 +334,8 @@ def _validate_shape(record: Record, errors: list[BundleError]) -> RecordKind | N
         return None
     if not isinstance(kind_name, str) or kind_name not in _KINDS:
         message = UNSUPPORTED_KINDS.get(kind_name) if isinstance(kind_name, str) else None
-        errors.append(
-            BundleError(
-                record.line, "kind", message or UNKNOWN_KIND.format(kind=kind_name, kinds=kinds)
-            )
-        )
+        unknown = UNKNOWN_KIND.format(kind=shorten(kind_name), kinds=kinds)
+        errors.append(BundleError(record.line, "kind", message or unknown))
         return None
     kind = _KINDS[kind_name]
     ok = True
@@ -277,7 +344,9 @@ def _validate_shape(record: Record, errors: list[BundleError]) -> RecordKind | N
             allowed = ", ".join(kind.fields)
             errors.append(
                 BundleError(
-                    record.line, name, UNKNOWN_FIELD.format(kind=kind.name, allowed=allowed)
+                    record.line,
+                    shorten(name),
+                    UNKNOWN_FIELD.format(kind=kind.name, allowed=allowed),
                 )
             )
             ok = False
@@ -319,16 +388,40 @@ def dataset_slug(name: str) -> str:
     return slugify(name)[:200]
 
 
+def dataset_resolve(name: str) -> Dataset | None:
+    """The dataset called ``name``, or whose slug is ``name``."""
+    name = name.strip()
+    return Dataset.objects.filter(name=name).first() or Dataset.objects.filter(slug=name).first()
+
+
+def _dataset_name_errors(name: str) -> list[BundleError]:
+    """What stops ``name`` from naming a new dataset."""
+    slug = dataset_slug(name)
+    if len(name) > 200:
+        return [BundleError(None, "dataset", DATASET_NAME_TOO_LONG)]
+    if not slug:
+        return [BundleError(None, "dataset", INVALID_DATASET_NAME)]
+    other = Dataset.objects.filter(slug=slug).first()
+    if other is not None:
+        message = DATASET_SLUG_TAKEN.format(name=shorten(name), slug=slug, other=other.name)
+        return [BundleError(None, "dataset", message)]
+    return []
+
+
 def bundle_validate(*, data: bytes, dataset: Dataset | None) -> ImportContext:
     """Read and check a whole bundle; the context's ``errors`` lists what is wrong."""
     errors: list[BundleError] = []
     records: dict[str, list[Record]] = defaultdict(list)
+    invalid_keys: dict[str, dict[str, int]] = defaultdict(dict)
     first_seen: dict[tuple[str, str], int] = {}
     count = 0
     for record in _read_records(data, errors):
         count += 1
         kind = _validate_shape(record, errors)
         if kind is None:
+            kind_name, key = record.data.get("kind"), record.data.get("key")
+            if isinstance(kind_name, str) and isinstance(key, str):
+                invalid_keys[kind_name].setdefault(key, record.line)
             continue
         blamed_field, what = kind.identity(record.data)
         seen = first_seen.setdefault((kind.name, what), record.line)
@@ -341,6 +434,7 @@ def bundle_validate(*, data: bytes, dataset: Dataset | None) -> ImportContext:
         errors.append(BundleError(None, None, EMPTY_FILE))
     ctx = ImportContext(dataset, records)
     ctx.errors = errors
+    ctx.invalid_keys = invalid_keys
     for kind in registered_kinds():
         for record in records.get(kind.name, []):
             kind.check(record, ctx)
@@ -357,6 +451,8 @@ def bundle_import(
 ) -> ImportSummary:
     """Import a bundle into the dataset ``dataset_name`` (created if new), all or nothing.
 
+    ``dataset_name`` names an existing dataset by its name or its slug, or a new one.
+
     Raises :class:`BundleImportError` listing every problem (up to the configured cap);
     in that case nothing has been written.
     """
@@ -365,34 +461,49 @@ def bundle_import(
     if len(data) > limit:
         raise BundleImportError([BundleError(None, None, FILE_TOO_LARGE.format(limit=limit))])
     dataset_name = dataset_name.strip()
-    slug = dataset_slug(dataset_name)
-    if not slug:
-        raise BundleImportError([BundleError(None, "dataset", INVALID_DATASET_NAME)])
-    dataset = Dataset.objects.filter(slug=slug).first()
+    dataset = dataset_resolve(dataset_name)
+    if dataset is None and (name_errors := _dataset_name_errors(dataset_name)):
+        raise BundleImportError(name_errors)
 
     ctx = bundle_validate(data=data, dataset=dataset)
     if ctx.errors:
         cap = settings.SEJURY_BUNDLE_MAX_ERRORS
         raise BundleImportError(ctx.errors[:cap], more=max(0, len(ctx.errors) - cap))
 
-    with transaction.atomic():
-        created = dataset is None
-        if dataset is None:
-            dataset = Dataset.objects.create(name=dataset_name, slug=slug)
-        ctx.dataset = dataset
-        counts = {
-            kind.name: kind.write(ctx.records.get(kind.name, []), ctx)
-            for kind in registered_kinds()
-        }
-        unchanged = not created and all(c.created == 0 and c.updated == 0 for c in counts.values())
-        BundleImport.objects.create(
-            dataset=dataset,
-            imported_by=acting_user if acting_user and acting_user.pk else None,
-            filename=filename[:255],
-            sha256=hashlib.sha256(data).hexdigest(),
-            size=len(data),
-            summary={name: vars(c) for name, c in counts.items()} | {"notes": ctx.notes},
+    try:
+        return _write(
+            ctx, data=data, dataset=dataset, name=dataset_name, user=acting_user, filename=filename
         )
+    except IntegrityError as exc:  # a concurrent import created the same rows first
+        raise BundleImportError([BundleError(None, None, CONCURRENT_IMPORT)]) from exc
+
+
+@transaction.atomic
+def _write(
+    ctx: ImportContext,
+    *,
+    data: bytes,
+    dataset: Dataset | None,
+    name: str,
+    user: User | None,
+    filename: str,
+) -> ImportSummary:
+    created = dataset is None
+    if dataset is None:
+        dataset = Dataset.objects.create(name=name, slug=dataset_slug(name))
+    ctx.dataset = dataset
+    counts = {
+        kind.name: kind.write(ctx.records.get(kind.name, []), ctx) for kind in registered_kinds()
+    }
+    unchanged = not created and all(c.created == 0 and c.updated == 0 for c in counts.values())
+    BundleImport.objects.create(
+        dataset=dataset,
+        imported_by=user if user and user.pk else None,
+        filename=filename[:255],
+        sha256=hashlib.sha256(data).hexdigest(),
+        size=len(data),
+        summary={kind: vars(c) for kind, c in counts.items()} | {"notes": ctx.notes},
+    )
     return ImportSummary(
         dataset=dataset,
         dataset_created=created,

@@ -12,7 +12,10 @@ from .diffs import DiffError, parse_diff
 from .diffs import normalized_diff_hash as diff_hash
 from .models import Bug, Dataset, Patch
 
-UNKNOWN_BUG = "unknown bug {key!r}: neither in this file nor in the dataset"
+PATCH_MOVED = (
+    "patch {key!r} belongs to bug {old!r} in the dataset; a bundle cannot move it to bug "
+    "{new!r} (its labels would follow): give the patch a new key"
+)
 RECOUNTED_NOTE = (
     "{recounted} of {total} diffs have hunk headers whose line counts disagree with their "
     "bodies; they were recounted (as git apply --recount does) and stored as given"
@@ -31,8 +34,12 @@ def upsert(
     existing: Mapping[K, M],
     wanted: Mapping[K, dict[str, Any]],
     build: Callable[[K, dict[str, Any]], M],
+    on_update: dict[str, Any] | None = None,
 ) -> KindCounts:
-    """Create the rows of ``wanted`` that are missing, update those that differ."""
+    """Create the rows of ``wanted`` that are missing, update those that differ.
+
+    ``on_update`` holds values set only on rows that change (e.g. where they came from).
+    """
     counts = KindCounts()
     to_create: list[M] = []
     to_update: list[M] = []
@@ -47,6 +54,7 @@ def upsert(
         if not differing:
             counts.unchanged += 1
             continue
+        differing |= on_update or {}
         for name, value in differing.items():
             setattr(obj, name, value)
         changed |= differing.keys()
@@ -175,9 +183,16 @@ class PatchKind(RecordKind):
         return "key", f"key {data['key']!r}"
 
     def check(self, record: Record, ctx: ImportContext) -> None:
-        bug_key = record.data["bug"]
-        if not ctx.knows("bug", bug_key):
-            ctx.error(record, "bug", UNKNOWN_BUG.format(key=bug_key))
+        if message := ctx.reference_error("bug", record.data["bug"]):
+            ctx.error(record, "bug", message)
+        existing_bugs = ctx.cached(
+            "patch_bugs",
+            lambda: dict(ctx.dataset.patches.values_list("key", "bug__key")) if ctx.dataset else {},
+        )
+        old = existing_bugs.get(record.data["key"])
+        if old is not None and old != record.data["bug"]:
+            message = PATCH_MOVED.format(key=record.data["key"], old=old, new=record.data["bug"])
+            ctx.error(record, "bug", message)
         _check_diff(record, "diff", ctx)
 
     def write(self, records: list[Record], ctx: ImportContext) -> KindCounts:

@@ -16,7 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)$")
+# Line numbers of at most 18 digits: anything longer is not a hunk header but garbage.
+HUNK_HEADER = re.compile(r"^@@ -(\d{1,18})(?:,(\d{1,18}))? \+(\d{1,18})(?:,(\d{1,18}))? @@ ?(.*)$")
 GIT_HEADER = re.compile(r"^diff --git (?:\"?a/)?(.+?)\"? (?:\"?b/)?(.+?)\"?$")
 # git headers that make a file entry meaningful without any hunk.
 GIT_EXTENDED_HEADERS = (
@@ -269,24 +270,28 @@ def _parse_hunk(lines: list[str], start: int, header: re.Match[str]) -> tuple[Hu
         i += 1
     # Blank lines that end a hunk beyond its header's counts separate it from what
     # follows; within the counts they are context lines whose space was trimmed.
+    old_count, new_count = hunk.old_count, hunk.new_count
     while (
         hunk.lines
         and hunk.lines[-1].kind == "context"
         and lines[i - 1] == ""
-        and (hunk.old_count > hunk.header_old_count or hunk.new_count > hunk.header_new_count)
+        and (old_count > hunk.header_old_count or new_count > hunk.header_new_count)
     ):
         hunk.lines.pop()
         i -= 1
+        old_count, new_count = old_count - 1, new_count - 1
     if not any(line.kind != "no_newline" for line in hunk.lines):
         raise DiffError(EMPTY_HUNK.format(line=start + 1))
     return hunk, i
 
 
 def normalized_diff_hash(parsed: ParsedDiff) -> str:
-    """SHA-256 of what a diff changes: per file, its path and its added and removed lines.
+    """SHA-256 of what a diff changes: per file, its path, and per change, where it is made
+    in the old file and the lines it removes and adds.
 
-    Headers, context lines, line numbers, line endings and trailing whitespace are left
-    out, so two tools' renderings of the same change hash alike.
+    Headers, context lines, line endings and trailing whitespace are left out, so two tools'
+    renderings of the same change (with more or less context) hash alike; the same lines
+    changed at another place do not.
     """
     digest = hashlib.sha256()
     for f in parsed.files:
@@ -296,10 +301,19 @@ def normalized_diff_hash(parsed: ParsedDiff) -> str:
                 if header.startswith(GIT_EXTENDED_HEADERS):
                     digest.update(f"H {header.rstrip()}\n".encode())
         for hunk in f.hunks:
-            digest.update(b"@\n")
+            # A hunk with no old lines names the line *after which* it inserts.
+            old_line = hunk.old_start + (1 if hunk.old_count == 0 else 0)
+            in_change = False
             for line in hunk.lines:
-                if line.kind == "added":
-                    digest.update(f"+{line.text.rstrip()}\n".encode())
-                elif line.kind == "removed":
-                    digest.update(f"-{line.text.rstrip()}\n".encode())
+                if line.kind in ("added", "removed"):
+                    if not in_change:  # a run of changes starts here in the old file
+                        digest.update(f"@{old_line}\n".encode())
+                        in_change = True
+                    sign = "+" if line.kind == "added" else "-"
+                    text = line.text.rstrip().encode("utf-8", "surrogatepass")
+                    digest.update(sign.encode() + text + b"\n")
+                elif line.kind == "context":
+                    in_change = False
+                if line.kind in ("context", "removed"):
+                    old_line += 1
     return digest.hexdigest()

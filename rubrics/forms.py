@@ -1,7 +1,7 @@
 from django import forms
 from django.conf import settings
 
-from .bundle import FILE_TOO_LARGE, dataset_slug
+from .bundle import FILE_TOO_LARGE
 
 
 class BundleUploadForm(forms.Form):
@@ -10,13 +10,6 @@ class BundleUploadForm(forms.Form):
         help_text="An existing dataset's name (or slug) adds to it; a new name creates a dataset.",
     )
     file = forms.FileField(help_text="A JSONL bundle: bug, patch and label records.")
-
-    def clean_dataset(self) -> str:
-        name: str = self.cleaned_data["dataset"].strip()
-        slug = dataset_slug(name)
-        if not slug:
-            raise forms.ValidationError("A dataset name needs at least one letter or digit.")
-        return name
 
     def clean_file(self) -> object:
         upload = self.cleaned_data["file"]

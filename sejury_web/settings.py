@@ -30,7 +30,7 @@ DEBUG = env_bool("DEBUG", False)
 # A development key is acceptable only with DEBUG on; a deployment must set SECRET_KEY.
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if not SECRET_KEY:
-    if not DEBUG and not env_bool("SEJURY_ALLOW_INSECURE_KEY", False):
+    if not DEBUG:
         from django.core.exceptions import ImproperlyConfigured
 
         raise ImproperlyConfigured("Set SECRET_KEY (or DEBUG=1 for local development).")
@@ -124,6 +124,11 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
 
 SESSION_COOKIE_HTTPONLY = True
+# Behind an HTTPS proxy (SEJURY_HTTPS=1): secure cookies, and trust the proxy's scheme header.
+if env_bool("SEJURY_HTTPS", False):
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the page, not the cookie
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True

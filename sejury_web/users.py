@@ -4,6 +4,7 @@ from collections.abc import Iterable
 
 from django.contrib.auth.models import Group, User
 from django.db import transaction
+from django.db.models.functions import Lower
 
 from .roles import Role, roles_sync
 
@@ -44,19 +45,31 @@ def user_set_roles(*, user: User, roles: Iterable[str]) -> None:
     user.groups.set([*keep, *_groups(roles)])
 
 
-def annotators_ensure(*, usernames: Iterable[str]) -> dict[str, User]:
-    """The users named ``usernames``, created (without usable password) if missing.
+def _by_folded_name(names: set[str]) -> dict[str, User]:
+    """Existing users whose name matches one of ``names`` ignoring case, by lower-cased name."""
+    folded = {name.lower() for name in names}
+    found = User.objects.annotate(folded=Lower("username")).filter(folded__in=folded)
+    return {user.username.lower(): user for user in found}
 
-    Every one of them ends up in the annotator role.
-    """
+
+def non_annotator_usernames() -> dict[str, str]:
+    """Users who exist but hold no annotator role (nor are superusers), by lower-cased name."""
+    users = User.objects.filter(is_superuser=False).exclude(groups__name=Role.ANNOTATOR)
+    return {name.lower(): name for name in users.values_list("username", flat=True)}
+
+
+def annotators_ensure(*, usernames: Iterable[str]) -> dict[str, User]:
+    """The users named ``usernames`` (ignoring case), created without a usable password if
+    missing, all in the annotator role; keyed by the names as given."""
     names = set(usernames)
-    users = {u.username: u for u in User.objects.filter(username__in=names)}
-    for name in sorted(names - users.keys()):
-        user = User(username=name)
-        user.set_unusable_password()
-        users[name] = user
-    User.objects.bulk_create([u for u in users.values() if u.pk is None])
-    users = {u.username: u for u in User.objects.filter(username__in=names)}
+    existing = _by_folded_name(names)
+    missing: dict[str, User] = {}
+    for name in sorted(names):
+        if name.lower() not in existing and name.lower() not in missing:
+            missing[name.lower()] = User(username=name)
+            missing[name.lower()].set_unusable_password()
+    User.objects.bulk_create(missing.values())
+    users = _by_folded_name(names)
     (annotator,) = _groups([Role.ANNOTATOR])
     annotator.user_set.add(*users.values())
-    return users
+    return {name: users[name.lower()] for name in names}

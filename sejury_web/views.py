@@ -1,3 +1,4 @@
+from django.contrib.auth.forms import SetPasswordForm
 from django.contrib.auth.models import Group, User
 from django.contrib.messages import success
 from django.db.models import Prefetch
@@ -48,6 +49,23 @@ def user_list(request: HtmxHttpRequest) -> HttpResponse:
         {"form": form, "users": _user_rows(), "roles": Role.choices},
         status=400 if form.errors else 200,
     )
+
+
+@require_POST
+@role_required(Role.LEAD)
+def user_password_set(request: HtmxHttpRequest, user_id: int) -> HttpResponse:
+    """A lead sets a user's password, e.g. for an annotator first named by an import."""
+    user = get_object_or_404(User, pk=user_id)
+    form = SetPasswordForm(user, request.POST)
+    if form.is_valid():
+        form.save()
+        success(request, f"Password set for {user.username}.")
+    context = {"u": user, "roles": Role.choices, "password_form": form}
+    if request.htmx:
+        return render(
+            request, "sejury_web/_user_row.html", context, status=200 if form.is_valid() else 400
+        )
+    return redirect("user_list")
 
 
 @require_POST

@@ -6,11 +6,10 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import override_settings
 
-from judging.bundle_kinds import BAD_ANNOTATOR, UNKNOWN_LABEL, UNKNOWN_PATCH
+from judging.bundle_kinds import BAD_ANNOTATOR, UNKNOWN_LABEL
 from judging.models import Annotation
 from rubrics import bundle as b
 from rubrics.bundle import BundleError, BundleImportError, bundle_export, bundle_import
-from rubrics.bundle_kinds import UNKNOWN_BUG
 from rubrics.diffs import NOT_A_DIFF
 from rubrics.models import Bug, BundleImport, Dataset, Patch
 from sejury_web.roles import Role
@@ -93,15 +92,48 @@ def test_reimport_with_changed_records_updates_them() -> None:
     import_records(*GOOD)
     summary = import_records(
         bug("BUG-1", title="new title"),
-        patch("P-1", "BUG-2", tests_pass=None),
+        patch("P-1", "BUG-1", tests_pass=None),
         label("P-1", value="INVALID", note="wrong"),
     )
     assert {k: (c.created, c.updated) for k, c in summary.counts.items()} == {
         "bug": (0, 1), "patch": (0, 1), "label": (0, 1),
     }  # fmt: skip
     p = Patch.objects.get(key="P-1")
-    assert (p.bug.key, p.tests_pass) == ("BUG-2", None)
+    assert (p.bug.key, p.tests_pass) == ("BUG-1", None)
     assert Annotation.objects.get().note == "wrong"
+
+
+def test_reimport_cannot_move_a_patch_to_another_bug() -> None:
+    import_records(*GOOD)
+    errors = import_errors(patch("P-1", "BUG-2"))
+    assert [(e.line, e.field) for e in errors] == [(1, "bug")]
+    assert "belongs to bug 'BUG-1'" in errors[0].message
+    assert Patch.objects.get(key="P-1").bug.key == "BUG-1"
+
+
+def test_an_imported_label_that_overwrites_one_given_in_the_app_becomes_imported() -> None:
+    import_records(*GOOD)
+    Annotation.objects.update(origin=Annotation.Origin.UI)
+    import_records(label("P-1"))  # same label: nothing changes, origin stays
+    assert Annotation.objects.get().origin == Annotation.Origin.UI
+    import_records(label("P-1", value="INVALID"))
+    assert Annotation.objects.get().origin == Annotation.Origin.IMPORTED
+
+
+def test_annotator_names_are_case_insensitive() -> None:
+    errors = import_errors(*GOOD, label("P-1", annotator="RATER-01", value="INVALID"))
+    assert [(e.line, e.field) for e in errors] == [(6, "annotator")]
+    import_records(*GOOD)
+    import_records(label("P-2", annotator="Rater-01"))
+    assert User.objects.filter(username__iexact="rater-01").count() == 1
+    assert Annotation.objects.filter(annotator__username="rater-01").count() == 2
+
+
+def test_labels_never_give_the_annotator_role_to_an_existing_lead(lead: User) -> None:
+    errors = import_errors(*GOOD, label("P-2", annotator="LEAD"))
+    assert [(e.line, e.field) for e in errors] == [(6, "annotator")]
+    assert "'lead' is an existing user without the annotator role" in errors[0].message
+    assert not lead.groups.filter(name=Role.ANNOTATOR).exists()
 
 
 def test_records_may_name_bugs_and_patches_already_in_the_dataset() -> None:
@@ -154,13 +186,17 @@ def test_same_keys_in_two_datasets_are_distinct() -> None:
             "tests_pass",
             "expected true or false or null, got a string",
         ),
-        (json.dumps(patch("P-9", "NOPE")), "bug", UNKNOWN_BUG.format(key="NOPE")),
+        (
+            json.dumps(patch("P-9", "NOPE")),
+            "bug",
+            b.UNKNOWN_REFERENCE.format(kind="bug", key="NOPE"),
+        ),
         (
             json.dumps(patch("P-9", diff="diff --git a/x b/x\n@@ broken")),
             "diff",
             "not a unified diff",
         ),
-        (json.dumps(label("NOPE")), "patch", UNKNOWN_PATCH.format(key="NOPE")),
+        (json.dumps(label("NOPE")), "patch", b.UNKNOWN_REFERENCE.format(kind="patch", key="NOPE")),
         (
             json.dumps(label(value="MAYBE")),
             "label",
@@ -170,6 +206,20 @@ def test_same_keys_in_two_datasets_are_distinct() -> None:
         (json.dumps(label(annotator="rater 1")), "annotator", BAD_ANNOTATOR),
         (json.dumps(label(annotator=7)), "annotator", "expected a string, got a number"),
         ('{"kind": "bug", "key": "X", "metadata": {"score": NaN}}', None, "NaN is not valid JSON"),
+        (
+            '{"kind": "bug", "key": "X", "metadata": {"score": 1e400}}',
+            None,
+            "the number 1e400 is too large",
+        ),
+        ("[" * 100_000 + "]" * 100_000, None, b.TOO_DEEP),
+        (json.dumps(bug("BUG-9", description="a\u0000b")), "description", "a NUL character"),
+        (json.dumps(bug("BUG-9", metadata={"k": ["\ud800"]})), "metadata", "an unpaired surrogate"),
+        (
+            json.dumps(patch("P-9", diff=patch()["diff"] + "+\ud800\n")),
+            "diff",
+            "an unpaired surrogate",
+        ),
+        (json.dumps(label(value="X" * 10_000)), "label", "XXX…'; expected one of"),
     ],
 )
 def test_each_invalid_line_is_reported_with_line_and_field_and_nothing_is_written(
@@ -188,6 +238,24 @@ def test_duplicate_keys_in_the_file_name_both_lines() -> None:
     assert [(e.line, e.field) for e in errors] == [(2, "key"), (4, "key"), (6, "annotator")]
     assert "first given on line 1" in errors[0].message
     assert "first given on line 5" in errors[2].message
+
+
+def test_a_reference_to_an_invalid_record_says_so_not_unknown() -> None:
+    errors = import_errors(bug("BUG-1", severity="high"), patch("P-1", "BUG-1"), label("P-1"))
+    assert [(e.line, e.field) for e in errors] == [(1, "severity"), (2, "bug")]
+    assert errors[1].message == b.INVALID_REFERENCE.format(kind="bug", key="BUG-1", line=1)
+
+
+def test_dataset_is_found_by_name_or_slug_and_slug_clashes_are_refused() -> None:
+    import_records(*GOOD, dataset="Defects4J LE2019")
+    assert import_records(*GOOD, dataset="defects4j-le2019").unchanged
+    errors = import_errors(*GOOD, dataset="Defects4J  LE2019!")
+    assert errors[0].message == b.DATASET_SLUG_TAKEN.format(
+        name="Defects4J  LE2019!", slug="defects4j-le2019", other="Defects4J LE2019"
+    )
+    assert [e.message for e in import_errors(*GOOD, dataset="x" * 201)] == [b.DATASET_NAME_TOO_LONG]
+    assert [e.message for e in import_errors(*GOOD, dataset="数据集")] == [b.INVALID_DATASET_NAME]
+    assert Dataset.objects.count() == 1
 
 
 def test_non_utf8_bytes_name_the_line() -> None:

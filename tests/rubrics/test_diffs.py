@@ -174,6 +174,26 @@ def test_hash_ignores_context_headers_and_trailing_space_but_not_changes() -> No
     assert normalized_diff_hash(parse_diff(changed)) != base
 
 
+def test_hash_tells_the_same_lines_changed_at_another_place_apart() -> None:
+    here = "--- a/x.py\n+++ b/x.py\n@@ -10,2 +10,3 @@\n a\n+    if x is None: return\n b\n"
+    there = here.replace("@@ -10,2 +10,3 @@", "@@ -50,2 +50,3 @@")
+    no_context = "--- a/x.py\n+++ b/x.py\n@@ -10,0 +11 @@\n+    if x is None: return\n"
+    assert normalized_diff_hash(parse_diff(here)) != normalized_diff_hash(parse_diff(there))
+    assert normalized_diff_hash(parse_diff(here)) == normalized_diff_hash(parse_diff(no_context))
+
+
+def test_many_trailing_blank_lines_are_trimmed() -> None:
+    # Trimming was once quadratic: 20 s for this input. It is linear now.
+    text = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n" + "\n" * 40_000
+    (hunk,) = parse_diff(text).hunks
+    assert len(hunk.lines) == 2
+
+
+def test_absurd_line_numbers_are_not_a_hunk_header() -> None:
+    with pytest.raises(DiffError):
+        parse_diff("--- a/x\n+++ b/x\n@@ -" + "9" * 5000 + " +1 @@\n-a\n+b\n")
+
+
 def _git_numstat(text: str, tmp_path: Path) -> list[tuple[int, int]]:
     path = tmp_path / "candidate.diff"
     path.write_bytes(text.encode())

@@ -105,3 +105,34 @@ def test_login_page_works_for_a_real_password(lead: User) -> None:
     )
     assert response.status_code == 302
     assert client.get(reverse("rubrics:dataset_list")).status_code == 200
+
+
+def test_lead_sets_a_password_for_an_imported_annotator(lead_client: Client) -> None:
+    user = user_create(username="rater-01", password=None, roles=[Role.ANNOTATOR])
+    url = reverse("user_password_set", args=[user.pk])
+    bad = lead_client.post(
+        url, {"new_password1": "x", "new_password2": "y"}, headers={"HX-Request": "true"}
+    )
+    assert bad.status_code == 400
+    assert "didn’t match" in bad.content.decode() or "didn't match" in bad.content.decode()
+    password = "a-long-enough-pass-42"
+    good = lead_client.post(
+        url, {"new_password1": password, "new_password2": password}, headers={"HX-Request": "true"}
+    )
+    assert good.status_code == 200
+    assert Client().login(username="rater-01", password=password)
+
+
+def test_only_leads_set_passwords(reviewer_client: Client, annotator: User) -> None:
+    url = reverse("user_password_set", args=[annotator.pk])
+    assert (
+        reviewer_client.post(
+            url, {"new_password1": "p" * 20, "new_password2": "p" * 20}
+        ).status_code
+        == 403
+    )
+
+
+def test_there_is_no_public_password_reset_page(client: Client) -> None:
+    assert client.get("/accounts/password_reset/").status_code == 404
+    assert client.get("/accounts/password_change/").status_code == 302

@@ -4,8 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from rubrics.bundle import bundle_export, dataset_slug
-from rubrics.models import Dataset
+from rubrics.bundle import bundle_export, dataset_resolve
 
 
 class Command(BaseCommand):
@@ -16,10 +15,7 @@ class Command(BaseCommand):
         parser.add_argument("--dataset", required=True, help="dataset name or slug")
 
     def handle(self, *args: Any, path: Path | None, dataset: str, **options: Any) -> None:
-        found = (
-            Dataset.objects.filter(name=dataset).first()
-            or Dataset.objects.filter(slug=dataset_slug(dataset)).first()
-        )
+        found = dataset_resolve(dataset)
         if found is None:
             raise CommandError(f"no dataset named {dataset!r}")
         if path is None:

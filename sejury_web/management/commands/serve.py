@@ -7,6 +7,7 @@ import time
 from argparse import ArgumentParser
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand
 
 
@@ -23,8 +24,9 @@ class Command(BaseCommand):
             [sys.executable, "-m", "celery", "-A", "sejury_web", "worker",
              "--loglevel=INFO", f"--concurrency={concurrency}", "--hostname=worker@%h"]
         )  # fmt: skip
+        manage = str(settings.BASE_DIR / "manage.py")
         web = subprocess.Popen(
-            [sys.executable, "manage.py", "runserver", f"{host}:{port}", "--noreload"]
+            [sys.executable, manage, "runserver", f"{host}:{port}", "--noreload"]
         )
         children = [web, worker]
 
