@@ -360,3 +360,10 @@ def _label_counts(annotations):  # type: ignore[no-untyped-def]
     from django.db.models import Count
 
     return annotations.values("label").annotate(n=Count("pk"))
+
+
+def test_crlf_terminators_a_bom_and_blank_lines_are_fine() -> None:
+    data = b"\xef\xbb\xbf" + jsonl(*GOOD).replace(b"\n", b"\r\n\r\n")
+    summary = bundle_import(source=io.BytesIO(data), dataset_name="Demo", acting_user=None)
+    assert summary.counts["patch"].created == 2
+    assert table_counts() == (1, 2, 2, 1)
