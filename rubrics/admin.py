@@ -4,7 +4,7 @@ from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
 
-from .diffs import DiffError, normalized_diff_hash, parse_diff
+from sejury_web.diffs import DiffError, normalized_diff_hash, parse_diff
 from .models import Bug, BundleImport, Dataset, Patch
 
 

@@ -8,8 +8,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from .bundle import KEY_FIELD, FieldSpec, ImportContext, KindCounts, Record, RecordKind
-from .diffs import DiffError, parse_diff
-from .diffs import normalized_diff_hash as diff_hash
+from sejury_web.diffs import DiffError, parse_diff
+from sejury_web.diffs import normalized_diff_hash as diff_hash
 from .models import Bug, Dataset, Patch
 
 PATCH_MOVED = (

@@ -13,7 +13,7 @@ from pygments.lexers import get_lexer_for_filename
 from pygments.lexers.special import TextLexer
 from pygments.util import ClassNotFound
 
-from rubrics.diffs import DiffError, DiffLine, FileDiff, Hunk, parse_diff
+from sejury_web.diffs import DiffError, DiffLine, FileDiff, Hunk, parse_diff
 
 register = template.Library()
 

@@ -1,7 +1,7 @@
 import factory
 from factory.django import DjangoModelFactory
 
-from rubrics.diffs import normalized_diff_hash, parse_diff
+from sejury_web.diffs import normalized_diff_hash, parse_diff
 from rubrics.models import Bug, Dataset, Patch
 
 

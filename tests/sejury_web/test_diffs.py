@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from rubrics.diffs import (
+from sejury_web.diffs import (
     EMPTY_HUNK,
     HUNK_WITHOUT_FILE,
     NO_HUNKS,
