@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "rubrics",
     "judging",
     "sejury_web",
+    "sejury_web.llm",
 ]
 
 MIDDLEWARE = [
@@ -140,6 +141,25 @@ SEJURY_BUNDLE_MAX_ERRORS = int(os.environ.get("SEJURY_BUNDLE_MAX_ERRORS", "50"))
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 
+# The LLM layer (sejury_web/llm/). Read at call time, so a test or a run can override it.
+# With no provider named and no key configured, the provider is ``offline``.
+SEJURY_LLM = {
+    "PROVIDER": os.environ.get("SEJURY_LLM_PROVIDER", "").strip().lower(),
+    "MODEL": os.environ.get("SEJURY_LLM_MODEL", "").strip(),
+    "GEMINI_API_KEY": os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY", ""),
+    # Only for proxies and the tests' local Gemini-protocol server.
+    "GEMINI_BASE_URL": os.environ.get("GEMINI_BASE_URL", ""),
+    "OPENAI_API_KEY": os.environ.get("OPENAI_API_KEY", ""),
+    "OPENAI_BASE_URL": os.environ.get("OPENAI_BASE_URL", ""),
+    "MAX_CONCURRENCY": int(os.environ.get("SEJURY_LLM_MAX_CONCURRENCY", "8")),
+    "RPM": int(os.environ.get("SEJURY_LLM_RPM", "0")),  # 0: no requests-per-minute limit
+    "TIMEOUT": float(os.environ.get("SEJURY_LLM_TIMEOUT", "120")),
+    "MAX_ATTEMPTS": int(os.environ.get("SEJURY_LLM_MAX_ATTEMPTS", "5")),
+    "BACKOFF_BASE": float(os.environ.get("SEJURY_LLM_BACKOFF_BASE", "1.0")),
+    "BACKOFF_MAX": float(os.environ.get("SEJURY_LLM_BACKOFF_MAX", "60")),
+    "LOCK_DIR": VAR_DIR / "llm-limits",
+}
+
 # Celery
 CELERY_BROKER_URL = os.environ.get(
     "CELERY_BROKER_URL", f"sqla+sqlite:///{VAR_DIR / 'celery-broker.sqlite3'}"
@@ -166,4 +186,8 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    # The SDKs' HTTP clients log every request at INFO; LLMCall rows already record them.
+    "loggers": {
+        name: {"level": "WARNING"} for name in ("httpx2", "httpx", "openai", "google_genai")
+    },
 }

@@ -1,0 +1,86 @@
+"""Turning a model's text into an answer: JSON, an object, valid against the schema. Or not.
+
+Nothing here repairs or guesses: text that is not the JSON object the schema asks for is
+rejected with a message precise enough to send back to the model.
+"""
+
+import json
+import re
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+from .types import JSONSchema
+
+NOT_JSON = "the answer is not JSON ({error})"
+NOT_AN_OBJECT = "the answer is JSON but not an object"
+EMPTY = "the answer is empty"
+SCHEMA_MISMATCH = "the answer does not match the schema at {path}: {message}"
+
+# Chat models without structured output often wrap the object in a Markdown code fence.
+FENCE = re.compile(r"^```[a-zA-Z]*\s*\n(.*?)\n?```\s*$", re.DOTALL)
+
+
+class AnswerInvalid(ValueError):
+    pass
+
+
+def _loads(text: str) -> Any:
+    stripped = text.strip()
+    if not stripped:
+        raise AnswerInvalid(EMPTY)
+    fenced = FENCE.match(stripped)
+    if fenced:
+        stripped = fenced.group(1).strip()
+    try:
+        return json.loads(stripped)
+    except json.JSONDecodeError as error:
+        raise AnswerInvalid(NOT_JSON.format(error=error)) from None
+
+
+def answer_parse(text: str, schema: JSONSchema) -> dict[str, Any]:
+    """The JSON object in ``text``, valid against ``schema``; ``AnswerInvalid`` otherwise."""
+    value = _loads(text)
+    if not isinstance(value, dict):
+        raise AnswerInvalid(NOT_AN_OBJECT)
+    schema_check(value, schema)
+    return value
+
+
+def schema_check(value: Any, schema: JSONSchema) -> None:
+    error = best_match(Draft202012Validator(schema).iter_errors(value))
+    if error is not None:
+        path = "/".join(str(part) for part in error.absolute_path) or "the top level"
+        raise AnswerInvalid(SCHEMA_MISMATCH.format(path=path, message=error.message))
+
+
+def schema_instruction(schema: JSONSchema) -> str:
+    """For servers without structured output: the schema, spelled out in the prompt."""
+    return (
+        "Answer with a single JSON object and nothing else (no prose, no code fence). "
+        "It must match this JSON Schema:\n" + json.dumps(schema, indent=1, sort_keys=True)
+    )
+
+
+def correction(error: str, schema: JSONSchema) -> str:
+    """The follow-up turn after an answer that could not be used."""
+    return (
+        f"Your previous answer could not be used: {error}. Reply again with only the JSON "
+        "object, matching this JSON Schema exactly:\n" + json.dumps(schema, sort_keys=True)
+    )
+
+
+def strict_compatible(schema: Any) -> bool:
+    """Whether OpenAI's strict structured output accepts ``schema`` (closed objects only)."""
+    if isinstance(schema, dict):
+        if schema.get("type") == "object" or "properties" in schema:
+            properties = schema.get("properties", {})
+            if schema.get("additionalProperties", True) is not False:
+                return False
+            if set(schema.get("required", [])) != set(properties):
+                return False
+        return all(strict_compatible(value) for value in schema.values())
+    if isinstance(schema, list):
+        return all(strict_compatible(item) for item in schema)
+    return True

@@ -1,0 +1,273 @@
+"""``complete(request) -> response``: the one way the product talks to a model.
+
+A call is answered from the log when an identical request already succeeded; otherwise it
+goes to the provider through the machine-wide limits, is retried with exponential backoff and
+jitter on rate limits, server errors, timeouts and lost connections (honouring
+``Retry-After``), and is asked once more, with the validation error, when the answer does not
+match the schema. Whatever happens ends in exactly one ``LLMCall`` row.
+
+Do not call ``complete`` inside ``transaction.atomic``: the row is written when the call ends,
+and on SQLite an open write transaction would hold the database while the model thinks.
+"""
+
+import hashlib
+import json
+import logging
+import random
+import time
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from .answers import AnswerInvalid, answer_parse, correction, schema_check
+from .config import LLMConfig, Target, llm_config
+from .limits import ProviderLimiter
+from .models import LLMCall
+from .offline import offline_answer
+from .prices import call_cost
+from .providers import Completion, ProviderError, adapter_for
+from .types import (
+    CachePolicy,
+    LLMError,
+    LLMParseError,
+    LLMRequest,
+    LLMResponse,
+    Message,
+    Provider,
+)
+
+logger = logging.getLogger(__name__)
+
+GAVE_UP = "gave up after {attempts} attempts: {error}"
+PARSE_FAILED = "the model's answer did not match the schema twice: {error}"
+COST_QUANTUM = Decimal("0.00000001")  # LLMCall.cost_usd's precision
+OFFLINE_FAILED = "the offline heuristic cannot answer: {error}"
+
+
+def request_hash(target: Target, request: LLMRequest) -> str:
+    """The cache key: provider, server, model, sampling, messages and schema.
+
+    The offline heuristic answers from ``inputs``, not from the messages, so for it the
+    inputs are part of the key too (and its model name carries the rules' version).
+    """
+    key: dict[str, Any] = {
+        "provider": str(target.provider),
+        "base_url": target.base_url,
+        "model": target.model,
+        "temperature": request.temperature,
+        "max_output_tokens": request.max_output_tokens,
+        "messages": [[m.role, m.content] for m in request.messages],
+        "schema": request.schema,
+    }
+    if target.provider == Provider.OFFLINE:
+        key["inputs"] = request.inputs
+    canonical = json.dumps(key, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@dataclass
+class _Attempts:
+    """What the attempts of one call added up to."""
+
+    started: float = field(default_factory=time.monotonic)
+    count: int = 0
+    log: list[dict[str, Any]] = field(default_factory=list)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    raw_text: str = ""
+    output_mode: str = ""
+
+    def add(self, completion: Completion) -> None:
+        self.input_tokens += completion.input_tokens
+        self.output_tokens += completion.output_tokens
+        self.cached_tokens += completion.cached_tokens
+        self.raw_text = completion.text
+        self.output_mode = completion.output_mode
+
+
+def _backoff(config: LLMConfig, attempt: int, retry_after: float | None) -> float:
+    if retry_after is not None:
+        # The server said when; a little jitter keeps many workers from returning at once.
+        return retry_after + random.uniform(0, min(1.0, 0.1 * retry_after + 0.01))  # noqa: S311
+    ceiling = min(config.backoff_max, config.backoff_base * 2 ** (attempt - 1))
+    return random.uniform(ceiling / 2, ceiling)  # noqa: S311 - "equal jitter"
+
+
+def complete(request: LLMRequest, *, config: LLMConfig | None = None) -> LLMResponse:
+    """Answer ``request``: from the cache, the offline heuristic or the provider.
+
+    Raises ``LLMError`` (``LLMParseError`` for answers that never matched the schema) after
+    storing the failure; the exception's ``call_id`` names the row.
+    """
+    config = config or llm_config()
+    target = config.target(request)
+    key = request_hash(target, request)
+    if request.cache == CachePolicy.USE:
+        cached = (
+            LLMCall.objects.filter(request_hash=key, status=LLMCall.Status.OK)
+            .order_by("-id")
+            .first()
+        )
+        if cached is not None:
+            return _response(cached, from_cache=True)
+    if target.provider == Provider.OFFLINE:
+        return _complete_offline(request, target, key)
+    return _complete_remote(request, target, key, config)
+
+
+def _complete_offline(request: LLMRequest, target: Target, key: str) -> LLMResponse:
+    attempts = _Attempts(count=1)
+    try:
+        answer = offline_answer(purpose=request.purpose, inputs=request.inputs)
+        schema_check(answer, request.schema)
+    except (ValueError, AnswerInvalid) as error:
+        message = OFFLINE_FAILED.format(error=error)
+        row = _store(request, target, key, attempts, status=LLMCall.Status.ERROR, error=message)
+        raise LLMError(message, call_id=row.pk) from error
+    attempts.raw_text = json.dumps(answer, ensure_ascii=False, indent=1)
+    row = _store(request, target, key, attempts, status=LLMCall.Status.OK, answer=answer)
+    return _response(row, from_cache=False)
+
+
+def _complete_remote(
+    request: LLMRequest, target: Target, key: str, config: LLMConfig
+) -> LLMResponse:
+    adapter = adapter_for(target)
+    limiter = ProviderLimiter(
+        key=target.limit_key,
+        max_concurrency=config.max_concurrency,
+        rpm=config.rpm,
+        lock_dir=config.lock_dir,
+    )
+    conversation = list(request.messages)
+    attempts = _Attempts()
+    corrected = False
+    failures = 0  # transport failures; a schema correction is not one
+    while True:
+        attempts.count += 1
+        try:
+            with limiter.slot():
+                completion = adapter.send(
+                    conversation,
+                    schema=request.schema,
+                    temperature=request.temperature,
+                    max_output_tokens=request.max_output_tokens,
+                )
+        except ProviderError as error:
+            failures += 1
+            entry: dict[str, Any] = {"attempt": attempts.count, "error": str(error)}
+            if error.status is not None:
+                entry["status"] = error.status
+            if not error.retryable or failures >= config.max_attempts:
+                attempts.log.append(entry)
+                message = (
+                    GAVE_UP.format(attempts=failures, error=error)
+                    if error.retryable
+                    else str(error)
+                )
+                row = _store(
+                    request, target, key, attempts, status=LLMCall.Status.ERROR, error=message
+                )
+                raise LLMError(message, call_id=row.pk) from error
+            wait = _backoff(config, failures, error.retry_after)
+            entry["wait_s"] = round(wait, 3)
+            attempts.log.append(entry)
+            logger.info("%s: attempt %d failed (%s); retrying in %.2fs", request.purpose,
+                        attempts.count, error, wait)  # fmt: skip
+            time.sleep(wait)
+            continue
+        attempts.add(completion)
+        try:
+            answer = answer_parse(completion.text, request.schema)
+        except AnswerInvalid as error:
+            attempts.log.append(
+                {"attempt": attempts.count, "error": str(error), "raw_text": completion.text}
+            )
+            if corrected:
+                message = PARSE_FAILED.format(error=error)
+                row = _store(
+                    request,
+                    target,
+                    key,
+                    attempts,
+                    status=LLMCall.Status.PARSE_FAILURE,
+                    error=message,
+                )
+                raise LLMParseError(message, call_id=row.pk) from error
+            corrected = True
+            conversation += [
+                Message("assistant", completion.text),
+                Message("user", correction(str(error), request.schema)),
+            ]
+            continue
+        row = _store(request, target, key, attempts, status=LLMCall.Status.OK, answer=answer)
+        return _response(row, from_cache=False)
+
+
+def _store(
+    request: LLMRequest,
+    target: Target,
+    key: str,
+    attempts: _Attempts,
+    *,
+    status: str,
+    answer: dict[str, Any] | None = None,
+    error: str = "",
+) -> LLMCall:
+    cost: Decimal | None = (
+        Decimal(0)
+        if target.provider == Provider.OFFLINE
+        else call_cost(
+            target.model,
+            input_tokens=attempts.input_tokens,
+            output_tokens=attempts.output_tokens,
+            cached_tokens=attempts.cached_tokens,
+        )
+    )
+    if cost is not None:
+        cost = cost.quantize(COST_QUANTUM)
+    # One INSERT in autocommit: the shortest write transaction there is.
+    return LLMCall.objects.create(
+        purpose=request.purpose,
+        provider=target.provider,
+        model=target.model,
+        base_url=target.base_url,
+        request_hash=key,
+        settings={
+            "temperature": request.temperature,
+            "max_output_tokens": request.max_output_tokens,
+            "output_mode": attempts.output_mode,
+        },
+        messages=[{"role": m.role, "content": m.content} for m in request.messages],
+        schema=request.schema,
+        inputs=request.inputs,
+        status=status,
+        raw_text=attempts.raw_text,
+        answer=answer,
+        error=error,
+        attempts=attempts.count,
+        attempt_log=attempts.log,
+        input_tokens=attempts.input_tokens,
+        output_tokens=attempts.output_tokens,
+        cached_tokens=attempts.cached_tokens,
+        latency_s=time.monotonic() - attempts.started,
+        cost_usd=cost,
+    )
+
+
+def _response(row: LLMCall, *, from_cache: bool) -> LLMResponse:
+    assert row.answer is not None
+    return LLMResponse(
+        answer=row.answer,
+        raw_text=row.raw_text,
+        provider=Provider(row.provider),
+        model=row.model,
+        input_tokens=row.input_tokens,
+        output_tokens=row.output_tokens,
+        cached_tokens=row.cached_tokens,
+        latency_s=row.latency_s,
+        cost_usd=row.cost_usd,
+        from_cache=from_cache,
+        call_id=row.pk,
+    )

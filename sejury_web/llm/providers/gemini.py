@@ -1,0 +1,124 @@
+"""Gemini ``generateContent`` through google-genai, with the schema as structured output."""
+
+from functools import lru_cache
+from typing import Any
+
+import httpx2
+from google import genai
+from google.genai import errors, types
+
+from ..config import Target
+from ..types import JSONSchema, Message
+from . import Completion, ProviderError, retry_after_parse, status_retryable
+
+GEMINI_URL = "generativelanguage.googleapis.com"
+TIMED_OUT = "no answer from {url} within {timeout:g} s"
+UNREACHABLE = "cannot reach {url}: {error}"
+HTTP_ERROR = "{url} answered {status}: {message}"
+MALFORMED = "{url} sent a response that is not JSON"
+BLOCKED = "Gemini returned no text (finish reason {reason})"
+
+
+@lru_cache(maxsize=32)
+def _client(api_key: str, base_url: str, timeout: float) -> genai.Client:
+    options = types.HttpOptions(
+        base_url=base_url or None,
+        timeout=int(timeout * 1000),  # milliseconds
+        # Structured output (responseJsonSchema) is a v1beta field; the SDK defaults to v1.
+        api_version="v1beta",
+        retry_options=None,  # the layer retries, and records every attempt
+    )
+    return genai.Client(api_key=api_key, http_options=options)
+
+
+def _contents(messages: list[Message]) -> tuple[str | None, list[types.Content]]:
+    system = "\n\n".join(m.content for m in messages if m.role == "system") or None
+    contents = [
+        types.Content(
+            role="model" if m.role == "assistant" else "user", parts=[types.Part(text=m.content)]
+        )
+        for m in messages
+        if m.role != "system"
+    ]
+    return system, contents
+
+
+def _retry_delay(details: Any) -> float | None:
+    """Gemini's ``RetryInfo.retryDelay`` ("17s") from an error body, if it sent one."""
+    error = details.get("error", details) if isinstance(details, dict) else None
+    for detail in (error or {}).get("details", []) if isinstance(error, dict) else []:
+        delay = detail.get("retryDelay") if isinstance(detail, dict) else None
+        if isinstance(delay, str) and delay.endswith("s"):
+            try:
+                return float(delay[:-1])
+            except ValueError:
+                return None
+    return None
+
+
+class GeminiAdapter:
+    def __init__(self, target: Target) -> None:
+        self.target = target
+        self.client = _client(target.api_key, target.base_url, target.timeout)
+        self.url = target.base_url or GEMINI_URL
+
+    def send(
+        self,
+        messages: list[Message],
+        *,
+        schema: JSONSchema,
+        temperature: float,
+        max_output_tokens: int | None,
+    ) -> Completion:
+        system, contents = _contents(messages)
+        config = types.GenerateContentConfig(
+            system_instruction=system,
+            temperature=temperature,
+            max_output_tokens=max_output_tokens,
+            response_mime_type="application/json",
+            response_json_schema=schema,
+        )
+        try:
+            response = self.client.models.generate_content(
+                model=self.target.model,
+                contents=contents,
+                config=config,
+            )
+        except errors.APIError as error:
+            raise self._provider_error(error) from error
+        except httpx2.TimeoutException as error:
+            message = TIMED_OUT.format(url=self.url, timeout=self.target.timeout)
+            raise ProviderError(message, retryable=True) from error
+        except httpx2.TransportError as error:
+            raise ProviderError(
+                UNREACHABLE.format(url=self.url, error=error), retryable=True
+            ) from error
+        except ValueError as error:  # a 200 whose body is not JSON: a broken proxy or server
+            raise ProviderError(MALFORMED.format(url=self.url), retryable=True) from error
+        text = response.text
+        if text is None:
+            candidate = response.candidates[0] if response.candidates else None
+            reason = candidate.finish_reason if candidate else "none"
+            raise ProviderError(BLOCKED.format(reason=reason), retryable=False)
+        usage = response.usage_metadata
+        return Completion(
+            text=text,
+            input_tokens=(usage.prompt_token_count or 0) if usage else 0,
+            # Gemini 2.5 thinks before it answers; its thoughts are billed as output.
+            output_tokens=((usage.candidates_token_count or 0) + (usage.thoughts_token_count or 0))
+            if usage
+            else 0,
+            cached_tokens=(usage.cached_content_token_count or 0) if usage else 0,
+            output_mode="json_schema",
+        )
+
+    def _provider_error(self, error: errors.APIError) -> ProviderError:
+        status = int(error.code or 0)
+        headers = getattr(error.response, "headers", None) or {}
+        retry_after = retry_after_parse(headers.get("retry-after")) or _retry_delay(error.details)
+        return ProviderError(
+            HTTP_ERROR.format(url=self.url, status=status, message=error.message or error),
+            retryable=status_retryable(status),
+            status=status,
+            retry_after=retry_after,
+        )

@@ -1,0 +1,470 @@
+"""Local HTTP servers that speak the OpenAI and Gemini wire protocols, for driving the real SDKs.
+
+Tests script the replies (``server.script(ok(...), error(429, retry_after="1"), hang(5))``) and
+inspect what the SDK sent (``server.requests``). Benchmarks in another process use the CLI::
+
+    python -m tests.llm.fake_servers openai --latency 0.2 [--port 0]
+
+which prints ``URL http://127.0.0.1:PORT``, serves until SIGTERM/SIGINT, then prints
+``REQUESTS <count>``. Stdlib only, so it runs anywhere the tests run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import itertools
+import json
+import re
+import signal
+import socket
+import socketserver
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Self, cast
+from urllib.parse import parse_qs, urlsplit
+
+DEFAULT_TEXT = '{"ok": true}'
+
+JsonObject = dict[str, Any]
+
+
+@dataclass
+class Reply:
+    """One scripted answer; ``raw_body`` (if set) is sent verbatim and overrides everything."""
+
+    status: int = 200
+    text: str | None = None  # None: the model answered with no text at all
+    input_tokens: int = 10
+    output_tokens: int = 5
+    cached_tokens: int = 0
+    headers: dict[str, str] = field(default_factory=dict)
+    error_message: str = ""
+    delay: float = 0.0
+    raw_body: bytes | None = None
+
+
+def ok(text: str, **kw: Any) -> Reply:
+    """A successful answer whose text is ``text``."""
+    return Reply(text=text, **kw)
+
+
+def error(status: int, message: str = "", *, retry_after: str | None = None) -> Reply:
+    """An error reply in the protocol's error format, optionally with a Retry-After header."""
+    headers = {} if retry_after is None else {"Retry-After": retry_after}
+    return Reply(status=status, error_message=message, headers=headers)
+
+
+def hang(seconds: float) -> Reply:
+    """A reply that arrives only after ``seconds`` (longer than the client's timeout: a hang)."""
+    return Reply(text=DEFAULT_TEXT, delay=seconds)
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """What a client sent: headers have lower-cased keys; body is the parsed JSON (None if not)."""
+
+    method: str
+    path: str  # without the query string
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    body: Any
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    # Without this, server_close() joins every handler thread, i.e. waits for hangs and for
+    # idle keep-alive connections that the client has not closed yet.
+    block_on_close = False
+    request_queue_size = 128  # benchmarks open many connections at once
+
+    def __init__(self, address: tuple[str, int], fake: FakeLLMServer) -> None:
+        self.fake = fake
+        super().__init__(address, _Handler)
+
+    def server_bind(self) -> None:
+        # HTTPServer.server_bind() calls socket.getfqdn(), a reverse DNS lookup that can
+        # stall for seconds on a machine without network.
+        socketserver.TCPServer.server_bind(self)
+        host, port = self.server_address[:2]
+        self.server_name = str(host)
+        self.server_port = int(port)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that gave up (timeout) is normal here; anything else is a bug worth a trace.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as httpx expects
+
+    @property
+    def fake(self) -> FakeLLMServer:
+        return cast(_HTTPServer, self.server).fake
+
+    def setup(self) -> None:
+        super().setup()
+        self.fake._track(self.connection)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.fake._untrack(self.connection)
+
+    def handle(self) -> None:
+        # A client that went away mid-request (its timeout) needs no answer.
+        with contextlib.suppress(ConnectionError):
+            super().handle()
+
+    def do_POST(self) -> None:
+        self._serve()
+
+    def do_GET(self) -> None:
+        self._serve()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # keep test output clean
+
+    def _serve(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        url = urlsplit(self.path)
+        request = RecordedRequest(
+            method=self.command,
+            path=url.path,
+            query=parse_qs(url.query),
+            headers={k.lower(): v for k, v in self.headers.items()},
+            body=body,
+        )
+        status, headers, payload = self.fake._respond(request)
+        if status is None:  # the server is stopping: drop the connection unanswered
+            self.close_connection = True
+            return
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+class FakeLLMServer:
+    """Base of the protocol servers: scripting, recording, threading; a context manager."""
+
+    def __init__(
+        self,
+        *,
+        latency: float = 0.0,
+        default: Callable[[JsonObject], Reply] | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        self.latency = latency
+        self.default = default
+        self.requests: list[RecordedRequest] = []
+        self._address = (host, port)
+        self._script: deque[Reply] = deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._connections: set[socket.socket] = set()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Bind (port 0 picks a free port) and serve in a background thread."""
+        self._httpd = _HTTPServer(self._address, self)
+        # A short poll interval makes shutdown() return quickly.
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"{type(self).__name__}-{self.url}",
+            daemon=True,
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop promptly, even while handlers sleep in a hang or wait on idle keep-alives."""
+        if self._httpd is None:
+            return
+        self._stopping.set()  # wakes every sleeping handler
+        self._httpd.shutdown()
+        with self._lock:
+            connections = list(self._connections)
+        for conn in connections:
+            # Unblocks a handler waiting for the next request; OSError: its handler closed it.
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:<port>`` of the running server."""
+        if self._httpd is None:
+            raise RuntimeError("the server is not started; use it as a context manager")
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    # -- scripting ----------------------------------------------------------------------------
+
+    def script(self, *replies: Reply) -> None:
+        """Queue replies, consumed first in first out, one per request."""
+        with self._lock:
+            self._script.extend(replies)
+
+    @property
+    def request_count(self) -> int:
+        with self._lock:
+            return len(self.requests)
+
+    # -- request handling (called from handler threads) ---------------------------------------
+
+    def _track(self, conn: socket.socket) -> None:
+        with self._lock:
+            self._connections.add(conn)
+
+    def _untrack(self, conn: socket.socket) -> None:
+        with self._lock:
+            self._connections.discard(conn)
+
+    def _respond(self, request: RecordedRequest) -> tuple[int | None, dict[str, str], bytes]:
+        with self._lock:
+            self.requests.append(request)
+        reply = self._refusal(request)
+        if reply is None:
+            reply = self._next_reply(request.body)
+        # Event.wait() rather than time.sleep(): stop() cuts every pending sleep short.
+        if self._stopping.wait(self.latency + reply.delay):
+            return None, {}, b""
+        if reply.raw_body is not None:
+            return reply.status, reply.headers, reply.raw_body
+        if reply.status == 200:
+            document = self._success_body(reply, request)
+        else:
+            message = reply.error_message or _phrase(reply.status)
+            document = self._error_body(reply.status, message)
+        return reply.status, reply.headers, json.dumps(document).encode()
+
+    def _next_reply(self, body: Any) -> Reply:
+        with self._lock:
+            if self._script:
+                return self._script.popleft()
+        if self.default is not None:
+            return self.default(body if isinstance(body, dict) else {})
+        return ok(DEFAULT_TEXT)
+
+    # -- protocol hooks -----------------------------------------------------------------------
+
+    def _refusal(self, request: RecordedRequest) -> Reply | None:
+        """A reply the protocol forces before any scripted one (wrong path, refused field)."""
+        return None
+
+    def _success_body(self, reply: Reply, request: RecordedRequest) -> JsonObject:
+        raise NotImplementedError
+
+    def _error_body(self, status: int, message: str) -> JsonObject:
+        raise NotImplementedError
+
+
+def _phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return f"HTTP {status}"
+
+
+class OpenAIServer(FakeLLMServer):
+    """``POST /v1/chat/completions``; point the client at ``base_url``.
+
+    ``response_formats`` lists the accepted ``response_format.type`` values; ``()`` emulates a
+    server with plain chat completions only (llama.cpp, Ollama, older vLLM), which answers 400.
+    """
+
+    PATH = "/v1/chat/completions"
+    _ids = itertools.count(1)
+
+    def __init__(
+        self, *, response_formats: Collection[str] = ("json_schema", "json_object"), **kw: Any
+    ) -> None:
+        super().__init__(**kw)
+        self.response_formats = frozenset(response_formats)
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.url}/v1"
+
+    def _refusal(self, request: RecordedRequest) -> Reply | None:
+        if request.method != "POST" or request.path != self.PATH:
+            return error(404, f"Unknown request URL: {request.method} {request.path}")
+        if not isinstance(request.body, dict):
+            return error(400, "We could not parse the JSON body of your request.")
+        response_format = request.body.get("response_format")
+        if response_format is None:
+            return None
+        kind = response_format.get("type") if isinstance(response_format, dict) else None
+        if kind not in self.response_formats:
+            return error(400, f"response_format type {kind!r} is not supported by this server")
+        return None
+
+    def _success_body(self, reply: Reply, request: RecordedRequest) -> JsonObject:
+        return {
+            "id": f"chatcmpl-fake{next(self._ids)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": request.body.get("model", ""),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": reply.text},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": reply.input_tokens,
+                "completion_tokens": reply.output_tokens,
+                "total_tokens": reply.input_tokens + reply.output_tokens,
+                "prompt_tokens_details": {"cached_tokens": reply.cached_tokens},
+            },
+        }
+
+    def _error_body(self, status: int, message: str) -> JsonObject:
+        kind, code = _OPENAI_ERRORS.get(status, ("server_error" if status >= 500 else "", None))
+        # Clients read `param` to tell a refused response_format from other 400s.
+        param = "response_format" if "response_format" in message else None
+        return {"error": {"message": message, "type": kind, "param": param, "code": code}}
+
+
+# (type, code) as api.openai.com sends them.
+_OPENAI_ERRORS: dict[int, tuple[str, str | None]] = {
+    400: ("invalid_request_error", None),
+    401: ("invalid_request_error", "invalid_api_key"),
+    403: ("invalid_request_error", "unsupported_country_region_territory"),
+    404: ("invalid_request_error", "unknown_url"),
+    429: ("requests", "rate_limit_exceeded"),
+}
+
+
+class GeminiServer(FakeLLMServer):
+    """``POST /{version}/models/{model}:generateContent`` of the Gemini API (API-key mode).
+
+    The key must come as the ``x-goog-api-key`` header (or ``?key=``), as Google requires.
+    """
+
+    PATH = re.compile(r"/(?P<version>v1|v1beta|v1alpha)/models/(?P<model>[^/:]+):generateContent")
+    _ids = itertools.count(1)
+
+    def _refusal(self, request: RecordedRequest) -> Reply | None:
+        if request.method != "POST" or not self.PATH.fullmatch(request.path):
+            return error(404, f"The requested URL {request.path} was not found on this server.")
+        if not request.headers.get("x-goog-api-key") and not request.query.get("key"):
+            return error(
+                403,
+                "Method doesn't allow unregistered callers (callers without established "
+                "identity). Please use API Key or other form of API consumer identity.",
+            )
+        if not isinstance(request.body, dict):
+            return error(400, "Invalid JSON payload received.")
+        return None
+
+    def _success_body(self, reply: Reply, request: RecordedRequest) -> JsonObject:
+        match = self.PATH.fullmatch(request.path)
+        assert match is not None  # _refusal() let only matching paths through
+        content: JsonObject = {"role": "model"}
+        if reply.text is not None:
+            content["parts"] = [{"text": reply.text}]
+        usage: JsonObject = {
+            "promptTokenCount": reply.input_tokens,
+            "candidatesTokenCount": reply.output_tokens,
+            "totalTokenCount": reply.input_tokens + reply.output_tokens,
+        }
+        if reply.cached_tokens:  # Google omits the field when nothing was cached
+            usage["cachedContentTokenCount"] = reply.cached_tokens
+        return {
+            "candidates": [{"content": content, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": usage,
+            "modelVersion": match["model"],
+            "responseId": f"fake-{next(self._ids)}",
+        }
+
+    def _error_body(self, status: int, message: str) -> JsonObject:
+        fallback = "INTERNAL" if status >= 500 else "FAILED_PRECONDITION"
+        return {
+            "error": {
+                "code": status,
+                "message": message,
+                "status": _GOOGLE_STATUSES.get(status, fallback),
+            }
+        }
+
+
+# google.rpc.Code names by HTTP status, as Google APIs map them.
+_GOOGLE_STATUSES = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    409: "ABORTED",
+    429: "RESOURCE_EXHAUSTED",
+    499: "CANCELLED",
+    500: "INTERNAL",
+    501: "UNIMPLEMENTED",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+
+SERVERS: dict[str, type[FakeLLMServer]] = {"openai": OpenAIServer, "gemini": GeminiServer}
+BENCH_TEXT = '{"score": 50, "reasoning": "fake"}'
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve one fake until SIGTERM/SIGINT; for benchmarks that run the server in a subprocess."""
+    parser = argparse.ArgumentParser(prog="python -m tests.llm.fake_servers")
+    parser.add_argument("protocol", choices=sorted(SERVERS))
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds before each reply")
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    args = parser.parse_args(argv)
+
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    server = SERVERS[args.protocol](
+        latency=args.latency, port=args.port, default=lambda _body: ok(BENCH_TEXT)
+    )
+    with server:
+        print(f"URL {server.url}", flush=True)
+        stop.wait()
+    print(f"REQUESTS {server.request_count}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
