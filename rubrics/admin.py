@@ -5,6 +5,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from sejury_web.diffs import DiffError, normalized_diff_hash, parse_diff
+
 from .models import Bug, BundleImport, Dataset, Patch
 
 

@@ -7,9 +7,10 @@ from django.db import models
 from django.db.models import F
 from django.utils import timezone
 
-from .bundle import KEY_FIELD, FieldSpec, ImportContext, KindCounts, Record, RecordKind
 from sejury_web.diffs import DiffError, parse_diff
 from sejury_web.diffs import normalized_diff_hash as diff_hash
+
+from .bundle import KEY_FIELD, FieldSpec, ImportContext, KindCounts, Record, RecordKind
 from .models import Bug, Dataset, Patch
 
 PATCH_MOVED = (

@@ -6,6 +6,7 @@ rejected with a message precise enough to send back to the model.
 
 import json
 import re
+from functools import lru_cache
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -48,8 +49,14 @@ def answer_parse(text: str, schema: JSONSchema) -> dict[str, Any]:
     return value
 
 
+@lru_cache(maxsize=256)
+def _validator(schema_json: str) -> Draft202012Validator:
+    return Draft202012Validator(json.loads(schema_json))
+
+
 def schema_check(value: Any, schema: JSONSchema) -> None:
-    error = best_match(Draft202012Validator(schema).iter_errors(value))
+    validator = _validator(json.dumps(schema, sort_keys=True))
+    error = best_match(validator.iter_errors(value))
     if error is not None:
         path = "/".join(str(part) for part in error.absolute_path) or "the top level"
         raise AnswerInvalid(SCHEMA_MISMATCH.format(path=path, message=error.message))

@@ -19,7 +19,8 @@ Terms (the helpers live in ``sejury_web.similarity``)
     *condition line*: one with ``if``/``elif``/``else if``/``while``/``for``/``switch``/
     ``case``/``return``, ``?:``, a comparison or a boolean operator (not a comment).
     *quote coverage* of code quotes Q over lines L: the mean over q in Q of the best
-    ``chrf(l, q)`` for l in L (0 when L is empty); chrF is sacrebleu's, on 0–100.
+    ``chrf(l, q)`` for l among the first 500 of L (0 when L is empty); chrF is
+    sacrebleu's sentence chrF, on 0–100.
 
 ``rubric.draft`` — a skeleton read off the reference diff (the bug text is not analysed)
     Root cause: the files and scopes the fix changes, its condition lines (removed →
@@ -46,24 +47,25 @@ Terms (the helpers live in ``sejury_web.similarity``)
     with ``previous`` when within 10 points and otherwise revises it.
 ``judge.s4.analyze``: one property per reference change, quoting its added condition
     lines (else its added, else its removed lines) and naming its scope and file.
-``judge.s5.tests``: one test per reference change with the same quotes, plus one per test
-    file the reference changes (these quote nothing).
+``judge.s5.tests``: one test per reference change, quoting its added (else removed)
+    lines, plus one per test file the reference changes (these quote nothing).
 ``judge.s4``/``judge.s5``: ``round(0.5 · reference score + 0.5 · 100 · k/n)``, where n
     counts the properties (tests) that quote code and k those whose quote coverage over
     the patch's changed lines reaches 50; the reference score alone when n is 0, and 0
     for an empty, unreadable or test-only patch.
 
 ``judge.rubric``
-    For each requirement, the code spans (`…`) of its title name where the change must
-    be; those of its detail are code quotes. A span that looks like a path (has a ``/``
-    or a source-file extension) must be a file the patch changes. A name (``f()``,
-    ``Paginator``) must be a scope the patch changes, or appear in the hunk header of one
-    of its changes; quotes are then compared with the lines of those changes only. The
-    requirement passes when these hold and the quote coverage reaches 50. One with no
-    span at all passes when the reference score reaches 50 (fails without a usable
-    reference). Verdict VALID when the patch changes non-test code and every requirement
-    passes. Without requirements (a rubric's Markdown is not read): VALID when the
-    reference score reaches 50, INVALID without a usable reference.
+    For each requirement, the code spans (`…`) of its title say where the change must be;
+    the other spans of its detail are code quotes. A span that looks like a path (has a
+    ``/`` or a source-file extension), in title or detail, must be a file the patch
+    changes. A function in the title (``f()``) must be the scope of some change of the
+    patch; a type (``Paginator``) may also be named in such a change's hunk header; the
+    quotes are then compared with the lines of those changes only. Other title spans are
+    quotes too. The requirement passes when these hold and the quote coverage reaches 50.
+    One with no span at all passes when the reference score reaches 50 (fails without a
+    usable reference). Verdict VALID when the patch changes non-test code and every
+    requirement passes. Without requirements (a rubric's Markdown is not read): VALID when
+    the reference score reaches 50, INVALID without a usable reference.
 """
 
 import re
@@ -95,6 +97,7 @@ UNDECIDED = 50  # s1a: non-test code changed, nothing to compare it with
 AGREE_WITHIN = 10  # s2: points of difference still counted as agreement
 QUOTED_LINES = 3  # per side of a change
 QUOTE_WIDTH = 100
+COVERAGE_LINES = 500  # lines a quote is compared with: keeps huge patches fast
 
 SCORE_PURPOSES = ("judge.s1a", "judge.s1b", "judge.s2", "judge.s3", "judge.s4", "judge.s5")
 SUPPORTED_PURPOSES = (
@@ -157,16 +160,21 @@ def _spans(text: str) -> list[str]:
 
 
 def _touches(patch: _Patch, path: str) -> bool:
-    return any(f == path or f.endswith("/" + path) or path.endswith("/" + f) for f in patch.files)
+    files = patch.files + patch.test_files  # a requirement may ask for a test
+    return any(f == path or f.endswith("/" + path) or path.endswith("/" + f) for f in files)
 
 
 def _in_scope(change: CodeChange, names: list[str]) -> bool:
-    """Whether the change lies in one of the named functions or types (by last name part)."""
+    """Whether the change lies in one of the named scopes, compared by their last part.
+
+    A function (``f()``) must be the change's scope; a type may also be named in its hunk
+    header, which is where the enclosing class shows when its methods are long.
+    """
     for name in names:
-        last = re.split(r"\.|::", name)[-1]
+        last = re.split(r"\.|::", name.removesuffix("()"))[-1]
         if (change.scope or "").removesuffix("()") == last:
             return True
-        if re.search(rf"\b{re.escape(last)}\b", change.section):
+        if not name.endswith("()") and re.search(rf"\b{re.escape(last)}\b", change.section):
             return True
     return False
 
@@ -175,6 +183,7 @@ def _coverage(quotes: list[str], lines: list[str]) -> float:
     """Mean over the quotes of their best chrF against any one line (0 without lines)."""
     if not quotes or not lines:
         return 0.0
+    lines = lines[:COVERAGE_LINES]
     return sum(max(chrf(line, quote) for line in lines) for quote in quotes) / len(quotes)
 
 
@@ -251,11 +260,8 @@ def _check_requirement(
     """Whether ``candidate`` meets one rubric requirement, and why."""
     located, described = _spans(title), _spans(detail)
     paths = [s for s in located + described if _PATH.match(s)]
-    names = [s.removesuffix("()") for s in located if s not in paths]
-    names = [name for name in names if _NAME.match(name)]
-    quotes = [
-        s for s in described + located if s not in paths and s.removesuffix("()") not in names
-    ]
+    names = [s for s in located if s not in paths and _NAME.match(s.removesuffix("()"))]
+    quotes = [s for s in described + located if s not in paths and s not in names]
     if not paths and not names and not quotes:
         if base is None:
             return False, "Nothing in it can be checked offline, and there is no reference."
@@ -281,7 +287,7 @@ def _check_requirement(
 
 
 def _places(reference: _Patch) -> str:
-    """ "`a.py` (`f()`, `g()`) and `b.py`": the files and scopes of the changes."""
+    """The files and scopes of the changes, as "`a.py` (`f()`, `g()`) and `b.py`"."""
     parts = []
     for path in reference.files:
         scopes = dict.fromkeys(
@@ -450,7 +456,7 @@ def _judge_rubric(
     candidate: _Patch, reference: _Patch, rubric: dict[str, Any] | None
 ) -> dict[str, Any]:
     base = None if reference.error else _reference_score(candidate, reference)
-    requirements = [r for r in (rubric or {}).get("requirements") or [] if isinstance(r, dict)]
+    requirements = (rubric or {}).get("requirements") or []
     results = []
     for index, requirement in enumerate(requirements, start=1):
         title, detail = str(requirement.get("title", "")), str(requirement.get("detail", ""))
@@ -488,6 +494,12 @@ def _get(inputs: dict[str, Any], purpose: str, key: str, expected: tuple[type, .
     return inputs[key]
 
 
+def _check_items(purpose: str, key: str, items: Any) -> list[dict[str, Any]]:
+    if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+        raise OfflineUnsupported(BAD_INPUT.format(purpose=purpose, key=key, expected="objects"))
+    return items
+
+
 def _score(purpose: str, inputs: dict[str, Any]) -> _Score:
     candidate = _read_patch(_get(inputs, purpose, "candidate_diff", (str,)))
     if purpose == "judge.s1a":
@@ -507,7 +519,7 @@ def _score(purpose: str, inputs: dict[str, Any]) -> _Score:
         properties = [str(p) for p in _get(inputs, purpose, "properties", (list,))]
         return _checked_score(base, properties, candidate, "properties")
     if purpose == "judge.s5":
-        tests = [t for t in _get(inputs, purpose, "tests", (list,)) if isinstance(t, dict)]
+        tests = _check_items(purpose, "tests", _get(inputs, purpose, "tests", (list,)))
         texts = [f"{t.get('name', '')} {t.get('description', '')}" for t in tests]
         return _checked_score(base, texts, candidate, "tests")
     return base  # s1b and s3: the offline model cannot tell "correct" from "equivalent"
@@ -529,6 +541,7 @@ def offline_answer(*, purpose: str, inputs: dict[str, Any]) -> dict[str, Any]:
         candidate = _read_patch(_get(inputs, purpose, "candidate_diff", (str,)))
         reference = _read_patch(_get(inputs, purpose, "reference_diff", (str, type(None))))
         rubric = _get(inputs, purpose, "rubric", (dict, type(None)))
+        _check_items(purpose, "rubric.requirements", (rubric or {}).get("requirements") or [])
         return _judge_rubric(candidate, reference, rubric)
     reference = _read_patch(_get(inputs, purpose, "reference_diff", (str,)))
     if purpose == "judge.s4.analyze":

@@ -112,6 +112,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         super().setup()
+        # Headers and body leave in two writes; without TCP_NODELAY, Nagle's algorithm and
+        # the client's delayed ACK hold the body back ~40 ms, which real servers don't do.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.fake._track(self.connection)
 
     def finish(self) -> None:

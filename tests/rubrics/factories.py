@@ -1,8 +1,8 @@
 import factory
 from factory.django import DjangoModelFactory
 
-from sejury_web.diffs import normalized_diff_hash, parse_diff
 from rubrics.models import Bug, Dataset, Patch
+from sejury_web.diffs import normalized_diff_hash, parse_diff
 
 
 def make_diff(path: str = "src/app.py", old: str = "x = 1", new: str = "x = 2") -> str:

@@ -10,8 +10,8 @@ from judging.bundle_kinds import BAD_ANNOTATOR, UNKNOWN_LABEL
 from judging.models import Annotation
 from rubrics import bundle as b
 from rubrics.bundle import BundleError, BundleImportError, bundle_export, bundle_import
-from sejury_web.diffs import NOT_A_DIFF
 from rubrics.models import Bug, BundleImport, Dataset, Patch
+from sejury_web.diffs import NOT_A_DIFF
 from sejury_web.roles import Role
 from tests.rubrics.bundles import bug, jsonl, label, patch, source
 

@@ -6,8 +6,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client, override_settings
 from django.urls import reverse
 
-from sejury_web.diffs import normalized_diff_hash, parse_diff
 from rubrics.models import Dataset, Patch
+from sejury_web.diffs import normalized_diff_hash, parse_diff
 from tests.judging.factories import AnnotationFactory, UserFactory
 from tests.rubrics.bundles import bug, jsonl, label, patch
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory

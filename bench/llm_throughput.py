@@ -1,0 +1,141 @@
+"""Benchmark: LLM-layer throughput against a server with a fixed latency.
+
+A local OpenAI-compatible server (``tests/llm/fake_servers.py``, in its own process so it
+does not compete for this one's interpreter) answers every request after L seconds. N
+requests go through ``complete()`` from a pool of C threads, as a Celery worker with C
+threads would send them, with the layer's concurrency limit at C. Printed: wall time, the
+ideal N·L/C, their ratio (target ≤ 1.15), and a second identical pass, which must make zero
+provider requests (every answer from the LLMCall cache).
+
+Run with ``make bench`` or ``.venv/bin/python bench/llm_throughput.py [--n 400] [--latency
+0.2] [--concurrency 16]``. By default in a throwaway SQLite database (the embedded default);
+with ``DATABASE_URL`` set, in that database.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "sejury_web.settings")
+os.environ.setdefault("SECRET_KEY", "bench-only-insecure-key")
+os.environ.setdefault("SEJURY_VAR_DIR", tempfile.mkdtemp(prefix="sejury-bench-"))
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.conf import settings  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.db import connection  # noqa: E402
+
+from sejury_web.llm import LLMRequest, LLMResponse, Message, complete  # noqa: E402
+
+TARGET_RATIO = 1.15
+SCHEMA = {
+    "type": "object",
+    "properties": {"score": {"type": "integer"}, "reasoning": {"type": "string"}},
+    "required": ["score", "reasoning"],
+    "additionalProperties": False,
+}
+
+
+def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tests.llm.fake_servers", "openai", "--latency", str(latency)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stdout is not None
+    line = server.stdout.readline().strip()
+    if not line.startswith("URL "):
+        server.kill()
+        raise SystemExit(f"the fake server did not start: {line!r}")
+    return server, line.removeprefix("URL ") + "/v1"
+
+
+def stop_server(server: subprocess.Popen[str]) -> int:
+    """Stop the server; return the number of requests it answered."""
+    server.terminate()
+    output, _ = server.communicate(timeout=10)
+    return int(output.strip().rsplit(" ", 1)[-1])
+
+
+def one_pass(n: int, concurrency: int, label: str = "") -> tuple[float, list[LLMResponse]]:
+    def call(index: int) -> LLMResponse:
+        try:
+            return complete(
+                LLMRequest(
+                    purpose="bench.throughput",
+                    messages=(
+                        Message("system", "You judge patches."),
+                        Message("user", f"Judge candidate patch {label}#{index}."),
+                    ),
+                    schema=SCHEMA,
+                )
+            )
+        finally:
+            connection.close()  # as a Celery worker thread does after each task
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        responses = list(pool.map(call, range(n)))
+    return time.perf_counter() - started, responses
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--n", type=int, default=400)
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--concurrency", type=int, default=16)
+    options = parser.parse_args()
+    n, latency, concurrency = options.n, options.latency, options.concurrency
+
+    call_command("migrate", verbosity=0)
+    server, base_url = start_server(latency)
+    settings.SEJURY_LLM = {
+        **settings.SEJURY_LLM,
+        "PROVIDER": "openai",
+        "MODEL": "gpt-4o-mini",
+        "OPENAI_API_KEY": "sk-bench",
+        "OPENAI_BASE_URL": base_url,
+        "MAX_CONCURRENCY": concurrency,
+        "RPM": 0,
+    }
+    try:
+        one_pass(1, 1, label="warm-up ")  # imports, connection pool, output mode
+        first_wall, first = one_pass(n, concurrency)
+        second_wall, second = one_pass(n, concurrency)
+    finally:
+        requests = stop_server(server)
+
+    ideal = n * latency / concurrency
+    ratio = first_wall / ideal
+    print(
+        f"database: {connection.vendor}; N={n} requests, L={latency:g} s, C={concurrency} threads"
+    )
+    print(
+        f"first pass   wall {first_wall:7.2f} s   ideal N·L/C {ideal:6.2f} s   "
+        f"ratio {ratio:5.3f}   target ≤ {TARGET_RATIO} ({ratio / TARGET_RATIO:4.2f} of target)"
+    )
+    provider_requests_second = requests - 1 - n
+    cached = sum(response.from_cache for response in second)
+    print(
+        f"second pass  wall {second_wall:7.2f} s   provider requests {provider_requests_second}"
+        f"   answered from cache {cached}/{n}   target 0 requests"
+    )
+    print(f"provider requests in all: {requests} (1 warm-up + {n} + {provider_requests_second})")
+    failed = any(response.from_cache for response in first) or provider_requests_second != 0
+    if failed or ratio > TARGET_RATIO:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
