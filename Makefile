@@ -39,6 +39,7 @@ test: lint
 
 bench: install
 	$(PY) bench/dataset_page.py
+	$(PY) bench/llm_throughput.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
