@@ -114,3 +114,165 @@ class BundleImport(models.Model):
             if kind != "notes" and isinstance(value, dict)
         }
         return summary_text(counts)
+
+
+class Rubric(models.Model):
+    """What a valid fix of one bug must do, refined by reviewers from an LLM draft.
+
+    Its text lives in ``RubricRevision`` rows: revision 0 is the draft, written by the model;
+    each saved edit adds the next one. ``current_number`` is the optimistic lock: a save that
+    was based on an older revision is refused.
+    """
+
+    class Variant(models.TextChoices):
+        TEMPLATED = "templated", "templated"
+        FREE_FORM = "free_form", "free form"
+
+    class Status(models.TextChoices):
+        DRAFTING = "drafting", "drafting"
+        DRAFT_FAILED = "draft_failed", "draft failed"
+        IN_REVIEW = "in_review", "in review"
+        AWAITING_CONFIRMATION = "awaiting_confirmation", "awaiting confirmation"
+        SENT_BACK = "sent_back", "sent back"
+        GOLDEN = "golden", "golden"
+
+    bug = models.ForeignKey(Bug, on_delete=models.CASCADE, related_name="rubrics")
+    variant = models.CharField(max_length=16, choices=Variant.choices, default=Variant.TEMPLATED)
+    status = models.CharField(max_length=24, choices=Status.choices, default=Status.DRAFTING)
+    current_number = models.IntegerField(default=-1, help_text="-1 until the draft exists.")
+    # The last confirmed revision; it stays golden while a later edit awaits confirmation.
+    golden_revision = models.ForeignKey(
+        "RubricRevision", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    submitted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Who asked for confirmation of the current revision.",
+    )
+    draft_error = models.TextField(blank=True)
+    draft_call_id = models.BigIntegerField(null=True, blank=True)  # the failed LLMCall
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["bug__dataset", "bug__key", "variant"]
+        constraints = [
+            models.UniqueConstraint(fields=["bug", "variant"], name="rubric_one_per_bug_variant")
+        ]
+        permissions = [
+            ("review_rubric", "Can edit rubrics and confirm other reviewers' rubrics"),
+            ("draft_rubric", "Can start rubric drafting"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.bug.key} ({self.variant})"
+
+    def get_absolute_url(self) -> str:
+        return reverse(
+            "rubrics:rubric_edit",
+            kwargs={
+                "slug": self.bug.dataset.slug,
+                "bug_key": self.bug.key,
+                "variant": self.variant,
+            },
+        )
+
+
+class Theme(models.TextChoices):
+    """Why a reviewer changed a draft: the themes of paper 004, §5.1.3."""
+
+    SUPERFLUOUS = "superfluous", "Removing superfluous constraints"
+    OVERFITTING = "overfitting", "Reducing overfitting to ground truth"
+    HALLUCINATION = "hallucination", "Correcting LLM errors & hallucinations"
+    SCOPE = "scope", "Refining scope & expectations"
+    STANDARDIZATION = "standardization", "Standardization"
+    OTHER = "other", "Other"
+
+
+class RubricRevision(models.Model):
+    """One immutable version of a rubric's text; number 0 is the model's draft."""
+
+    rubric = models.ForeignKey(Rubric, on_delete=models.CASCADE, related_name="revisions")
+    number = models.PositiveIntegerField()
+    # Templated: root_cause, requirements [{title, detail}], acceptable, unacceptable.
+    # Free form (or a text that does not follow the template): {"text": ...}.
+    structure = models.JSONField(default=dict)
+    text = models.TextField(help_text="The Markdown the judge reads; edit distances use it.")
+    author = models.CharField(max_length=200, help_text="A username, or llm:<provider>/<model>.")
+    author_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    justification = models.TextField(blank=True)
+    themes = models.JSONField(default=list, blank=True)
+    prompt_version = models.CharField(max_length=40, blank=True)
+    llm_call = models.ForeignKey(
+        "llm.LLMCall", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["rubric", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["rubric", "number"], name="revision_number_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.rubric} r{self.number}"
+
+    @property
+    def is_draft(self) -> bool:
+        return self.number == 0
+
+
+class RubricEvent(models.Model):
+    """The review history of a rubric: submissions, confirmations, send-backs."""
+
+    class Kind(models.TextChoices):
+        DRAFTED = "drafted", "drafted"
+        DRAFT_FAILED = "draft_failed", "draft failed"
+        REVISED = "revised", "revised"
+        SUBMITTED = "submitted", "submitted for confirmation"
+        CONFIRMED = "confirmed", "confirmed golden"
+        SENT_BACK = "sent_back", "sent back"
+        IMPORTED = "imported", "imported"
+
+    rubric = models.ForeignKey(Rubric, on_delete=models.CASCADE, related_name="events")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    revision = models.ForeignKey(
+        RubricRevision, null=True, blank=True, on_delete=models.CASCADE, related_name="events"
+    )
+    comment = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["rubric", "created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.rubric}: {self.kind}"
+
+
+class DraftBatch(models.Model):
+    """A request to draft rubrics for many bugs; its progress is read from the rubrics."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="draft_batches")
+    variant = models.CharField(max_length=16, choices=Rubric.Variant.choices)
+    rubrics = models.ManyToManyField(Rubric, related_name="batches")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    provider = models.CharField(max_length=16, blank=True)
+    model = models.CharField(max_length=128, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "draft batches"
+
+    def __str__(self) -> str:
+        return f"{self.dataset} {self.variant} drafts ({self.created_at:%Y-%m-%d %H:%M})"

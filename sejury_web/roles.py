@@ -36,6 +36,10 @@ ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
         "rubrics.view_dataset",
         "rubrics.view_bug",
         "rubrics.view_patch",
+        "rubrics.view_rubric",
+        "rubrics.review_rubric",
+        "rubrics.draft_rubric",
+        "rubrics.view_rubricrevision",
     ),
     Role.ANNOTATOR: (
         "judging.add_annotation",

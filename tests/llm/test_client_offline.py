@@ -96,7 +96,9 @@ def test_sixteen_threads_logging_at_once_never_see_a_locked_database() -> None:
     def work(thread: int) -> None:
         try:
             for index in range(per_thread):
-                candidate = REFERENCE.replace("+    return n", f"+    return n + {thread * 1000 + index}")
+                candidate = REFERENCE.replace(
+                    "+    return n", f"+    return n + {thread * 1000 + index}"
+                )
                 complete(judge_request(candidate))
         except BaseException as error:  # noqa: BLE001 - reported below
             errors.append(error)

@@ -1,0 +1,206 @@
+r"""The ``offline`` provider: a deterministic heuristic, no network, and NOT an LLM.
+
+It answers every request from the request's structured ``inputs`` by comparing diffs
+with the bug's reference fix, so that the whole workflow runs without a model or a key.
+Its scores and verdicts are not judgements of correctness. Every free-text field it
+writes starts with ``[offline heuristic — not an LLM]``. Same inputs, same answer: no
+randomness, no clock. ``OFFLINE_MODEL`` is part of the cache key: bump it when a rule
+below changes.
+
+Terms (the helpers live in ``sejury_web.similarity``)
+    *changes*: the changed lines (stripped, blank ones dropped) of each hunk of a diff,
+    per *scope*, in files that are not test files (``is_test_path``: ``tests/``,
+    ``test_*.py``, ``*_test.go``, ``*Test.java``, ``*.test.js``…). Test files never count.
+    A patch is *empty*/*unreadable* when it is blank/not a unified diff, and *test-only*
+    when it has no change outside test files.
+    *scope*: the nearest function (written ``name()``) or class-like type defined above a
+    changed line in its hunk, else the one in the hunk header (``@@ … @@ section``); a
+    hunk spanning two functions gives two changes.
+    *condition line*: one with ``if``/``elif``/``else if``/``while``/``for``/``switch``/
+    ``case``/``return``, ``?:``, a comparison or a boolean operator (not a comment).
+    *quote coverage* of code quotes Q over lines L: the mean over q in Q of the best
+    ``chrf(l, q)`` for l among the first 500 of L (0 when L is empty); chrF is
+    sacrebleu's sentence chrF, on 0–100.
+
+``rubric.draft`` — a skeleton read off the reference diff (the bug text is not analysed)
+    Root cause: the files and scopes the fix changes, its condition lines (removed →
+    added), whether it updates tests, and a reminder to state the real cause. Requirements:
+    one per change, titled "Change `<scope or file>` near line N", its detail naming the
+    file and scope and quoting up to 3 removed and 3 added lines (bracket-only lines
+    skipped, each cut at 100 characters, "…" marks a cut). Acceptable: a change to the
+    same scopes that behaves like the reference; extra test, comment or formatting
+    changes. Unacceptable: test-only patches; patches that leave the reference's scopes
+    untouched; only some of several changes; and, when the reference changes a condition
+    line, suppressing the error instead of fixing the condition. An unreadable or
+    test-only reference gives one requirement saying so. ``free_form``: the same content
+    as Markdown prose and bullets, without the template's headings.
+
+``judge.s1a`` (no reference): 50 when the patch changes non-test code ("undecided
+    without a reference"), else 0.
+*Reference score* — ``judge.s1b`` and ``judge.s3`` (the offline model cannot tell
+    "correct" from "equivalent"): 0 for an empty, unreadable or test-only patch; else
+    ``round(0.8 · chrF + 0.2 · 100 · Jaccard)``, where chrF compares the patch's changed
+    lines with the reference's (each joined by newlines) and Jaccard is the overlap of the
+    files they change. Identical changes score 100. Without a usable reference (none,
+    unreadable, test-only) the ``s1a`` rule applies.
+``judge.s2``: the reference score again, a deterministic re-check; the reasoning agrees
+    with ``previous`` when within 10 points and otherwise revises it.
+``judge.s4.analyze``: one property per reference change, quoting its added condition
+    lines (else its added, else its removed lines) and naming its scope and file.
+``judge.s5.tests``: one test per reference change, quoting its added (else removed)
+    lines, plus one per test file the reference changes (these quote nothing).
+``judge.s4``/``judge.s5``: ``round(0.5 · reference score + 0.5 · 100 · k/n)``, where n
+    counts the properties (tests) that quote code and k those whose quote coverage over
+    the patch's changed lines reaches 50; the reference score alone when n is 0, and 0
+    for an empty, unreadable or test-only patch.
+
+``judge.rubric``
+    For each requirement, the code spans (`…`) of its title say where the change must be;
+    the other spans of its detail are code quotes. A span that looks like a path (has a
+    ``/`` or a source-file extension), in title or detail, must be a file the patch
+    changes. A function in the title (``f()``) must be the scope of some change of the
+    patch; a type (``Paginator``) may also be named in such a change's hunk header; the
+    quotes are then compared with the lines of those changes only. Other title spans are
+    quotes too. The requirement passes when these hold and the quote coverage reaches 50.
+    One with no span at all passes when the reference score reaches 50 (fails without a
+    usable reference). Verdict VALID when the patch changes non-test code and every
+    requirement passes. Without requirements (a rubric's Markdown is not read): VALID when
+    the reference score reaches 50, INVALID without a usable reference.
+"""
+
+from typing import Any
+
+from . import rubrics, scores
+from .patches import (
+    COVERAGE_LINES,
+    COVERAGE_PASS,
+    EMPTY_PATCH,
+    NO_CODE_CHANGE,
+    NO_REFERENCE,
+    PREFIX,
+    QUOTE_WIDTH,
+    QUOTED_LINES,
+    UNREADABLE_PATCH,
+    read_patch,
+    say,
+)
+from .rubrics import PASS_SCORE
+from .scores import AGREE_WITHIN, CHECK_WEIGHT, FILE_WEIGHT, TEXT_WEIGHT, UNDECIDED, Score
+
+# The rules live in ``rubrics.py`` (``rubric.draft``, ``judge.rubric``) and ``scores.py``
+# (``judge.s*``), over what ``patches.py`` reads; their constants are re-exported here.
+__all__ = [
+    "AGREE_WITHIN",
+    "BAD_INPUT",
+    "CHECK_WEIGHT",
+    "COVERAGE_LINES",
+    "COVERAGE_PASS",
+    "EMPTY_PATCH",
+    "FILE_WEIGHT",
+    "MISSING_INPUT",
+    "NO_CODE_CHANGE",
+    "NO_REFERENCE",
+    "OFFLINE_MODEL",
+    "PASS_SCORE",
+    "PREFIX",
+    "QUOTED_LINES",
+    "QUOTE_WIDTH",
+    "SCORE_PURPOSES",
+    "SUPPORTED_PURPOSES",
+    "TEXT_WEIGHT",
+    "UNDECIDED",
+    "UNREADABLE_PATCH",
+    "UNSUPPORTED_PURPOSE",
+    "OfflineUnsupported",
+    "offline_answer",
+]
+
+OFFLINE_MODEL = "heuristic-v1"
+
+UNSUPPORTED_PURPOSE = "the offline model cannot answer purpose {purpose!r}; it answers {supported}"
+MISSING_INPUT = "offline answer to {purpose!r}: missing input {key!r}"
+BAD_INPUT = "offline answer to {purpose!r}: input {key!r} must be {expected}"
+
+SCORE_PURPOSES = ("judge.s1a", "judge.s1b", "judge.s2", "judge.s3", "judge.s4", "judge.s5")
+SUPPORTED_PURPOSES = (
+    "rubric.draft",
+    "judge.rubric",
+    *SCORE_PURPOSES,
+    "judge.s4.analyze",
+    "judge.s5.tests",
+)
+
+
+class OfflineUnsupported(ValueError):
+    """The offline model cannot answer this purpose, or its inputs are incomplete."""
+
+
+def _get(inputs: dict[str, Any], purpose: str, key: str, expected: tuple[type, ...]) -> Any:
+    if key not in inputs:
+        raise OfflineUnsupported(MISSING_INPUT.format(purpose=purpose, key=key))
+    if not isinstance(inputs[key], expected):
+        kinds = " or ".join("None" if kind is type(None) else kind.__name__ for kind in expected)
+        raise OfflineUnsupported(BAD_INPUT.format(purpose=purpose, key=key, expected=kinds))
+    return inputs[key]
+
+
+def _check_items(purpose: str, key: str, items: Any) -> list[dict[str, Any]]:
+    if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+        raise OfflineUnsupported(BAD_INPUT.format(purpose=purpose, key=key, expected="objects"))
+    return items
+
+
+def _score(purpose: str, inputs: dict[str, Any]) -> Score:
+    candidate = read_patch(_get(inputs, purpose, "candidate_diff", (str,)))
+    if purpose == "judge.s1a":
+        return scores.s1a(candidate)
+    reference = read_patch(_get(inputs, purpose, "reference_diff", (str, type(None))))
+    base = scores.reference_score(candidate, reference)
+    if purpose == "judge.s2":
+        before = _get(inputs, purpose, "previous", (dict,)).get("score")
+        if not isinstance(before, int) or isinstance(before, bool):
+            raise OfflineUnsupported(
+                BAD_INPUT.format(purpose=purpose, key="previous.score", expected="an int")
+            )
+        return scores.recheck(base, before)
+    if purpose == "judge.s4":
+        properties = [str(p) for p in _get(inputs, purpose, "properties", (list,))]
+        return scores.checked_score(base, properties, candidate, "properties")
+    if purpose == "judge.s5":
+        tests = _check_items(purpose, "tests", _get(inputs, purpose, "tests", (list,)))
+        texts = [f"{t.get('name', '')} {t.get('description', '')}" for t in tests]
+        return scores.checked_score(base, texts, candidate, "tests")
+    return base  # s1b and s3: the offline model cannot tell "correct" from "equivalent"
+
+
+def offline_answer(*, purpose: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    """The offline model's answer to ``purpose``, computed from ``inputs`` by the rules above.
+
+    Raises ``OfflineUnsupported`` for an unknown purpose or a missing or mistyped input.
+    """
+    if purpose not in SUPPORTED_PURPOSES:
+        supported = ", ".join(SUPPORTED_PURPOSES)
+        raise OfflineUnsupported(UNSUPPORTED_PURPOSE.format(purpose=purpose, supported=supported))
+    bug = _get(inputs, purpose, "bug", (dict,))
+    if purpose in SCORE_PURPOSES:
+        score = _score(purpose, inputs)
+        return {"score": max(0, min(100, score.value)), "reasoning": say(score.reason)}
+    if purpose == "judge.rubric":
+        candidate = read_patch(_get(inputs, purpose, "candidate_diff", (str,)))
+        reference = read_patch(_get(inputs, purpose, "reference_diff", (str, type(None))))
+        rubric = _get(inputs, purpose, "rubric", (dict, type(None)))
+        _check_items(purpose, "rubric.requirements", (rubric or {}).get("requirements") or [])
+        return rubrics.judge_rubric(candidate, reference, rubric)
+    reference = read_patch(_get(inputs, purpose, "reference_diff", (str,)))
+    if purpose == "judge.s4.analyze":
+        return {"properties": scores.properties_of(reference)}
+    if purpose == "judge.s5.tests":
+        return {"tests": scores.tests_of(reference)}
+    variant = _get(inputs, purpose, "variant", (str,))
+    if variant not in ("templated", "free_form"):
+        expected = "'templated' or 'free_form'"
+        raise OfflineUnsupported(
+            BAD_INPUT.format(purpose=purpose, key="variant", expected=expected)
+        )
+    draft = rubrics.templated_draft(bug, reference)
+    return draft if variant == "templated" else {"rubric": rubrics.free_form(draft)}
