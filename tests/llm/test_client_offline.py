@@ -71,7 +71,7 @@ def test_offline_answers_depend_on_the_inputs_not_only_the_messages() -> None:
 def test_a_purpose_the_heuristic_cannot_answer_is_a_stored_error() -> None:
     request = LLMRequest(purpose="summarize.code", messages=(), schema=SCORE_SCHEMA)
 
-    with pytest.raises(LLMError, match="cannot answer purpose 'summarize.code'") as info:
+    with pytest.raises(LLMError, match=r"cannot answer purpose 'summarize\.code'") as info:
         complete(request)
 
     row = LLMCall.objects.get(pk=info.value.call_id)
@@ -100,7 +100,7 @@ def test_sixteen_threads_logging_at_once_never_see_a_locked_database() -> None:
                     "+    return n", f"+    return n + {thread * 1000 + index}"
                 )
                 complete(judge_request(candidate))
-        except BaseException as error:  # noqa: BLE001 - reported below
+        except BaseException as error:  # reported below
             errors.append(error)
         finally:
             connection.close()
