@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth.models import User
 from pytest_django.fixtures import Settings
 
-from rubrics.models import Bug, Rubric, RubricEvent, RubricRevision
+from rubrics.models import Rubric, RubricEvent, RubricRevision
 from rubrics.prompts import DRAFT_PROMPT_VERSION
 from rubrics.services import (
     COMMENT_REQUIRED,
@@ -119,8 +119,8 @@ def test_a_free_form_draft_is_text(reviewer: User) -> None:
 def test_a_draft_through_an_openai_server_records_the_model(
     settings: Settings, tmp_path: Path
 ) -> None:
-    bug = Bug.objects.get(pk=BugFactory().pk)
-    rubric = Rubric.objects.create(bug=bug, variant=Rubric.Variant.TEMPLATED)
+    rubric = Rubric.objects.create(bug=BugFactory(), variant=Rubric.Variant.TEMPLATED)
+    bug = rubric.bug
     with OpenAIServer() as server:
         point_at(settings, tmp_path, PROVIDER="openai", OPENAI_BASE_URL=server.base_url)
         server.script(ok(DRAFT_ANSWER, input_tokens=900, output_tokens=120))
