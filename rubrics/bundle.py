@@ -14,7 +14,7 @@ import hashlib
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import IO, Any, TypeVar
 
 from django.conf import settings
@@ -22,52 +22,87 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
+from .bundle_read import (
+    BAD_TEXT,
+    EMPTY_VALUE,
+    INVALID_JSON,
+    KEY_FIELD,
+    MISSING_FIELD,
+    NOT_AN_OBJECT,
+    NOT_FINITE,
+    NOT_UTF8,
+    TOO_DEEP,
+    UNKNOWN_FIELD,
+    WRONG_TYPE,
+    BundleError,
+    FieldSpec,
+    Record,
+    check_key,
+    fields_errors,
+    read_records,
+    shorten,
+)
 from .models import Bug, BundleImport, Dataset, Patch
 
+__all__ = [
+    "BAD_TEXT",
+    "CONCURRENT_IMPORT",
+    "DATASET_NAME_TOO_LONG",
+    "DATASET_SLUG_TAKEN",
+    "DUPLICATE_IN_FILE",
+    "EMPTY_FILE",
+    "EMPTY_VALUE",
+    "FILE_TOO_LARGE",
+    "INVALID_DATASET_NAME",
+    "INVALID_JSON",
+    "INVALID_REFERENCE",
+    "KEY_FIELD",
+    "MISSING_FIELD",
+    "MISSING_KIND",
+    "MORE_ERRORS",
+    "NOT_AN_OBJECT",
+    "NOT_FINITE",
+    "NOT_UTF8",
+    "TOO_DEEP",
+    "UNKNOWN_FIELD",
+    "UNKNOWN_KIND",
+    "UNKNOWN_REFERENCE",
+    "WRONG_TYPE",
+    "BundleError",
+    "BundleImportError",
+    "FieldSpec",
+    "ImportContext",
+    "ImportSummary",
+    "KindCounts",
+    "Record",
+    "RecordKind",
+    "bundle_export",
+    "bundle_import",
+    "bundle_validate",
+    "check_key",
+    "dataset_resolve",
+    "dataset_slug",
+    "kind_plural",
+    "register_kind",
+    "registered_kinds",
+    "shorten",
+    "summary_text",
+]
+
 FILE_TOO_LARGE = "the file is over the size limit of {limit:,} bytes"
-NOT_UTF8 = "not valid UTF-8 (byte {byte} of the line)"
-INVALID_JSON = "invalid JSON: {error}"
-NOT_AN_OBJECT = "a record must be a JSON object, got {type}"
 MISSING_KIND = "missing field; every record needs a kind ({kinds})"
 UNKNOWN_KIND = "unknown kind {kind!r}; expected one of: {kinds}"
-RUBRIC_NOT_SUPPORTED = (
-    "rubric records are not supported yet: this version of SE-Jury web imports bug, "
-    "patch and label records only; remove the rubric lines to import the rest"
-)
-MISSING_FIELD = "missing required field"
-UNKNOWN_FIELD = "unknown field for a {kind} record (allowed: {allowed})"
-WRONG_TYPE = "expected {expected}, got {got}"
-EMPTY_VALUE = "must not be empty"
 DUPLICATE_IN_FILE = "duplicate {kind} {what} in the file: first given on line {first}"
 EMPTY_FILE = "the file holds no records"
 INVALID_DATASET_NAME = "a dataset name needs at least one ASCII letter or digit"
 DATASET_NAME_TOO_LONG = "a dataset name may have at most 200 characters"
 DATASET_SLUG_TAKEN = "the name {name!r} makes the URL name {slug!r}, which dataset {other!r} has"
-TOO_DEEP = "invalid JSON: nested too deeply"
-NOT_FINITE = "invalid JSON: the number {value} is too large"
-BAD_TEXT = "contains {what}, which cannot be stored"
 INVALID_REFERENCE = "{kind} {key!r} is itself invalid (line {line})"
 UNKNOWN_REFERENCE = "unknown {kind} {key!r}: neither in this file nor in the dataset"
 CONCURRENT_IMPORT = "another import changed this dataset at the same time; import the file again"
 MORE_ERRORS = "{count} more errors not shown (only the first {shown} are listed)"
 
 T = TypeVar("T")
-
-# Kinds known by name that this version cannot import, with the reason.
-UNSUPPORTED_KINDS = {"rubric": RUBRIC_NOT_SUPPORTED}
-
-
-@dataclass(frozen=True)
-class BundleError:
-    line: int | None
-    field: str | None
-    message: str
-
-    def __str__(self) -> str:
-        where = [f"line {self.line}"] if self.line is not None else []
-        if self.field:
-            where.append(f"field {self.field!r}")
-        return f"{', '.join(where)}: {self.message}" if where else self.message
 
 
 class BundleImportError(Exception):
@@ -80,14 +115,6 @@ class BundleImportError(Exception):
         if more:
             lines.append(MORE_ERRORS.format(count=more, shown=len(errors)))
         super().__init__("\n".join(lines))
-
-
-@dataclass
-class Record:
-    line: int
-    data: dict[str, Any]
-    # What validation derived (a parsed diff's hash, a resolved reference), for the write.
-    derived: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -104,64 +131,6 @@ class ImportSummary:
     counts: dict[str, KindCounts]
     notes: list[str]
     unchanged: bool  # True when the import wrote nothing new
-
-
-@dataclass(frozen=True)
-class FieldSpec:
-    types: tuple[type, ...]
-    required: bool = False
-    nullable: bool = False
-    non_empty: bool = False
-    max_length: int | None = None
-    check: Callable[[Any], str | None] | None = None  # returns an error message or None
-
-    def validate(self, value: Any) -> str | None:
-        if value is None:
-            return (
-                None if self.nullable else WRONG_TYPE.format(expected=self.describe(), got="null")
-            )
-        # bool is an int in Python; JSON keeps them apart, and so do we.
-        if isinstance(value, bool) and bool not in self.types:
-            return WRONG_TYPE.format(expected=self.describe(), got=_json_type(value))
-        if not isinstance(value, self.types):
-            return WRONG_TYPE.format(expected=self.describe(), got=_json_type(value))
-        if self.non_empty and isinstance(value, str) and not value.strip():
-            return EMPTY_VALUE
-        if self.max_length is not None and isinstance(value, str) and len(value) > self.max_length:
-            return f"longer than {self.max_length} characters"
-        return self.check(value) if self.check else None
-
-    def describe(self) -> str:
-        names = [_TYPE_NAMES[t] for t in self.types]
-        if self.nullable:
-            names.append("null")
-        return " or ".join(names)
-
-
-_TYPE_NAMES: dict[type, str] = {str: "a string", dict: "an object", bool: "true or false"}
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
-
-
-def check_key(value: str) -> str | None:
-    if "/" in value or value != value.strip():
-        return "a key must not contain '/' or start or end with whitespace"
-    return None
-
-
-KEY_FIELD = FieldSpec((str,), required=True, non_empty=True, max_length=200, check=check_key)
 
 
 class ImportContext:
@@ -253,114 +222,6 @@ def register_core_kinds() -> None:
 
     register_kind(BugKind())
     register_kind(PatchKind())
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if value in (float("inf"), float("-inf")):
-        raise ValueError(NOT_FINITE.format(value=shorten(text)))
-    return value
-
-
-def shorten(value: object, limit: int = 80) -> str:
-    """``value`` as text, cut to ``limit`` characters, for echoing user input in errors."""
-    text = str(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _bad_text(value: Any) -> str | None:
-    """What makes a JSON value unstorable: a NUL or an unpaired surrogate in any string."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            if "\x00" in item:
-                return "a NUL character (\\u0000)"
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                return "an unpaired surrogate (\\ud800–\\udfff), which is not Unicode"
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return None
-
-
-def _read_records(data: bytes, errors: list[BundleError]) -> Iterator[Record]:
-    """Yield each non-blank line's object; report undecodable lines to ``errors``."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        raw = raw.removesuffix(b"\r")
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            errors.append(BundleError(number, None, NOT_UTF8.format(byte=exc.start + 1)))
-            continue
-        if not text.strip():
-            continue
-        try:
-            obj = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
-        except RecursionError:
-            errors.append(BundleError(number, None, TOO_DEEP))
-            continue
-        except ValueError as exc:
-            message = (
-                str(exc) if str(exc).startswith("invalid JSON") else INVALID_JSON.format(error=exc)
-            )
-            errors.append(BundleError(number, None, message))
-            continue
-        if not isinstance(obj, dict):
-            errors.append(BundleError(number, None, NOT_AN_OBJECT.format(type=_json_type(obj))))
-            continue
-        bad = [(name, what) for name, value in obj.items() if (what := _bad_text([name, value]))]
-        for name, what in bad:
-            errors.append(BundleError(number, shorten(name), BAD_TEXT.format(what=what)))
-        if not bad:
-            yield Record(line=number, data=obj)
-
-
-def _validate_shape(record: Record, errors: list[BundleError]) -> RecordKind | None:
-    kinds = ", ".join(sorted(_KINDS))
-    kind_name = record.data.get("kind")
-    if kind_name is None:
-        errors.append(BundleError(record.line, "kind", MISSING_KIND.format(kinds=kinds)))
-        return None
-    if not isinstance(kind_name, str) or kind_name not in _KINDS:
-        message = UNSUPPORTED_KINDS.get(kind_name) if isinstance(kind_name, str) else None
-        unknown = UNKNOWN_KIND.format(kind=shorten(kind_name), kinds=kinds)
-        errors.append(BundleError(record.line, "kind", message or unknown))
-        return None
-    kind = _KINDS[kind_name]
-    ok = True
-    for name in record.data:
-        if name != "kind" and name not in kind.fields:
-            allowed = ", ".join(kind.fields)
-            errors.append(
-                BundleError(
-                    record.line,
-                    shorten(name),
-                    UNKNOWN_FIELD.format(kind=kind.name, allowed=allowed),
-                )
-            )
-            ok = False
-    for name, spec in kind.fields.items():
-        if name not in record.data:
-            if spec.required:
-                errors.append(BundleError(record.line, name, MISSING_FIELD))
-                ok = False
-            continue
-        message = spec.validate(record.data[name])
-        if message:
-            errors.append(BundleError(record.line, name, message))
-            ok = False
-    return kind if ok else None
 
 
 def kind_plural(kind: str, count: int = 2) -> str:

@@ -1,7 +1,12 @@
+import re
+from typing import Any
+
 from django import forms
 from django.conf import settings
 
 from .bundle import FILE_TOO_LARGE
+from .models import Bug, Dataset, Rubric
+from .services import NO_BUGS
 
 
 class BundleUploadForm(forms.Form):
@@ -17,3 +22,35 @@ class BundleUploadForm(forms.Form):
         if upload.size > limit:
             raise forms.ValidationError(FILE_TOO_LARGE.format(limit=limit))
         return upload
+
+
+UNKNOWN_BUGS = "no bug {keys} in this dataset"
+
+
+class DraftRequestForm(forms.Form):
+    """Which bugs to draft: every bug of the dataset, or those named (comma or space separated)."""
+
+    variant = forms.ChoiceField(choices=Rubric.Variant.choices, initial=Rubric.Variant.TEMPLATED)
+    bug_keys = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Leave empty for every bug of the dataset.",
+    )
+
+    def __init__(self, *args: Any, dataset: Dataset, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.dataset = dataset
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        keys = [key for key in re.split(r"[\s,]+", cleaned.get("bug_keys", "")) if key]
+        bugs = Bug.objects.filter(dataset=self.dataset).order_by("key")
+        if keys:
+            bugs = bugs.filter(key__in=keys)
+            missing = sorted(set(keys) - {bug.key for bug in bugs})
+            if missing:
+                raise forms.ValidationError(UNKNOWN_BUGS.format(keys=", ".join(missing)))
+        cleaned["bugs"] = list(bugs)
+        if not cleaned["bugs"]:
+            raise forms.ValidationError(NO_BUGS)
+        return cleaned

@@ -1,11 +1,14 @@
 """Reads of datasets, bugs and patches, shaped for the pages that show them."""
 
+from dataclasses import dataclass
+from datetime import datetime
+
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 
-from .models import Bug, Dataset, Patch
+from .models import Bug, Dataset, DraftBatch, Patch, Rubric
 
 BUGS_PER_PAGE = 50
 
@@ -90,3 +93,50 @@ def patch_duplicates(*, patch: Patch) -> QuerySet[Patch]:
 def patch_annotations(*, patch: Patch) -> QuerySet:
     """The patch's labels with their annotators (for leads only)."""
     return patch.annotations.select_related("annotator").order_by("annotator__username")
+
+
+@dataclass(frozen=True)
+class DraftProgress:
+    """Where a draft batch stands, read from its rubrics (so it survives any reload)."""
+
+    total: int
+    drafted: int
+    failed: int
+    drafting: int
+    started_at: datetime
+    rubrics: list[Rubric]
+
+    @property
+    def done(self) -> bool:
+        return self.drafting == 0
+
+    @property
+    def percent(self) -> int:
+        return round(100 * (self.drafted + self.failed) / self.total) if self.total else 100
+
+
+def draft_batch_progress(batch: DraftBatch) -> DraftProgress:
+    rubrics = list(batch.rubrics.select_related("bug").order_by("bug__key"))
+    statuses = [rubric.status for rubric in rubrics]
+    drafting = statuses.count(Rubric.Status.DRAFTING)
+    failed = statuses.count(Rubric.Status.DRAFT_FAILED)
+    return DraftProgress(
+        total=len(rubrics),
+        drafted=len(rubrics) - drafting - failed,
+        failed=failed,
+        drafting=drafting,
+        started_at=batch.created_at,
+        rubrics=rubrics,
+    )
+
+
+def dataset_rubric_counts(dataset: Dataset) -> list[tuple[str, str, int]]:
+    """(status, label, count) of the rubrics of ``dataset``, every status, in workflow order."""
+    rows = (
+        Rubric.objects.filter(bug__dataset=dataset)
+        .order_by()
+        .values_list("status")
+        .annotate(n=Count("id"))
+    )
+    found = dict(rows)
+    return [(status, label, found.get(status, 0)) for status, label in Rubric.Status.choices]

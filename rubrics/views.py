@@ -9,7 +9,7 @@ from sejury_web.roles import Role, role_required, user_has_role
 
 from . import selectors
 from .bundle import BundleImportError, bundle_export, bundle_import, summary_text
-from .forms import BundleUploadForm
+from .forms import BundleUploadForm, DraftRequestForm
 
 BROWSE_ROLES = (Role.LEAD, Role.REVIEWER)
 
@@ -33,6 +33,9 @@ def dataset_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     if request.htmx and request.htmx.target == "bug-table":
         return render(request, "rubrics/_bug_table.html", context)
     context["imports"] = dataset.imports.select_related("imported_by")[:5]
+    context["rubric_counts"] = selectors.dataset_rubric_counts(dataset)
+    context["draft_form"] = DraftRequestForm(dataset=dataset)
+    context["draft_batches"] = dataset.draft_batches.select_related("requested_by")[:3]
     return render(request, "rubrics/dataset_detail.html", context)
 
 

@@ -1,6 +1,6 @@
 """One interface to every model provider: ``complete(request) -> response``.
 
-See ``client.py`` for what a call does, ``config.py`` for where it goes, ``offline.py`` for
+See ``client.py`` for what a call does, ``config.py`` for where it goes, ``offline/`` for
 the heuristic that answers when no model is configured, and ``prices.py`` for what it costs.
 """
 

@@ -1,0 +1,206 @@
+"""Reading a bundle's lines: decoding, JSON, storable text, and the fields of a record.
+
+Nothing here knows the record kinds: :func:`read_records` turns bytes into :class:`Record`
+objects, and :func:`fields_errors` checks an object against a kind's :class:`FieldSpec` map
+(a record's fields, or those of an object nested in it). ``rubrics.bundle`` re-exports it all.
+"""
+
+import json
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+NOT_UTF8 = "not valid UTF-8 (byte {byte} of the line)"
+INVALID_JSON = "invalid JSON: {error}"
+NOT_AN_OBJECT = "a record must be a JSON object, got {type}"
+MISSING_FIELD = "missing required field"
+UNKNOWN_FIELD = "unknown field for a {kind} record (allowed: {allowed})"
+WRONG_TYPE = "expected {expected}, got {got}"
+EMPTY_VALUE = "must not be empty"
+TOO_LONG_VALUE = "longer than {limit} characters"
+TOO_DEEP = "invalid JSON: nested too deeply"
+NOT_FINITE = "invalid JSON: the number {value} is too large"
+BAD_TEXT = "contains {what}, which cannot be stored"
+BAD_KEY = "a key must not contain '/' or start or end with whitespace"
+
+
+@dataclass(frozen=True)
+class BundleError:
+    line: int | None
+    field: str | None
+    message: str
+
+    def __str__(self) -> str:
+        where = [f"line {self.line}"] if self.line is not None else []
+        if self.field:
+            where.append(f"field {self.field!r}")
+        return f"{', '.join(where)}: {self.message}" if where else self.message
+
+
+@dataclass
+class Record:
+    line: int
+    data: dict[str, Any]
+    # What validation derived (a parsed diff's hash, a resolved reference), for the write.
+    derived: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    types: tuple[type, ...]
+    required: bool = False
+    nullable: bool = False
+    non_empty: bool = False
+    max_length: int | None = None
+    check: Callable[[Any], str | None] | None = None  # returns an error message or None
+
+    def validate(self, value: Any) -> str | None:
+        if value is None:
+            return (
+                None if self.nullable else WRONG_TYPE.format(expected=self.describe(), got="null")
+            )
+        # bool is an int in Python; JSON keeps them apart, and so do we.
+        if isinstance(value, bool) and bool not in self.types:
+            return WRONG_TYPE.format(expected=self.describe(), got=json_type(value))
+        if not isinstance(value, self.types):
+            return WRONG_TYPE.format(expected=self.describe(), got=json_type(value))
+        if self.non_empty and isinstance(value, str) and not value.strip():
+            return EMPTY_VALUE
+        if self.max_length is not None and isinstance(value, str) and len(value) > self.max_length:
+            return TOO_LONG_VALUE.format(limit=self.max_length)
+        return self.check(value) if self.check else None
+
+    def describe(self) -> str:
+        names = [_TYPE_NAMES[t] for t in self.types]
+        if self.nullable:
+            names.append("null")
+        return " or ".join(names)
+
+
+_TYPE_NAMES: dict[type, str] = {
+    str: "a string",
+    dict: "an object",
+    list: "an array",
+    bool: "true or false",
+}
+
+
+def json_type(value: Any) -> str:
+    """What a JSON value is, in the words of an error message (``a string``, ``an array``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def check_key(value: str) -> str | None:
+    if "/" in value or value != value.strip():
+        return BAD_KEY
+    return None
+
+
+KEY_FIELD = FieldSpec((str,), required=True, non_empty=True, max_length=200, check=check_key)
+
+
+def fields_errors(
+    data: Mapping[str, Any],
+    fields: Mapping[str, FieldSpec],
+    *,
+    unknown: str,
+    ignore: frozenset[str] = frozenset(),
+) -> list[tuple[str, str]]:
+    """``(field, message)`` for each unknown, missing or invalid field of ``data``.
+
+    ``unknown`` is the message for a field that ``fields`` does not list; names in
+    ``ignore`` (a record's ``kind``) are neither checked nor unknown.
+    """
+    errors = [
+        (shorten(name), unknown) for name in data if name not in ignore and name not in fields
+    ]
+    for name, spec in fields.items():
+        if name not in data:
+            if spec.required:
+                errors.append((name, MISSING_FIELD))
+            continue
+        message = spec.validate(data[name])
+        if message:
+            errors.append((name, message))
+    return errors
+
+
+def shorten(value: object, limit: int = 80) -> str:
+    """``value`` as text, cut to ``limit`` characters, for echoing user input in errors."""
+    text = str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(NOT_FINITE.format(value=shorten(text)))
+    return value
+
+
+def _bad_text(value: Any) -> str | None:
+    """What makes a JSON value unstorable: a NUL or an unpaired surrogate in any string."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return "a NUL character (\\u0000)"
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return "an unpaired surrogate (\\ud800–\\udfff), which is not Unicode"
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
+
+
+def read_records(data: bytes, errors: list[BundleError]) -> Iterator[Record]:
+    """Yield each non-blank line's object; report undecodable lines to ``errors``."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        raw = raw.removesuffix(b"\r")
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            errors.append(BundleError(number, None, NOT_UTF8.format(byte=exc.start + 1)))
+            continue
+        if not text.strip():
+            continue
+        try:
+            obj = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        except RecursionError:
+            errors.append(BundleError(number, None, TOO_DEEP))
+            continue
+        except ValueError as exc:
+            message = (
+                str(exc) if str(exc).startswith("invalid JSON") else INVALID_JSON.format(error=exc)
+            )
+            errors.append(BundleError(number, None, message))
+            continue
+        if not isinstance(obj, dict):
+            errors.append(BundleError(number, None, NOT_AN_OBJECT.format(type=json_type(obj))))
+            continue
+        bad = [(name, what) for name, value in obj.items() if (what := _bad_text([name, value]))]
+        for name, what in bad:
+            errors.append(BundleError(number, shorten(name), BAD_TEXT.format(what=what)))
+        if not bad:
+            yield Record(line=number, data=obj)

@@ -1,0 +1,158 @@
+"""Charts drawn on the server as inline SVG: no JavaScript, no external files.
+
+``{% cdf_chart report %}`` draws the CDF of normalized edit distance (paper 004, Figure 2)
+as a step chart; ``cdf_svg`` is the pure function behind it.
+"""
+
+import math
+from collections.abc import Sequence
+
+from django import template
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+from rubrics.analytics import NO_GOLDEN_RUBRICS, CdfPoint, RubricReport
+
+register = template.Library()
+
+WIDTH, HEIGHT = 560, 320
+# Room for the tick labels and the axis titles.
+MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, MARGIN_BOTTOM = 64, 20, 16, 52
+Y_TICKS = (0.0, 0.25, 0.5, 0.75, 1.0)
+INK, GRID, LINE, MEDIAN = "#1d232b", "#e3e7ee", "#2454c6", "#b3261e"
+
+
+def x_ticks(largest: float) -> tuple[float, ...]:
+    """Ticks from 0 covering ``largest``: steps of 0.2 up to 1, then of 0.5, then wider."""
+    if largest <= 1:
+        return tuple(round(0.2 * i, 1) for i in range(6))
+    step = 0.5 if largest <= 3 else float(math.ceil(largest / 6))
+    count = math.ceil(largest / step - 1e-9)
+    return tuple(round(step * i, 1) for i in range(count + 1))
+
+
+def _tick_label(value: float) -> str:
+    return f"{value:g}"
+
+
+def cdf_svg(
+    points: Sequence[CdfPoint],
+    *,
+    title: str,
+    desc: str,
+    median: float | None = None,
+    x_label: str = "Normalized edit distance",
+    y_label: str = "Share of golden rubrics",
+    chart_id: str = "cdf",
+) -> SafeString:
+    """An SVG step chart of an empirical CDF; ``points`` as ``cdf_points`` gives them.
+
+    The line starts at (0, 0), rises by each point's share at its x, and runs on to the end
+    of the axis. With no points the axes carry a "no golden rubrics yet" note.
+    """
+    ticks = x_ticks(max((p.x for p in points), default=0.0))
+    x_top = ticks[-1]
+    plot_w = WIDTH - MARGIN_LEFT - MARGIN_RIGHT
+    plot_h = HEIGHT - MARGIN_TOP - MARGIN_BOTTOM
+
+    def sx(x: float) -> float:
+        return round(MARGIN_LEFT + plot_w * x / x_top, 2)
+
+    def sy(share: float) -> float:
+        return round(MARGIN_TOP + plot_h * (1 - share), 2)
+
+    bottom, left = sy(0), sx(0)
+    parts = [
+        f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}"'
+        f' role="img" aria-labelledby="{chart_id}-title {chart_id}-desc"'
+        f' xmlns="http://www.w3.org/2000/svg" font-family="system-ui, sans-serif" font-size="12">',
+        f'<title id="{chart_id}-title">{escape(title)}</title>',
+        f'<desc id="{chart_id}-desc">{escape(desc)}</desc>',
+    ]
+    for share in Y_TICKS:
+        y = sy(share)
+        parts.append(
+            f'<line x1="{left}" y1="{y}" x2="{sx(x_top)}" y2="{y}" stroke="{GRID}"/>'
+            f'<text x="{left - 8}" y="{y + 4}" text-anchor="end" fill="{INK}">'
+            f"{share:.0%}</text>"
+        )
+    for tick in ticks:
+        x = sx(tick)
+        parts.append(
+            f'<line x1="{x}" y1="{bottom}" x2="{x}" y2="{bottom + 5}" stroke="{INK}"/>'
+            f'<text x="{x}" y="{bottom + 18}" text-anchor="middle" fill="{INK}">'
+            f"{_tick_label(tick)}</text>"
+        )
+    parts += [
+        f'<line x1="{left}" y1="{bottom}" x2="{sx(x_top)}" y2="{bottom}" stroke="{INK}"/>',
+        f'<line x1="{left}" y1="{sy(1)}" x2="{left}" y2="{bottom}" stroke="{INK}"/>',
+        f'<text x="{sx(x_top / 2)}" y="{HEIGHT - 10}" text-anchor="middle" fill="{INK}">'
+        f"{escape(x_label)}</text>",
+        f'<text transform="translate(16 {sy(0.5)}) rotate(-90)" text-anchor="middle"'
+        f' fill="{INK}">{escape(y_label)}</text>',
+    ]
+    if not points:
+        parts.append(
+            f'<text x="{sx(x_top / 2)}" y="{sy(0.5)}" text-anchor="middle" fill="{INK}">'
+            f"{escape(NO_GOLDEN_RUBRICS.capitalize())}</text></svg>"
+        )
+        return mark_safe("".join(parts))  # noqa: S308 - every text above is escaped
+    if median is not None:
+        x = sx(median)
+        parts.append(
+            f'<line class="chart-median" x1="{x}" y1="{sy(1)}" x2="{x}" y2="{bottom}"'
+            f' stroke="{MEDIAN}" stroke-dasharray="4 3"/>'
+            f'<text x="{x + 4}" y="{sy(1) + 12}" fill="{MEDIAN}">median {median:.2f}</text>'
+        )
+    path = [f"M{left} {bottom}"]
+    for point in points:
+        path.append(f"H{sx(point.x)} V{sy(point.share)}")
+    path.append(f"H{sx(x_top)}")
+    parts.append(
+        f'<path class="chart-step" d="{" ".join(path)}" fill="none" stroke="{LINE}"'
+        ' stroke-width="2"/>'
+    )
+    for point in points:
+        parts.append(
+            f'<circle cx="{sx(point.x)}" cy="{sy(point.share)}" r="3" fill="{LINE}">'
+            f"<title>≤ {point.x:.2f}: {point.share:.0%} of golden rubrics</title></circle>"
+        )
+    parts.append("</svg>")
+    return mark_safe("".join(parts))  # noqa: S308 - every text above is escaped
+
+
+@register.simple_tag
+def cdf_chart(report: RubricReport) -> SafeString:
+    """Figure 2 of paper 004 for ``report``: the CDF of normalized edit distance."""
+    if report.has_golden:
+        desc = (
+            f"Empirical CDF of the normalized edit distance between draft and golden rubric,"
+            f" over {report.golden_count} golden rubrics: median {report.normalized_median:.2f},"
+            f" maximum {report.normalized_max:.2f}."
+        )
+    else:
+        desc = f"Empty chart: {NO_GOLDEN_RUBRICS}."
+    return cdf_svg(
+        report.cdf,
+        title="CDF of normalized edit distance",
+        desc=desc,
+        median=report.normalized_median,
+    )
+
+
+@register.filter
+def percent(value: float | None, digits: int = 1) -> str:
+    """``0.667`` → ``66.7%``; ``–`` for nothing."""
+    if value is None:
+        return "–"
+    return f"{value:.{digits}%}"
+
+
+@register.filter
+def number(value: float | None, digits: int = 2) -> str:
+    """Whole numbers without decimals (with thousands separators), others with ``digits``."""
+    if value is None:
+        return "–"
+    if float(value).is_integer():
+        return f"{value:,.0f}"
+    return f"{value:,.{digits}f}"
