@@ -157,6 +157,8 @@ SEJURY_LLM = {
     "MAX_ATTEMPTS": int(os.environ.get("SEJURY_LLM_MAX_ATTEMPTS", "5")),
     "BACKOFF_BASE": float(os.environ.get("SEJURY_LLM_BACKOFF_BASE", "1.0")),
     "BACKOFF_MAX": float(os.environ.get("SEJURY_LLM_BACKOFF_MAX", "60")),
+    # A Retry-After longer than this (a daily quota, say) fails the call instead of waiting.
+    "RETRY_AFTER_MAX": float(os.environ.get("SEJURY_LLM_RETRY_AFTER_MAX", "300")),
     "LOCK_DIR": VAR_DIR / "llm-limits",
 }
 

@@ -35,9 +35,14 @@ def _loads(text: str) -> Any:
     if fenced:
         stripped = fenced.group(1).strip()
     try:
-        return json.loads(stripped)
+        return json.loads(stripped, parse_constant=_reject_constant)
     except json.JSONDecodeError as error:
         raise AnswerInvalid(NOT_JSON.format(error=error)) from None
+
+
+def _reject_constant(name: str) -> Any:
+    # Python's json reads NaN and Infinity, which slip past any minimum/maximum: not JSON.
+    raise AnswerInvalid(NOT_JSON.format(error=f"{name} is not a JSON number"))
 
 
 def answer_parse(text: str, schema: JSONSchema) -> dict[str, Any]:

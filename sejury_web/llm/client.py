@@ -16,7 +16,7 @@ import logging
 import random
 import threading
 import time
-from contextlib import nullcontext
+from contextlib import nullcontext, suppress
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -42,6 +42,11 @@ from .types import (
 
 logger = logging.getLogger(__name__)
 
+RATE_LIMITED = (
+    "{error} — the server asks to wait {seconds:.0f} s, longer than SEJURY_LLM_RETRY_AFTER_MAX"
+)
+INTERRUPTED = "interrupted before an answer: {error!r}"
+BAD_INPUTS = "LLMRequest.inputs must be JSON (no NaN, no Decimal, no sets): {error}"
 GAVE_UP = "gave up after {attempts} attempts: {error}"
 PARSE_FAILED = "the model's answer did not match the schema twice: {error}"
 _SQLITE_WRITES = threading.Lock()
@@ -59,7 +64,7 @@ def request_hash(target: Target, request: LLMRequest) -> str:
         "provider": str(target.provider),
         "base_url": target.base_url,
         "model": target.model,
-        "temperature": request.temperature,
+        "temperature": float(request.temperature),  # 0 and 0.0 are the same request
         "max_output_tokens": request.max_output_tokens,
         "messages": [[m.role, m.content] for m in request.messages],
         "schema": request.schema,
@@ -82,8 +87,18 @@ class _Attempts:
     cached_tokens: int = 0
     raw_text: str = ""
     output_mode: str = ""
+    # Dollars, summed per completion (a price tier depends on one request's size); None
+    # as soon as one completion's price is unknown.
+    cost_usd: Decimal | None = Decimal(0)
 
-    def add(self, completion: Completion) -> None:
+    def add(self, completion: Completion, model: str) -> None:
+        cost = call_cost(
+            model,
+            input_tokens=completion.input_tokens,
+            output_tokens=completion.output_tokens,
+            cached_tokens=completion.cached_tokens,
+        )
+        self.cost_usd = None if cost is None or self.cost_usd is None else self.cost_usd + cost
         self.input_tokens += completion.input_tokens
         self.output_tokens += completion.output_tokens
         self.cached_tokens += completion.cached_tokens
@@ -105,6 +120,10 @@ def complete(request: LLMRequest, *, config: LLMConfig | None = None) -> LLMResp
     Raises ``LLMError`` (``LLMParseError`` for answers that never matched the schema) after
     storing the failure; the exception's ``call_id`` names the row.
     """
+    try:
+        json.dumps(request.inputs, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise ValueError(BAD_INPUTS.format(error=error)) from None
     config = config or llm_config()
     target = config.target(request)
     key = request_hash(target, request)
@@ -162,65 +181,83 @@ def _complete_remote(
     attempts = _Attempts()
     corrected = False
     failures = 0  # transport failures; a schema correction is not one
-    while True:
-        attempts.count += 1
-        try:
-            with limiter.slot():
-                completion = adapter.send(
-                    conversation,
-                    schema=request.schema,
-                    temperature=request.temperature,
-                    max_output_tokens=request.max_output_tokens,
-                )
-        except ProviderError as error:
-            failures += 1
-            entry: dict[str, Any] = {"attempt": attempts.count, "error": str(error)}
-            if error.status is not None:
-                entry["status"] = error.status
-            if not error.retryable or failures >= config.max_attempts:
+    try:
+        while True:
+            attempts.count += 1
+            try:
+                with limiter.slot():
+                    completion = adapter.send(
+                        conversation,
+                        schema=request.schema,
+                        temperature=request.temperature,
+                        max_output_tokens=request.max_output_tokens,
+                    )
+            except ProviderError as error:
+                failures += 1
+                entry: dict[str, Any] = {"attempt": attempts.count, "error": str(error)}
+                if error.status is not None:
+                    entry["status"] = error.status
+                if error.retry_after is not None and error.retry_after > config.retry_after_max:
+                    # A daily quota says "come back in hours": a clear error now beats a worker
+                    # asleep until then.
+                    error = ProviderError(
+                        RATE_LIMITED.format(error=error, seconds=error.retry_after),
+                        retryable=False,
+                        status=error.status,
+                    )
+                if not error.retryable or failures >= config.max_attempts:
+                    attempts.log.append(entry)
+                    message = (
+                        GAVE_UP.format(attempts=failures, error=error)
+                        if error.retryable
+                        else str(error)
+                    )
+                    row = _store(
+                        request, target, key, attempts, status=LLMCall.Status.ERROR, error=message
+                    )
+                    raise LLMError(message, call_id=row.pk) from error
+                wait = _backoff(config, failures, error.retry_after)
+                entry["wait_s"] = round(wait, 3)
                 attempts.log.append(entry)
-                message = (
-                    GAVE_UP.format(attempts=failures, error=error)
-                    if error.retryable
-                    else str(error)
+                logger.info("%s: attempt %d failed (%s); retrying in %.2fs", request.purpose,
+                            attempts.count, error, wait)  # fmt: skip
+                time.sleep(wait)
+                continue
+            attempts.add(completion, target.model)
+            try:
+                answer = answer_parse(completion.text, request.schema)
+            except AnswerInvalid as error:
+                attempts.log.append(
+                    {"attempt": attempts.count, "error": str(error), "raw_text": completion.text}
                 )
-                row = _store(
-                    request, target, key, attempts, status=LLMCall.Status.ERROR, error=message
-                )
-                raise LLMError(message, call_id=row.pk) from error
-            wait = _backoff(config, failures, error.retry_after)
-            entry["wait_s"] = round(wait, 3)
-            attempts.log.append(entry)
-            logger.info("%s: attempt %d failed (%s); retrying in %.2fs", request.purpose,
-                        attempts.count, error, wait)  # fmt: skip
-            time.sleep(wait)
-            continue
-        attempts.add(completion)
-        try:
-            answer = answer_parse(completion.text, request.schema)
-        except AnswerInvalid as error:
-            attempts.log.append(
-                {"attempt": attempts.count, "error": str(error), "raw_text": completion.text}
-            )
-            if corrected:
-                message = PARSE_FAILED.format(error=error)
-                row = _store(
-                    request,
-                    target,
-                    key,
-                    attempts,
-                    status=LLMCall.Status.PARSE_FAILURE,
-                    error=message,
-                )
-                raise LLMParseError(message, call_id=row.pk) from error
-            corrected = True
-            conversation += [
-                Message("assistant", completion.text),
-                Message("user", correction(str(error), request.schema)),
-            ]
-            continue
-        row = _store(request, target, key, attempts, status=LLMCall.Status.OK, answer=answer)
-        return _response(row, from_cache=False)
+                if corrected:
+                    message = PARSE_FAILED.format(error=error)
+                    row = _store(
+                        request,
+                        target,
+                        key,
+                        attempts,
+                        status=LLMCall.Status.PARSE_FAILURE,
+                        error=message,
+                    )
+                    raise LLMParseError(message, call_id=row.pk) from error
+                corrected = True
+                conversation += [
+                    Message("assistant", completion.text),
+                    Message("user", correction(str(error), request.schema)),
+                ]
+                continue
+            row = _store(request, target, key, attempts, status=LLMCall.Status.OK, answer=answer)
+            return _response(row, from_cache=False)
+    except LLMError:
+        raise
+    except BaseException as error:
+        # A Celery time limit, a shutdown, a response the SDK could not even represent:
+        # the call still ends in a row, then the exception goes on.
+        with suppress(Exception):
+            message = INTERRUPTED.format(error=error)
+            _store(request, target, key, attempts, status=LLMCall.Status.ERROR, error=message)
+        raise
 
 
 def _store(
@@ -233,16 +270,7 @@ def _store(
     answer: dict[str, Any] | None = None,
     error: str = "",
 ) -> LLMCall:
-    cost: Decimal | None = (
-        Decimal(0)
-        if target.provider == Provider.OFFLINE
-        else call_cost(
-            target.model,
-            input_tokens=attempts.input_tokens,
-            output_tokens=attempts.output_tokens,
-            cached_tokens=attempts.cached_tokens,
-        )
-    )
+    cost = attempts.cost_usd
     if cost is not None:
         cost = cost.quantize(COST_QUANTUM)
     # One INSERT in autocommit: the shortest write transaction there is. On SQLite, threads

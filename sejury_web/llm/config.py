@@ -56,6 +56,7 @@ class LLMConfig:
     max_attempts: int
     backoff_base: float
     backoff_max: float
+    retry_after_max: float
     lock_dir: Path
 
     def target(self, request: LLMRequest) -> Target:
@@ -110,5 +111,6 @@ def llm_config(**overrides: Any) -> LLMConfig:
         max_attempts=max(1, int(raw["max_attempts"])),
         backoff_base=float(raw["backoff_base"]),
         backoff_max=float(raw["backoff_max"]),
+        retry_after_max=float(raw.get("retry_after_max", 300)),
         lock_dir=Path(raw["lock_dir"]),
     )

@@ -85,6 +85,7 @@ def test_annotators_cannot_draft(annotator_client: Client) -> None:
     assert annotator_client.post(url, {"variant": "templated"}).status_code == 403
 
 
+@pytest.mark.django_db(transaction=True)
 def test_the_command_drafts_and_waits(eager_tasks: None) -> None:
     dataset = DatasetFactory(name="Cmd")
     BugFactory.create_batch(3, dataset=dataset)

@@ -15,7 +15,7 @@ GEMINI_URL = "generativelanguage.googleapis.com"
 TIMED_OUT = "no answer from {url} within {timeout:g} s"
 UNREACHABLE = "cannot reach {url}: {error}"
 HTTP_ERROR = "{url} answered {status}: {message}"
-MALFORMED = "{url} sent a response that is not JSON"
+MALFORMED = "{url} sent a response that is not a Gemini answer ({error})"
 BLOCKED = "Gemini returned no text (finish reason {reason})"
 
 
@@ -93,12 +93,15 @@ class GeminiAdapter:
             raise ProviderError(
                 UNREACHABLE.format(url=self.url, error=error), retryable=True
             ) from error
-        except ValueError as error:  # a 200 whose body is not JSON: a broken proxy or server
-            raise ProviderError(MALFORMED.format(url=self.url), retryable=True) from error
+        except (ValueError, TypeError, AttributeError, IndexError) as error:
+            # A 200 whose body is not a generateContent response (HTML from a proxy, say).
+            message = MALFORMED.format(url=self.url, error=error)
+            raise ProviderError(message, retryable=True) from error
         text = response.text
         if text is None:
             candidate = response.candidates[0] if response.candidates else None
-            reason = candidate.finish_reason if candidate else "none"
+            reason = candidate.finish_reason if candidate else None
+            reason = getattr(reason, "name", None) or str(reason or "none")
             raise ProviderError(BLOCKED.format(reason=reason), retryable=False)
         usage = response.usage_metadata
         return Completion(
@@ -115,7 +118,9 @@ class GeminiAdapter:
     def _provider_error(self, error: errors.APIError) -> ProviderError:
         status = int(error.code or 0)
         headers = getattr(error.response, "headers", None) or {}
-        retry_after = retry_after_parse(headers.get("retry-after")) or _retry_delay(error.details)
+        retry_after = retry_after_parse(headers.get("retry-after"))
+        if retry_after is None:
+            retry_after = _retry_delay(error.details)
         return ProviderError(
             HTTP_ERROR.format(url=self.url, status=status, message=error.message or error),
             retryable=status_retryable(status),

@@ -24,7 +24,7 @@ REFUSED_FORMAT_STATUS = frozenset({400, 422})
 TIMED_OUT = "no answer from {url} within {timeout:g} s"
 UNREACHABLE = "cannot reach {url}: {error}"
 HTTP_ERROR = "{url} answered {status}: {message}"
-MALFORMED = "{url} sent a response that is not JSON"
+MALFORMED = "{url} sent a response that is not a chat completion ({error})"
 REFUSAL = "the model refused to answer: {refusal}"
 NO_CHOICE = "the server returned no choices"
 
@@ -51,6 +51,18 @@ def _response_format(mode: str, schema: JSONSchema) -> dict[str, Any] | None:
     if mode == "json_object":
         return {"type": "json_object"}
     return None
+
+
+def _refuses_format(error: openai.APIStatusError) -> bool:
+    """A 400/422 about structured output, not about the prompt (its length, say)."""
+    if error.status_code not in REFUSED_FORMAT_STATUS:
+        return False
+    body = error.body if isinstance(error.body, dict) else {}
+    inner = body.get("error", body)
+    if isinstance(inner, dict) and inner.get("param") == "response_format":
+        return True
+    text = _error_message(error).lower()
+    return any(word in text for word in ("response_format", "json_schema", "json mode", "json"))
 
 
 def _error_message(error: openai.APIStatusError) -> str:
@@ -84,7 +96,7 @@ class OpenAIChatAdapter:
             try:
                 completion = self._send(messages, schema, temperature, max_output_tokens, mode)
             except openai.APIStatusError as error:
-                if error.status_code in REFUSED_FORMAT_STATUS and mode_index + 1 < len(MODES):
+                if _refuses_format(error) and mode_index + 1 < len(MODES):
                     mode_index += 1
                     continue
                 raise self._provider_error(error) from error
@@ -95,8 +107,11 @@ class OpenAIChatAdapter:
                 cause = error.__cause__ or error
                 message = UNREACHABLE.format(url=self.url, error=cause)
                 raise ProviderError(message, retryable=True) from error
-            except ValueError as error:  # a 200 whose body is not JSON: a broken server
-                raise ProviderError(MALFORMED.format(url=self.url), retryable=True) from error
+            except (ValueError, TypeError, AttributeError, IndexError) as error:
+                # A 200 whose body is not a chat completion (HTML from a proxy, a list, no
+                # message): the SDK does not validate, so its shape errors surface here.
+                message = MALFORMED.format(url=self.url, error=error)
+                raise ProviderError(message, retryable=True) from error
             # Remembered only once a form worked: a 400 for another reason (a prompt too
             # long, say) must not downgrade the server for good.
             with _mode_lock:
@@ -137,9 +152,9 @@ class OpenAIChatAdapter:
         details = usage.prompt_tokens_details if usage else None
         return Completion(
             text=message.content or "",
-            input_tokens=usage.prompt_tokens if usage else 0,
-            output_tokens=usage.completion_tokens if usage else 0,
-            cached_tokens=(details.cached_tokens or 0) if details else 0,
+            input_tokens=int(usage.prompt_tokens or 0) if usage else 0,
+            output_tokens=int(usage.completion_tokens or 0) if usage else 0,
+            cached_tokens=int(details.cached_tokens or 0) if details else 0,
             output_mode=mode,
         )
 
