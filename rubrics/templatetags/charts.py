@@ -56,16 +56,16 @@ def cdf_svg(
     plot_h = HEIGHT - MARGIN_TOP - MARGIN_BOTTOM
 
     def sx(x: float) -> float:
-        return round(MARGIN_LEFT + plot_w * x / x_top, 2)
+        return float(round(MARGIN_LEFT + plot_w * x / x_top, 2))
 
     def sy(share: float) -> float:
-        return round(MARGIN_TOP + plot_h * (1 - share), 2)
+        return float(round(MARGIN_TOP + plot_h * (1 - share), 2))
 
     bottom, left = sy(0), sx(0)
     parts = [
         f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}"'
         f' role="img" aria-labelledby="{chart_id}-title {chart_id}-desc"'
-        f' xmlns="http://www.w3.org/2000/svg" font-family="system-ui, sans-serif" font-size="12">',
+        f' xmlns="http://www.w3.org/2000/svg" font-family="system-ui, sans-serif" font-size="13">',
         f'<title id="{chart_id}-title">{escape(title)}</title>',
         f'<desc id="{chart_id}-desc">{escape(desc)}</desc>',
     ]
@@ -99,10 +99,14 @@ def cdf_svg(
         return mark_safe("".join(parts))  # noqa: S308 - every text above is escaped
     if median is not None:
         x = sx(median)
+        # Right of the line, near the bottom, the CDF is above 50%: no point hides the label.
+        # Near the end of the axis it goes on the left, inside the chart.
+        label_x, anchor = (x + 4, "start") if median <= 0.75 * x_top else (x - 4, "end")
         parts.append(
             f'<line class="chart-median" x1="{x}" y1="{sy(1)}" x2="{x}" y2="{bottom}"'
             f' stroke="{MEDIAN}" stroke-dasharray="4 3"/>'
-            f'<text x="{x + 4}" y="{sy(1) + 12}" fill="{MEDIAN}">median {median:.2f}</text>'
+            f'<text x="{label_x}" y="{bottom - 6}" text-anchor="{anchor}" fill="{MEDIAN}">'
+            f"median {median:.2f}</text>"
         )
     path = [f"M{left} {bottom}"]
     for point in points:
@@ -150,9 +154,9 @@ def percent(value: float | None, digits: int = 1) -> str:
 
 @register.filter
 def number(value: float | None, digits: int = 2) -> str:
-    """Whole numbers without decimals (with thousands separators), others with ``digits``."""
+    """An ``int`` as it is, a ``float`` with ``digits`` decimals; thousands separated."""
     if value is None:
         return "–"
-    if float(value).is_integer():
-        return f"{value:,.0f}"
+    if isinstance(value, int):
+        return f"{value:,}"
     return f"{value:,.{digits}f}"

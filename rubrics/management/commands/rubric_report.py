@@ -13,7 +13,7 @@ from rubrics.analytics import (
 )
 from rubrics.bundle import dataset_resolve
 from rubrics.models import Rubric
-from rubrics.templatetags.charts import number
+from rubrics.templatetags.charts import number, percent
 
 UNKNOWN_DATASET = "no dataset named {name!r}"
 LABEL_WIDTH = 48
@@ -23,67 +23,71 @@ def _line(label: str, value: str) -> str:
     return f"{label:<{LABEL_WIDTH}}{value}"
 
 
-def report_text(report: DatasetRubricReport) -> str:
-    """The report for a terminal: the paper's figures, then one line per rubric."""
+def _figures(*values: float | None, digits: int = 2) -> str:
+    return " / ".join(number(value, digits) for value in values)
+
+
+def _summary_lines(report: DatasetRubricReport) -> list[str]:
     summary = report.summary
+    undrafted = f" ({report.undrafted_count} without a draft yet)" if report.undrafted_count else ""
     lines = [
-        f"Rubric report: {report.dataset.name} ({report.dataset.slug}), {report.variant} rubrics",
-        "",
-        _line("Rubrics with a draft", str(summary.rubric_count))
-        + (f" ({report.undrafted_count} without a draft yet)" if report.undrafted_count else ""),
+        _line("Rubrics with a draft", f"{summary.rubric_count}{undrafted}"),
         _line(
             "Draft length, median / mean (characters)",
-            " / ".join(
-                number(v, 1) for v in (summary.draft_length_median, summary.draft_length_mean)
-            ),
+            _figures(summary.draft_length_median, summary.draft_length_mean, digits=1),
         ),
         _line("Golden rubrics", str(summary.golden_count)),
     ]
     if not summary.has_golden:
-        lines.append(NO_GOLDEN_RUBRICS.capitalize() + ": edit statistics need golden rubrics.")
-    else:
-        rate = summary.modification_rate or 0.0
-        lines += [
-            _line("Modified (modification rate)", f"{summary.modified_count} ({rate:.1%})"),
-            _line(
-                "Edit distance, median / mean / max",
-                " / ".join(
-                    number(v, 1)
-                    for v in (summary.distance_median, summary.distance_mean, summary.distance_max)
-                ),
+        return [*lines, NO_GOLDEN_RUBRICS.capitalize() + ": edit statistics need golden rubrics."]
+    modified = f"{summary.modified_count} of {summary.golden_count} golden"
+    return [
+        *lines,
+        _line("Modified (modification rate)", f"{modified} ({percent(summary.modification_rate)})"),
+        _line(
+            "Edit distance, median / mean / max",
+            _figures(
+                summary.distance_median, summary.distance_mean, summary.distance_max, digits=1
             ),
-            _line(
-                "Normalized edit distance, median / mean / max",
-                " / ".join(
-                    number(v)
-                    for v in (
-                        summary.normalized_median,
-                        summary.normalized_mean,
-                        summary.normalized_max,
-                    )
-                ),
-            ),
-            _line(
-                "Edit types (rubrics)",
-                ", ".join(f"{kind} {summary.edit_type_counts[kind]}" for kind in EDIT_TYPES),
-            ),
-            "Themes (rubrics)",
-            *(_line(f"  {theme.label}", str(theme.count)) for theme in summary.theme_counts),
-        ]
-    if report.rows:
-        lines += ["", "Rubrics (measured at the golden revision, else the current one)"]
-        key_width = max(len("bug"), *(len(row.bug_key) for row in report.rows))
+        ),
+        _line(
+            "Normalized edit distance, median / mean / max",
+            _figures(summary.normalized_median, summary.normalized_mean, summary.normalized_max),
+        ),
+        _line(
+            "Edit types (golden rubrics)",
+            ", ".join(f"{kind} {summary.edit_type_counts[kind]}" for kind in EDIT_TYPES),
+        ),
+        "Themes (golden rubrics)",
+        *(_line(f"  {theme.label}", str(theme.count)) for theme in summary.theme_counts),
+    ]
+
+
+def _row_lines(report: DatasetRubricReport) -> list[str]:
+    key_width = max(len("bug"), *(len(row.bug_key) for row in report.rows))
+    lines = [
+        "Rubrics (measured at the golden revision, else at the current one)",
+        f"  {'bug':<{key_width}}  {'status':<22} {'at':<10} {'distance':>9} {'normalized':>10}"
+        "  edit types / themes",
+    ]
+    for row in report.rows:
+        at = f"r{row.compared_number}" + (" golden" if row.golden else "")
+        kinds = ", ".join(row.metrics.edit_types_ordered) or "–"
+        themes = ", ".join(row.themes) or "–"
         lines.append(
-            f"  {'bug':<{key_width}}  {'status':<22} {'rev':>4} {'distance':>9} {'normalized':>10}"
-            "  edit types / themes"
+            f"  {row.bug_key:<{key_width}}  {row.status_label:<22} {at:<10}"
+            f" {row.metrics.distance:>9,} {row.metrics.normalized:>10.2f}  {kinds} / {themes}"
         )
-        for row in report.rows:
-            kinds = ", ".join(row.metrics.edit_types_ordered) or "–"
-            themes = ", ".join(row.themes) or "–"
-            lines.append(
-                f"  {row.bug_key:<{key_width}}  {row.status_label:<22} {row.compared_number:>4}"
-                f" {row.metrics.distance:>9,} {row.metrics.normalized:>10.2f}  {kinds} / {themes}"
-            )
+    return lines
+
+
+def report_text(report: DatasetRubricReport) -> str:
+    """The report for a terminal: the paper's figures, then one line per rubric."""
+    dataset = report.dataset
+    lines = [f"Rubric report: {dataset.name} ({dataset.slug}), {report.variant} rubrics", ""]
+    lines += _summary_lines(report)
+    if report.rows:
+        lines += ["", *_row_lines(report)]
     return "\n".join(lines) + "\n"
 
 

@@ -100,8 +100,8 @@ class GeminiAdapter:
         text = response.text
         if text is None:
             candidate = response.candidates[0] if response.candidates else None
-            reason = candidate.finish_reason if candidate else None
-            reason = getattr(reason, "name", None) or str(reason or "none")
+            finish = candidate.finish_reason if candidate else None
+            reason = getattr(finish, "name", None) or str(finish or "none")
             raise ProviderError(BLOCKED.format(reason=reason), retryable=False)
         usage = response.usage_metadata
         return Completion(
