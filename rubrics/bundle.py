@@ -1,8 +1,9 @@
 """The JSONL bundle: import (all or nothing) and export of a dataset.
 
 A bundle holds one JSON object per line; its ``kind`` names a *record kind*. Each kind is a
-:class:`RecordKind` registered here: ``bug`` and ``patch`` by this app, ``label`` by the
-judging app (which owns annotations; ``rubrics`` never imports ``judging``).
+:class:`RecordKind` registered here: ``bug``, ``patch`` and ``rubric`` by this app, ``label``
+by the judging app (which owns annotations; ``rubrics`` never imports ``judging``). Reading
+lines and checking fields lives in ``bundle_read``; its names are importable from here.
 
 Import runs in two phases. Validation reads the whole file and collects every error (up to
 ``SEJURY_BUNDLE_MAX_ERRORS``) with its line number and field; if there is any, nothing is
@@ -44,6 +45,7 @@ from .bundle_read import (
 )
 from .models import Bug, BundleImport, Dataset, Patch
 
+# The bundle's public API, with the names of bundle_read that it re-exports.
 __all__ = [
     "BAD_TEXT",
     "CONCURRENT_IMPORT",
@@ -104,6 +106,8 @@ MORE_ERRORS = "{count} more errors not shown (only the first {shown} are listed)
 
 T = TypeVar("T")
 
+KIND_FIELD = frozenset({"kind"})
+
 
 class BundleImportError(Exception):
     """The bundle is invalid; nothing was written. ``errors`` says what and where."""
@@ -139,6 +143,7 @@ class ImportContext:
     def __init__(self, dataset: Dataset | None, records: dict[str, list[Record]]) -> None:
         self.dataset = dataset
         self.records = records
+        self.acting_user: User | None = None  # set for the write: who imports
         self.errors: list[BundleError] = []
         self.notes: list[str] = []
         self.stats: dict[str, int] = {}
@@ -219,9 +224,29 @@ def registered_kinds() -> list[RecordKind]:
 
 def register_core_kinds() -> None:
     from .bundle_kinds import BugKind, PatchKind
+    from .bundle_rubrics import RubricKind
 
     register_kind(BugKind())
     register_kind(PatchKind())
+    register_kind(RubricKind())
+
+
+def _validate_shape(record: Record, errors: list[BundleError]) -> RecordKind | None:
+    """The record's kind, if the record has a known kind and valid fields."""
+    kinds = ", ".join(sorted(_KINDS))
+    kind_name = record.data.get("kind")
+    if kind_name is None:
+        errors.append(BundleError(record.line, "kind", MISSING_KIND.format(kinds=kinds)))
+        return None
+    if not isinstance(kind_name, str) or kind_name not in _KINDS:
+        unknown = UNKNOWN_KIND.format(kind=shorten(kind_name), kinds=kinds)
+        errors.append(BundleError(record.line, "kind", unknown))
+        return None
+    kind = _KINDS[kind_name]
+    unknown_field = UNKNOWN_FIELD.format(kind=kind.name, allowed=", ".join(kind.fields))
+    found = fields_errors(record.data, kind.fields, unknown=unknown_field, ignore=KIND_FIELD)
+    errors.extend(BundleError(record.line, name, message) for name, message in found)
+    return None if found else kind
 
 
 def kind_plural(kind: str, count: int = 2) -> str:
@@ -276,7 +301,7 @@ def bundle_validate(*, data: bytes, dataset: Dataset | None) -> ImportContext:
     invalid_keys: dict[str, dict[str, int]] = defaultdict(dict)
     first_seen: dict[tuple[str, str], int] = {}
     count = 0
-    for record in _read_records(data, errors):
+    for record in read_records(data, errors):
         count += 1
         kind = _validate_shape(record, errors)
         if kind is None:
@@ -353,6 +378,7 @@ def _write(
     if dataset is None:
         dataset = Dataset.objects.create(name=name, slug=dataset_slug(name))
     ctx.dataset = dataset
+    ctx.acting_user = user if user and user.pk else None
     counts = {
         kind.name: kind.write(ctx.records.get(kind.name, []), ctx) for kind in registered_kinds()
     }

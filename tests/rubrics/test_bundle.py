@@ -10,10 +10,11 @@ from judging.bundle_kinds import BAD_ANNOTATOR, UNKNOWN_LABEL
 from judging.models import Annotation
 from rubrics import bundle as b
 from rubrics.bundle import BundleError, BundleImportError, bundle_export, bundle_import
+from rubrics.bundle_rubrics import NO_REVISIONS
 from rubrics.models import Bug, BundleImport, Dataset, Patch
 from sejury_web.diffs import NOT_A_DIFF
 from sejury_web.roles import Role
-from tests.rubrics.bundles import bug, jsonl, label, patch, source
+from tests.rubrics.bundles import bug, jsonl, label, patch, revision, rubric, source
 
 pytestmark = pytest.mark.django_db
 
@@ -44,7 +45,7 @@ def test_import_creates_dataset_bugs_patches_labels_and_annotator_users() -> Non
     assert summary.dataset_created
     assert summary.dataset.slug == "demo"
     assert {k: (c.created, c.updated, c.unchanged) for k, c in summary.counts.items()} == {
-        "bug": (2, 0, 0), "patch": (2, 0, 0), "label": (1, 0, 0),
+        "bug": (2, 0, 0), "patch": (2, 0, 0), "label": (1, 0, 0), "rubric": (0, 0, 0),
     }  # fmt: skip
     p = Patch.objects.get(key="P-1")
     assert p.bug.key == "BUG-1"
@@ -96,7 +97,7 @@ def test_reimport_with_changed_records_updates_them() -> None:
         label("P-1", value="INVALID", note="wrong"),
     )
     assert {k: (c.created, c.updated) for k, c in summary.counts.items()} == {
-        "bug": (0, 1), "patch": (0, 1), "label": (0, 1),
+        "bug": (0, 1), "patch": (0, 1), "label": (0, 1), "rubric": (0, 0),
     }  # fmt: skip
     p = Patch.objects.get(key="P-1")
     assert (p.bug.key, p.tests_pass) == ("BUG-1", None)
@@ -163,8 +164,8 @@ def test_same_keys_in_two_datasets_are_distinct() -> None:
         (json.dumps({"kind": "comment"}), "kind", "unknown kind 'comment'"),
         (
             json.dumps({"kind": "rubric", "bug": "BUG-1", "revisions": []}),
-            "kind",
-            b.RUBRIC_NOT_SUPPORTED,
+            "revisions",
+            NO_REVISIONS,
         ),
         (
             json.dumps(bug("BUG-9", reference_patch=None)),
@@ -321,8 +322,11 @@ def test_export_then_import_round_trips() -> None:
         patch("P-1", diff=patch()["diff"].replace("\n", "\r\n"), tests_pass=None),
         label("P-1", note="looks right ✓"),
         label("P-1", annotator="rater-02", value="UNSURE"),
+        rubric("BUG-1", confirmed_by="reviewer-b"),
+        rubric("BUG-1", variant="free_form", revisions=[revision("Sum ✓ every item.\r\n")]),
     )
     first = "".join(bundle_export(dataset=Dataset.objects.get()))
+    assert first.count('"kind": "rubric"') == 2
     summary = bundle_import(
         source=io.BytesIO(first.encode()), dataset_name="Copy", acting_user=None
     )
