@@ -20,7 +20,10 @@ def summary_lines(summary: ImportSummary) -> list[str]:
 
 
 class Command(BaseCommand):
-    help = "Import a JSONL bundle (bug, patch, label and rubric records) into a dataset, all or nothing."
+    help = (
+        "Import a JSONL bundle (bug, patch, label and rubric records) into a dataset, "
+        "all or nothing."
+    )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("path", type=Path)
