@@ -59,17 +59,22 @@ class EditorState:
     @classmethod
     def from_post(cls, data: QueryDict, *, text_only: bool) -> "EditorState":
         """The posted state; a free-form rubric is always a single text."""
+
+        def values(name: str) -> list[str]:
+            # Browsers post textareas with CRLF line ends; rubrics are stored with LF.
+            return [value.replace("\r\n", "\n") for value in data.getlist(name)][:MAX_ITEMS]
+
         if text_only or data.get("mode") == TEXT_MODE:
-            return cls(mode=TEXT_MODE, text=data.get("text", ""))
-        titles, details = data.getlist("requirement_title"), data.getlist("requirement_detail")
+            return cls(mode=TEXT_MODE, text=(values("text") or [""])[0])
+        titles, details = values("requirement_title"), values("requirement_detail")
         return cls(
-            root_cause=data.get("root_cause", ""),
+            root_cause=(values("root_cause") or [""])[0],
             requirements=[
                 {"title": title or "", "detail": detail or ""}
                 for title, detail in zip_longest(titles, details)
-            ][:MAX_ITEMS],
-            acceptable=data.getlist("acceptable")[:MAX_ITEMS],
-            unacceptable=data.getlist("unacceptable")[:MAX_ITEMS],
+            ],
+            acceptable=values("acceptable"),
+            unacceptable=values("unacceptable"),
         )
 
     def structure(self) -> dict[str, Any]:
@@ -102,6 +107,12 @@ class EditorState:
         )
 
 
+def _with(state: EditorState, name: str, items: list[Any]) -> EditorState:
+    changed = replace(state)
+    setattr(changed, name, items)
+    return changed
+
+
 def editor_apply(state: EditorState, op: str) -> tuple[EditorState, str]:
     """``state`` after ``op`` (``add:LIST``, ``remove:LIST:I``, ``up:LIST:I``, ``down:LIST:I``),
 
@@ -116,7 +127,7 @@ def editor_apply(state: EditorState, op: str) -> tuple[EditorState, str]:
         if len(items) >= MAX_ITEMS:
             return state, ""
         items.append({"title": "", "detail": ""} if name == "requirements" else "")
-        return replace(state, **{name: items}), f"{name}-{len(items) - 1}"
+        return _with(state, name, items), f"{name}-{len(items) - 1}"
     try:
         index = int(index_text)
     except ValueError as error:
@@ -126,13 +137,40 @@ def editor_apply(state: EditorState, op: str) -> tuple[EditorState, str]:
     if action == "remove":
         del items[index]
         focus = f"{name}-add" if not items else f"{name}-{min(index, len(items) - 1)}"
-        return replace(state, **{name: items}), focus
+        return _with(state, name, items), focus
     target = index - 1 if action == "up" else index + 1
     if not 0 <= target < len(items):
         return state, f"{name}-{index}-{action}"
     items[index], items[target] = items[target], items[index]
     # Keep the focus on the same button of the moved item, so that it can be pressed again.
-    return replace(state, **{name: items}), f"{name}-{target}-{action}"
+    return _with(state, name, items), f"{name}-{target}-{action}"
+
+
+@dataclass(frozen=True)
+class EditorItem:
+    """One item of an editor list as the template shows it."""
+
+    index: int
+    number: int
+    value: Any  # a requirement dict, or the text of an example
+    focus: str  # "field", "up", "down", or "" for none
+    first: bool
+    last: bool
+
+
+def editor_items(state: EditorState, focus: str) -> dict[str, list[EditorItem]]:
+    """Each list of ``state``, with the field or button to focus marked (see ``editor_apply``)."""
+    lists: dict[str, list[EditorItem]] = {}
+    for name in LISTS:
+        items = getattr(state, name)
+        lists[name] = []
+        for i, value in enumerate(items):
+            prefix = f"{name}-{i}"
+            mark = {prefix: "field", f"{prefix}-up": "up", f"{prefix}-down": "down"}.get(focus, "")
+            lists[name].append(
+                EditorItem(i, i + 1, value, mark, first=i == 0, last=i == len(items) - 1)
+            )
+    return lists
 
 
 class RevisionForm(forms.Form):

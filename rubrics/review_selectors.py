@@ -1,19 +1,33 @@
 """Reads for the review screen and the reviewer's queue."""
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth.models import User
 from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 from django.http import Http404
+from django.urls import reverse
+
+from sejury_web.llm import OFFLINE_MARKER
 
 from .analytics import revision_metrics
 from .models import Bug, Rubric, RubricEvent, RubricRevision, Theme
+from .review_forms import EditorState, editor_items
+from .rubric_text import ACCEPTABLE, UNACCEPTABLE, RubricStructureError, structure_normalize
 from .services import rubric_reviewers_since_draft
+from .textdiff import line_diff
 
 # Each list of the queue shows this many rows at most, and says how many there are.
 QUEUE_LIMIT = 200
 UNKNOWN_VARIANT = "no rubric variant {variant!r}"
 THEME_LABELS = dict(Theme.choices)
+OFFLINE_AUTHOR_PREFIX = "llm:offline/"
+# Lines of context around each change in the diff against the draft (the other diff is whole).
+DRAFT_DIFF_CONTEXT = 3
+EXAMPLE_SECTIONS = (
+    ("acceptable", ACCEPTABLE, "acceptable solution"),
+    ("unacceptable", UNACCEPTABLE, "unacceptable solution"),
+)
 
 
 def rubric_for_bug(*, bug: Bug, variant: str) -> Rubric | None:
@@ -78,6 +92,101 @@ def user_may_confirm(rubric: Rubric, user: User) -> bool:
     """Whether ``user`` is a second reviewer of ``rubric``: no edit or submission since the
     draft."""
     return user.pk not in rubric_reviewers_since_draft(rubric)
+
+
+# -- the review screen ----------------------------------------------------------------------
+
+
+def _urls(rubric: Rubric) -> dict[str, str]:
+    page = rubric.get_absolute_url()
+    names = ("editor", "preview", "save", "submit", "confirm", "send_back")
+    kwargs = {"slug": rubric.bug.dataset.slug, "bug_key": rubric.bug.key}
+    kwargs["variant"] = rubric.variant
+    urls = {name: reverse(f"rubrics:rubric_{name}", kwargs=kwargs) for name in names}
+    return {"page": page, **urls}
+
+
+def _text_only(rubric: Rubric) -> bool:
+    return rubric.variant == Rubric.Variant.FREE_FORM
+
+
+def _preview_problem(rubric: Rubric, state: EditorState) -> str:
+    try:
+        structure_normalize(state.structure(), templated=not _text_only(rubric))
+    except RubricStructureError as error:
+        return str(error)
+    return ""
+
+
+def rubric_screen(
+    rubric: Rubric,
+    *,
+    user: User,
+    can_edit: bool,
+    state: EditorState | None = None,
+    base_number: int | None = None,
+    justification: str = "",
+    themes: list[str] | None = None,
+    focus: str = "",
+    **extra: Any,
+) -> dict[str, Any]:
+    """Everything the review screen's partials show; ``state`` is the unsaved editor, if any.
+
+    ``base_number`` is the revision the editor's state is based on (the current one unless
+    told otherwise, e.g. by a save that lost a race); ``extra`` is passed through.
+    """
+    revisions = rubric_revisions(rubric)
+    by_number = {revision.number: revision for revision in revisions}
+    current = by_number[rubric.current_number]
+    draft = by_number[0]
+    base_number = current.number if base_number is None else base_number
+    base = by_number.get(base_number, current)
+    state = state or EditorState.from_structure(current.structure)
+    text = state.preview_markdown()
+    previous = by_number.get(base.number - 1)
+    dirty = text != base.text or bool(justification.strip())
+    items = editor_items(state, focus)
+    return {
+        "rubric": rubric,
+        "bug": rubric.bug,
+        "dataset": rubric.bug.dataset,
+        "urls": _urls(rubric),
+        "can_edit": can_edit,
+        "current": current,
+        "draft": draft,
+        "offline_marker": OFFLINE_MARKER if draft.author.startswith(OFFLINE_AUTHOR_PREFIX) else "",
+        "base_number": base_number,
+        "base": base,
+        "state": state,
+        "dirty": dirty,
+        "justification": justification,
+        "themes": themes or [],
+        "theme_choices": Theme.choices,
+        "focus": focus,
+        "requirement_items": items["requirements"],
+        "example_sections": [
+            {
+                "name": name,
+                "heading": heading,
+                "what": what,
+                "items": items[name],
+                "add_id": f"{name}-add",
+            }
+            for name, heading, what in EXAMPLE_SECTIONS
+        ],
+        "preview_text": text,
+        "preview_problem": _preview_problem(rubric, state),
+        "edit_diff": line_diff(base.text, text) if text != base.text else None,
+        "last_diff": line_diff(previous.text, base.text) if previous else None,
+        "draft_diff": line_diff(draft.text, text, context=DRAFT_DIFF_CONTEXT),
+        "history": rubric_history(revisions),
+        "events": rubric_review_events(rubric),
+        "may_confirm": user_may_confirm(rubric, user),
+        "sent_back": rubric_last_event(rubric, RubricEvent.Kind.SENT_BACK)
+        if rubric.status == Rubric.Status.SENT_BACK
+        else None,
+        **extra,
+    }
 
 
 # -- the queue ------------------------------------------------------------------------------

@@ -14,11 +14,13 @@ from django.utils.safestring import SafeString, mark_safe
 
 # Words and the runs of space or punctuation between them, so that marks fall on whole words.
 TOKEN = re.compile(r"\w+|\s+|[^\w\s]+")
+# Below this similarity (difflib's ratio over tokens) a changed line is shown unmarked.
+MIN_WORD_MARK_RATIO = 0.4
 
 
 @dataclass(frozen=True)
 class DiffRow:
-    kind: str  # "context", "added" or "removed": the classes of the patch diffs' rows
+    kind: str  # "context", "added", "removed" (the patch diffs' row classes), or "skip"
     old_number: int | None
     new_number: int | None
     html: SafeString
@@ -35,16 +37,22 @@ class TextDiff:
         return bool(self.added or self.removed)
 
 
-def _marked(old: str, new: str) -> tuple[SafeString, SafeString]:
-    """Both lines escaped, with the words only one of them has marked."""
+def _marked(old: str, new: str) -> tuple[SafeString, SafeString] | None:
+    """Both lines escaped, with the words only one of them has marked; None when the lines
+    have too little in common for word marks to help (the whole line is the change)."""
     old_tokens, new_tokens = TOKEN.findall(old), TOKEN.findall(new)
     matcher = SequenceMatcher(None, old_tokens, new_tokens, autojunk=False)
+    if matcher.ratio() < MIN_WORD_MARK_RATIO:
+        return None
+    opcodes = matcher.get_opcodes()
     old_html: list[str] = []
     new_html: list[str] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for index, (tag, i1, i2, j1, j2) in enumerate(opcodes):
         old_part = escape("".join(old_tokens[i1:i2]))
         new_part = escape("".join(new_tokens[j1:j2]))
-        if tag == "equal":
+        # Spaces between two changes belong to the change: one mark, not a row of them.
+        between = 0 < index < len(opcodes) - 1 and not "".join(old_tokens[i1:i2]).strip()
+        if tag == "equal" and not between:
             old_html.append(old_part)
             new_html.append(new_part)
             continue
@@ -52,12 +60,28 @@ def _marked(old: str, new: str) -> tuple[SafeString, SafeString]:
             old_html.append(f"<del>{old_part}</del>")
         if new_part:
             new_html.append(f"<ins>{new_part}</ins>")
-    # Every piece went through escape(); only the marks are ours.
-    return mark_safe("".join(old_html)), mark_safe("".join(new_html))  # noqa: S308
+    # Every piece went through escape(); only the marks are ours. Adjacent marks are merged.
+    old_marked = "".join(old_html).replace("</del><del>", "")
+    new_marked = "".join(new_html).replace("</ins><ins>", "")
+    return mark_safe(old_marked), mark_safe(new_marked)  # noqa: S308
 
 
-def line_diff(old_text: str, new_text: str) -> TextDiff:
-    """The line diff of ``old_text`` → ``new_text``, every line shown, changed words marked."""
+def _around_changes(rows: list[DiffRow], context: int) -> list[DiffRow]:
+    """Only the rows within ``context`` lines of a change; a ``skip`` row stands for the rest."""
+    changed = [i for i, row in enumerate(rows) if row.kind != "context"]
+    keep = {i for c in changed for i in range(c - context, c + context + 1)}
+    shown: list[DiffRow] = []
+    for i, row in enumerate(rows):
+        if i in keep:
+            shown.append(row)
+        elif not shown or shown[-1].kind != "skip":
+            shown.append(DiffRow("skip", None, None, mark_safe("…")))
+    return shown
+
+
+def line_diff(old_text: str, new_text: str, *, context: int | None = None) -> TextDiff:
+    """The line diff of ``old_text`` → ``new_text``, changed words marked; every line shown,
+    or, with ``context``, only the lines near a change."""
     old_lines = old_text.replace("\r\n", "\n").rstrip("\n").split("\n") if old_text else []
     new_lines = new_text.replace("\r\n", "\n").rstrip("\n").split("\n") if new_text else []
     matcher = SequenceMatcher(None, old_lines, new_lines, autojunk=False)
@@ -77,7 +101,11 @@ def line_diff(old_text: str, new_text: str) -> TextDiff:
         if tag == "replace":
             # Pair the lines of a replaced block in order; the surplus stays whole.
             for k in range(min(len(olds), len(news))):
-                old_html[k], new_html[k] = _marked(olds[k], news[k])
+                marked = _marked(olds[k], news[k])
+                if marked:
+                    old_html[k], new_html[k] = marked
         rows += [DiffRow("removed", i1 + k + 1, None, html) for k, html in enumerate(old_html)]
         rows += [DiffRow("added", None, j1 + k + 1, html) for k, html in enumerate(new_html)]
+    if context is not None:
+        rows = _around_changes(rows, context)
     return TextDiff(rows=rows, added=added, removed=removed)

@@ -1,8 +1,10 @@
 from django.urls import path
 
-from . import draft_views, report_views, views
+from . import draft_views, report_views, review_views, views
 
 app_name = "rubrics"
+
+RUBRIC = "datasets/<slug:slug>/bugs/<str:bug_key>/rubric/<str:variant>/"
 
 urlpatterns = [
     path("datasets/", views.dataset_list, name="dataset_list"),
@@ -27,4 +29,12 @@ urlpatterns = [
         draft_views.rubric_draft_bug,
         name="rubric_draft_bug",
     ),
+    path(RUBRIC, review_views.rubric_edit, name="rubric_edit"),
+    path(f"{RUBRIC}editor/", review_views.rubric_editor, name="rubric_editor"),
+    path(f"{RUBRIC}preview/", review_views.rubric_preview, name="rubric_preview"),
+    path(f"{RUBRIC}save/", review_views.rubric_save, name="rubric_save"),
+    path(f"{RUBRIC}submit/", review_views.rubric_submit_view, name="rubric_submit"),
+    path(f"{RUBRIC}confirm/", review_views.rubric_confirm_view, name="rubric_confirm"),
+    path(f"{RUBRIC}send-back/", review_views.rubric_send_back_view, name="rubric_send_back"),
+    path("rubrics/queue/", review_views.review_queue, name="review_queue"),
 ]
