@@ -21,7 +21,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db.models import Prefetch
 
-from sejury_web.users import _by_folded_name as users_by_folded_name
+from sejury_web.users import users_by_folded_name
 
 from .bundle import (
     KEY_FIELD,

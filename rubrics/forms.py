@@ -5,7 +5,8 @@ from django import forms
 from django.conf import settings
 
 from .bundle import FILE_TOO_LARGE
-from .models import Bug, Dataset, Rubric
+from .models import Dataset, Rubric
+from .selectors import dataset_bugs_named
 from .services import NO_BUGS
 
 
@@ -43,14 +44,10 @@ class DraftRequestForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
-        keys = [key for key in re.split(r"[\s,]+", cleaned.get("bug_keys", "")) if key]
-        bugs = Bug.objects.filter(dataset=self.dataset).order_by("key")
-        if keys:
-            bugs = bugs.filter(key__in=keys)
-            missing = sorted(set(keys) - {bug.key for bug in bugs})
-            if missing:
-                raise forms.ValidationError(UNKNOWN_BUGS.format(keys=", ".join(missing)))
-        cleaned["bugs"] = list(bugs)
+        keys = re.split(r"[\s,]+", cleaned.get("bug_keys", ""))
+        cleaned["bugs"], missing = dataset_bugs_named(self.dataset, keys)
+        if missing:
+            raise forms.ValidationError(UNKNOWN_BUGS.format(keys=", ".join(missing)))
         if not cleaned["bugs"]:
             raise forms.ValidationError(NO_BUGS)
         return cleaned

@@ -14,7 +14,7 @@ from .analytics import revision_metrics
 from .models import Bug, Rubric, RubricEvent, RubricRevision, Theme
 from .review_forms import EditorState, editor_items
 from .rubric_text import ACCEPTABLE, UNACCEPTABLE, RubricStructureError, structure_normalize
-from .services import rubric_reviewers_since_draft
+from .selectors import rubric_reviewers_since_draft
 from .textdiff import line_diff
 
 # Each list of the queue shows this many rows at most, and says how many there are.

@@ -1,5 +1,6 @@
 """Reads of datasets, bugs and patches, shaped for the pages that show them."""
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -140,3 +141,25 @@ def dataset_rubric_counts(dataset: Dataset) -> list[tuple[str, str, int]]:
     )
     found = dict(rows)
     return [(status, label, found.get(status, 0)) for status, label in Rubric.Status.choices]
+
+
+def dataset_bugs_named(dataset: Dataset, keys: Iterable[str]) -> tuple[list[Bug], list[str]]:
+    """The bugs of ``dataset`` named by ``keys`` (all of them when none), and the unknown keys."""
+    wanted = {key for key in keys if key}
+    bugs = Bug.objects.filter(dataset=dataset).order_by("key")
+    if wanted:
+        bugs = bugs.filter(key__in=wanted)
+    found = list(bugs)
+    return found, sorted(wanted - {bug.key for bug in found})
+
+
+def rubric_reviewers_since_draft(rubric: Rubric) -> set[int]:
+    """Ids of users who edited the rubric after its draft, or submitted it."""
+    authors = set(
+        rubric.revisions.filter(number__gt=0, author_user__isnull=False).values_list(
+            "author_user_id", flat=True
+        )
+    )
+    if rubric.submitted_by_id is not None:
+        authors.add(rubric.submitted_by_id)
+    return authors

@@ -16,6 +16,7 @@ from sejury_web.llm import LLMError, Provider, complete
 from .models import Bug, DraftBatch, Rubric, RubricEvent, RubricRevision, Theme
 from .prompts import DRAFT_PROMPT_VERSION, draft_request, structure_from_answer
 from .rubric_text import RubricStructureError, rubric_markdown, structure_normalize
+from .selectors import rubric_reviewers_since_draft
 
 JUSTIFICATION_REQUIRED = "every edit needs a justification: say why you changed the rubric"
 UNKNOWN_THEME = "unknown theme {theme!r}"
@@ -236,18 +237,6 @@ def rubric_submit(*, rubric: Rubric, base_number: int, acting_user: User) -> Rub
         revision = rubric.revisions.get(number=base_number)
         _event(rubric, RubricEvent.Kind.SUBMITTED, actor=acting_user, revision=revision)
     return rubric
-
-
-def rubric_reviewers_since_draft(rubric: Rubric) -> set[int]:
-    """Ids of users who edited the rubric after its draft, or submitted it."""
-    authors = set(
-        rubric.revisions.filter(number__gt=0, author_user__isnull=False).values_list(
-            "author_user_id", flat=True
-        )
-    )
-    if rubric.submitted_by_id is not None:
-        authors.add(rubric.submitted_by_id)
-    return authors
 
 
 def _check_second_reviewer(rubric: Rubric, user: User) -> None:

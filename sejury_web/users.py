@@ -45,7 +45,7 @@ def user_set_roles(*, user: User, roles: Iterable[str]) -> None:
     user.groups.set([*keep, *_groups(roles)])
 
 
-def _by_folded_name(names: set[str]) -> dict[str, User]:
+def users_by_folded_name(names: set[str]) -> dict[str, User]:
     """Existing users whose name matches one of ``names`` ignoring case, by lower-cased name."""
     folded = {name.lower() for name in names}
     found = User.objects.annotate(folded=Lower("username")).filter(folded__in=folded)
@@ -62,14 +62,14 @@ def annotators_ensure(*, usernames: Iterable[str]) -> dict[str, User]:
     """The users named ``usernames`` (ignoring case), created without a usable password if
     missing, all in the annotator role; keyed by the names as given."""
     names = set(usernames)
-    existing = _by_folded_name(names)
+    existing = users_by_folded_name(names)
     missing: dict[str, User] = {}
     for name in sorted(names):
         if name.lower() not in existing and name.lower() not in missing:
             missing[name.lower()] = User(username=name)
             missing[name.lower()].set_unusable_password()
     User.objects.bulk_create(missing.values())
-    users = _by_folded_name(names)
+    users = users_by_folded_name(names)
     (annotator,) = _groups([Role.ANNOTATOR])
     annotator.user_set.add(*users.values())
     return {name: users[name.lower()] for name in names}

@@ -2,8 +2,9 @@
 
 Both use ``flock`` on files in ``SEJURY_LLM["LOCK_DIR"]``: the kernel releases a lock when its
 holder dies, so a worker killed mid-request never leaks a slot. A concurrency limit of C is C
-slot files; a caller holds one slot for exactly the duration of one HTTP request (never while
-it sleeps before a retry). The rate limit keeps the send times of the last minute in a file.
+slot files; a caller holds one slot while its request is sent (with the structured-output
+fallbacks of that one attempt and any wait for the rate window), never while it sleeps
+before a retry. The rate limit keeps the send times of the last minute in a file.
 """
 
 import fcntl
@@ -60,6 +61,9 @@ class ProviderLimiter:
                 except BlockingIOError:
                     os.close(fd)
                     continue
+                except BaseException:
+                    os.close(fd)
+                    raise
                 return fd
             time.sleep(pause * random.uniform(0.5, 1.0))  # noqa: S311 - jitter
             pause = min(POLL_MAX_S, pause * 1.5)

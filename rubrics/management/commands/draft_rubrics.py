@@ -5,8 +5,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from rubrics.bundle import dataset_resolve
-from rubrics.models import Bug, DraftBatch, Rubric
-from rubrics.selectors import draft_batch_progress
+from rubrics.models import DraftBatch, Rubric
+from rubrics.selectors import dataset_bugs_named, draft_batch_progress
 from rubrics.services import rubric_draft_request
 
 NO_WORKER = (
@@ -36,14 +36,11 @@ class Command(BaseCommand):
         dataset = dataset_resolve(options["dataset"])
         if dataset is None:
             raise CommandError(f"no dataset named {options['dataset']!r}")
-        bugs = Bug.objects.filter(dataset=dataset).order_by("key")
-        keys = [key.strip() for key in options["bugs"].split(",") if key.strip()]
-        if keys:
-            bugs = bugs.filter(key__in=keys)
-            missing = sorted(set(keys) - set(bugs.values_list("key", flat=True)))
-            if missing:
-                raise CommandError(f"no bug {', '.join(missing)} in {dataset.name}")
-        if not bugs.exists():
+        keys = [key.strip() for key in options["bugs"].split(",")]
+        bugs, missing = dataset_bugs_named(dataset, keys)
+        if missing:
+            raise CommandError(f"no bug {', '.join(missing)} in {dataset.name}")
+        if not bugs:
             raise CommandError(f"{dataset.name} has no bugs to draft")
         batch = rubric_draft_request(
             bugs=bugs,

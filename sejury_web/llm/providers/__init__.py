@@ -12,7 +12,11 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..config import Target
-from ..types import JSONSchema, Message
+from ..types import JSONSchema, Message, Provider
+
+TIMED_OUT = "no answer from {url} within {timeout:g} s"
+UNREACHABLE = "cannot reach {url}: {error}"
+HTTP_ERROR = "{url} answered {status}: {message}"
 
 
 @dataclass(frozen=True)
@@ -76,8 +80,7 @@ def retry_after_parse(value: str | None) -> float | None:
 
 
 def adapter_for(target: Target) -> Adapter:
-    from ..types import Provider
-
+    """The adapter of ``target``'s provider (the SDK is imported only when used)."""
     if target.provider == Provider.GEMINI:
         from .gemini import GeminiAdapter
 

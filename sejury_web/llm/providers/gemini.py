@@ -9,12 +9,17 @@ from google.genai import errors, types
 
 from ..config import Target
 from ..types import JSONSchema, Message
-from . import Completion, ProviderError, retry_after_parse, status_retryable
+from . import (
+    HTTP_ERROR,
+    TIMED_OUT,
+    UNREACHABLE,
+    Completion,
+    ProviderError,
+    retry_after_parse,
+    status_retryable,
+)
 
 GEMINI_URL = "generativelanguage.googleapis.com"
-TIMED_OUT = "no answer from {url} within {timeout:g} s"
-UNREACHABLE = "cannot reach {url}: {error}"
-HTTP_ERROR = "{url} answered {status}: {message}"
 MALFORMED = "{url} sent a response that is not a Gemini answer ({error})"
 BLOCKED = "Gemini returned no text (finish reason {reason})"
 

@@ -16,14 +16,19 @@ from openai.types.chat import ChatCompletionMessageParam
 from ..answers import schema_instruction, strict_compatible
 from ..config import Target
 from ..types import JSONSchema, Message
-from . import Completion, ProviderError, retry_after_parse, status_retryable
+from . import (
+    HTTP_ERROR,
+    TIMED_OUT,
+    UNREACHABLE,
+    Completion,
+    ProviderError,
+    retry_after_parse,
+    status_retryable,
+)
 
 MODES = ("json_schema", "json_object", "prompt")
 REFUSED_FORMAT_STATUS = frozenset({400, 422})
 
-TIMED_OUT = "no answer from {url} within {timeout:g} s"
-UNREACHABLE = "cannot reach {url}: {error}"
-HTTP_ERROR = "{url} answered {status}: {message}"
 MALFORMED = "{url} sent a response that is not a chat completion ({error})"
 REFUSAL = "the model refused to answer: {refusal}"
 NO_CHOICE = "the server returned no choices"
