@@ -243,3 +243,8 @@ def review_queue(*, user: User) -> ReviewQueue:
             Rubric.objects.filter(Q(status=Rubric.Status.SENT_BACK) & (mine | Q(submitted_by=user)))
         ),
     )
+
+
+def revision_get(*, rubric: Rubric, number: int) -> RubricRevision | None:
+    """Revision ``number`` of ``rubric``, if it exists."""
+    return rubric.revisions.filter(number=number).first()

@@ -226,7 +226,7 @@ def rubric_save(request: HtmxHttpRequest, slug: str, bug_key: str, variant: str)
 
 def _conflict(rubric: Rubric, *, started_from: int, other: RubricRevision) -> dict[str, Any]:
     """What the banner of a refused save shows: the other save and what it changed."""
-    base = rubric.revisions.filter(number=started_from).first()
+    base = review_selectors.revision_get(rubric=rubric, number=started_from)
     return {
         "revision": other,
         "started_from": started_from,

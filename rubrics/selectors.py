@@ -76,6 +76,10 @@ def bug_patches(*, bug: Bug) -> QuerySet[Patch]:
     )
 
 
+def bug_rubrics(*, bug: Bug) -> QuerySet[Rubric]:
+    return bug.rubrics.order_by("variant")
+
+
 def patch_get(*, dataset: Dataset, key: str) -> Patch:
     return get_object_or_404(
         Patch.objects.select_related("bug", "dataset"), dataset=dataset, key=key

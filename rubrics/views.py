@@ -93,7 +93,12 @@ def bug_detail(request: HtmxHttpRequest, slug: str, bug_key: str) -> HttpRespons
     return render(
         request,
         "rubrics/bug_detail.html",
-        {"dataset": dataset, "bug": bug, "patches": selectors.bug_patches(bug=bug)},
+        {
+            "dataset": dataset,
+            "bug": bug,
+            "patches": selectors.bug_patches(bug=bug),
+            "rubrics": selectors.bug_rubrics(bug=bug),
+        },
     )
 
 
