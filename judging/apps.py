@@ -11,3 +11,18 @@ class JudgingConfig(AppConfig):
         from .bundle_kinds import LabelKind
 
         register_kind(LabelKind())
+
+        from celery.signals import worker_ready
+
+        worker_ready.connect(resume_unfinished_runs, weak=False, dispatch_uid="judging.resume")
+
+
+def resume_unfinished_runs(**_: object) -> None:
+    """A worker starting finishes what a killed worker left: every queued or running run."""
+    import logging
+
+    from .services import runs_resume_unfinished
+
+    resumed = runs_resume_unfinished()
+    if resumed:
+        logging.getLogger(__name__).info("resumed judging runs %s", resumed)

@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.db import models
 
-from rubrics.models import Patch
+from rubrics.models import Bug, Dataset, Patch, RubricRevision
 
 
 class Label(models.TextChoices):
@@ -38,3 +38,170 @@ class Annotation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.patch} — {self.annotator}: {self.label}"
+
+
+class Context(models.TextChoices):
+    """What the judge is shown besides the bug and the candidate (paper 004, Table 6)."""
+
+    GOLDEN = "golden", "Golden rubric"
+    DRAFT = "draft", "Draft rubric"
+    FREE_FORM = "free_form", "Free-form rubric"
+    REFERENCE = "reference", "Reference patch only"
+    NONE = "none", "Nothing"
+    # One pinned rubric revision: the streamlined review of paper 004 §8. Not offered to
+    # leads; a preview run sets it together with ``JudgingRun.rubric_revision``.
+    REVISION = "revision", "A rubric revision"
+
+
+class JudgingRun(models.Model):
+    """One team judging a set of patches with one model and one context, on Celery."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        FINISHED = "finished", "Finished"
+        CANCELLED = "cancelled", "Cancelled"
+
+    class Kind(models.TextChoices):
+        RUN = "run", "Judging run"
+        PREVIEW = "preview", "Rubric preview"
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="judging_runs")
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.RUN)
+    name = models.CharField(max_length=200, blank=True)
+    strategies = models.JSONField(help_text="The team: strategy names, in order.")
+    context = models.CharField(max_length=16, choices=Context.choices)
+    rubric_revision = models.ForeignKey(
+        RubricRevision, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    provider = models.CharField(max_length=16)
+    model = models.CharField(max_length=128)
+    scale_lo = models.FloatField(default=0.0)
+    scale_hi = models.FloatField(default=100.0)
+    threshold = models.FloatField(default=50.0, help_text="On the scale lo–hi.")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    # Bumped by every resume: a task of an older generation stops before its next call, so
+    # a message redelivered after a resume never judges a patch twice at once.
+    generation = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        permissions = [("run_judging", "Can start, cancel and resume judging runs")]
+
+    def __str__(self) -> str:
+        return f"Run {self.pk} ({', '.join(self.strategies)}; {self.context})"
+
+    def get_absolute_url(self) -> str:
+        from django.urls import reverse
+
+        return reverse("judging:run_detail", args=[self.pk])
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in (self.Status.QUEUED, self.Status.RUNNING)
+
+
+class PatchJudgment(models.Model):
+    """A run's verdict on one patch: the team's combined score and its members' results."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    run = models.ForeignKey(JudgingRun, on_delete=models.CASCADE, related_name="judgments")
+    patch = models.ForeignKey(Patch, on_delete=models.CASCADE, related_name="judgments")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    score = models.FloatField(null=True, blank=True, help_text="On the run's scale.")
+    verdict = models.CharField(max_length=10, choices=Label.choices[:2], blank=True)
+    spread = models.FloatField(
+        null=True, blank=True, help_text="Highest minus lowest member score, on 0–100."
+    )
+    error = models.TextField(blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "patch"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "patch"], name="one_judgment_per_run_and_patch")
+        ]
+        indexes = [models.Index(fields=["run", "status"], name="judgment_run_status")]
+
+    def __str__(self) -> str:
+        return f"{self.run} — {self.patch}: {self.verdict or self.status}"
+
+    def get_absolute_url(self) -> str:
+        from django.urls import reverse
+
+        return reverse("judging:verdict_detail", args=[self.run_id, self.pk])
+
+
+class StrategyResult(models.Model):
+    """One member's result on one patch, written once: a resumed run never repeats it."""
+
+    class Status(models.TextChoices):
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    judgment = models.ForeignKey(PatchJudgment, on_delete=models.CASCADE, related_name="results")
+    strategy = models.CharField(max_length=16)
+    status = models.CharField(max_length=10, choices=Status.choices)
+    score = models.FloatField(null=True, blank=True, help_text="0–100.")
+    verdict = models.CharField(max_length=10, blank=True, help_text="The rubric judge's label.")
+    reasoning = models.TextField(blank=True)
+    # Every step's parsed answer by step name, e.g. {"assess": {...}, "rethink": {...}}.
+    answers = models.JSONField(default=dict)
+    prompt_version = models.CharField(max_length=40)
+    call_ids = models.JSONField(default=list, help_text="LLMCall ids, one per step.")
+    provider_calls = models.PositiveIntegerField(default=0, help_text="Not answered by cache.")
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=14, decimal_places=8, null=True, blank=True)
+    is_offline = models.BooleanField(default=False)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["judgment", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["judgment", "strategy"], name="one_result_per_judgment_and_strategy"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.judgment}: {self.strategy} {self.score}"
+
+
+class BugStep(models.Model):
+    """A strategy's first step that depends only on the bug (s4 analyze, s5 tests), per run."""
+
+    run = models.ForeignKey(JudgingRun, on_delete=models.CASCADE, related_name="bug_steps")
+    bug = models.ForeignKey(Bug, on_delete=models.CASCADE, related_name="+")
+    strategy = models.CharField(max_length=16)
+    answer = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    prompt_version = models.CharField(max_length=40)
+    call_id = models.BigIntegerField(null=True, blank=True)
+    provider_calls = models.PositiveIntegerField(default=0)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=14, decimal_places=8, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "bug", "strategy"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "bug", "strategy"], name="one_step_per_run_bug_and_strategy"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run} — {self.bug}: {self.strategy} step 1"

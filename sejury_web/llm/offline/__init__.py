@@ -43,6 +43,8 @@ Terms (the helpers live in ``sejury_web.similarity``)
     lines with the reference's (each joined by newlines) and Jaccard is the overlap of the
     files they change. Identical changes score 100. Without a usable reference (none,
     unreadable, test-only) the ``s1a`` rule applies.
+``judge.s2.assess`` (S2's first turn): the reference score, its reasoning as the one reason
+    in ``reasons``.
 ``judge.s2``: the reference score again, a deterministic re-check; the reasoning agrees
     with ``previous`` when within 10 points and otherwise revises it.
 ``judge.s4.analyze``: one property per reference change, quoting its added condition
@@ -126,6 +128,7 @@ SUPPORTED_PURPOSES = (
     "rubric.draft",
     "judge.rubric",
     *SCORE_PURPOSES,
+    "judge.s2.assess",
     "judge.s4.analyze",
     "judge.s5.tests",
 )
@@ -185,6 +188,9 @@ def offline_answer(*, purpose: str, inputs: dict[str, Any]) -> dict[str, Any]:
     if purpose in SCORE_PURPOSES:
         score = _score(purpose, inputs)
         return {"score": max(0, min(100, score.value)), "reasoning": say(score.reason)}
+    if purpose == "judge.s2.assess":
+        score = _score("judge.s1b", inputs)
+        return {"score": max(0, min(100, score.value)), "reasons": [say(score.reason)]}
     if purpose == "judge.rubric":
         candidate = read_patch(_get(inputs, purpose, "candidate_diff", (str,)))
         reference = read_patch(_get(inputs, purpose, "reference_diff", (str, type(None))))

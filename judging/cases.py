@@ -1,0 +1,64 @@
+"""What a run shows its strategies of one patch: the ``Case``, built from the run's context."""
+
+from rubrics.models import Patch, Rubric, RubricRevision
+
+from .models import Context, JudgingRun
+from .strategies import Case
+
+NO_GOLDEN = "bug {bug} has no golden rubric yet"
+NO_DRAFT = "bug {bug} has no {variant} draft rubric"
+
+
+def _draft(patch: Patch, variant: str) -> RubricRevision | None:
+    return (
+        RubricRevision.objects.filter(
+            rubric__bug_id=patch.bug_id, rubric__variant=variant, number=0
+        )
+        .only("structure", "text")
+        .first()
+    )
+
+
+def _golden(patch: Patch) -> RubricRevision | None:
+    rubric = (
+        Rubric.objects.filter(bug_id=patch.bug_id, golden_revision__isnull=False)
+        .select_related("golden_revision")
+        # the templated rubric first: it is the one paper 004's reviewers refine
+        .order_by("-variant")
+        .first()
+    )
+    return rubric.golden_revision if rubric else None
+
+
+def _rubric_for(run: JudgingRun, patch: Patch) -> tuple[RubricRevision | None, str]:
+    """The rubric revision the run's context names for ``patch``'s bug, or why there is none."""
+    bug = patch.bug.key
+    if run.context == Context.GOLDEN:
+        revision = _golden(patch)
+        return revision, "" if revision else NO_GOLDEN.format(bug=bug)
+    if run.context == Context.DRAFT:
+        revision = _draft(patch, Rubric.Variant.TEMPLATED)
+        return revision, "" if revision else NO_DRAFT.format(bug=bug, variant="templated")
+    if run.context == Context.FREE_FORM:
+        revision = _draft(patch, Rubric.Variant.FREE_FORM)
+        return revision, "" if revision else NO_DRAFT.format(bug=bug, variant="free-form")
+    if run.context == Context.REVISION:
+        return run.rubric_revision, ""
+    return None, ""
+
+
+def case_for(run: JudgingRun, patch: Patch) -> Case:
+    """``patch`` as the run's strategies see it (``patch.bug`` should be loaded)."""
+    bug = patch.bug
+    revision, missing = _rubric_for(run, patch)
+    return Case(
+        bug_key=bug.key,
+        bug_title=bug.title,
+        bug_description=bug.description,
+        candidate_diff=patch.diff,
+        reference_diff=bug.reference_patch,
+        context=run.context,
+        rubric=revision.structure if revision else None,
+        rubric_text=revision.text if revision else "",
+        rubric_missing=missing,
+    )

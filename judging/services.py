@@ -1,0 +1,215 @@
+"""Writes of the judging app: judging runs, from creation to resume."""
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.core.exceptions import ImproperlyConfigured
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from rubrics.models import Dataset, Patch, RubricRevision
+from sejury_web.llm import LLMRequest, Provider
+from sejury_web.llm.config import llm_config
+
+from .cases import case_for
+from .ensemble import check_scale
+from .execution import bug_step_ensure, run_finish_if_done, run_is_current
+from .models import BugStep, Context, JudgingRun, PatchJudgment, StrategyResult
+from .strategies import get_strategy, parse_team
+
+NO_PATCHES = "there are no patches to judge"
+FOREIGN_PATCHES = "every patch of a run must belong to the run's dataset ({dataset})"
+UNKNOWN_CONTEXT = "unknown context {context!r}; the contexts are {known}"
+REVISION_CONTEXT = "the context 'revision' needs a rubric revision, and only it does"
+NOT_ACTIVE = "run {run} is {status}: only a queued or running run can be cancelled"
+NOTHING_TO_RESUME = "run {run} has no pending patches{failed} to judge"
+
+
+class RunError(ValueError):
+    """A run cannot be created or changed as asked; the message says why."""
+
+
+def _target(provider: str, model: str) -> tuple[str, str]:
+    """The provider and model a run will use, resolved now so the run page can name them."""
+    try:
+        target = llm_config().target(
+            LLMRequest(
+                purpose="judge",
+                messages=(),
+                schema={},
+                provider=Provider(provider) if provider else None,
+                model=model or None,
+            )
+        )
+    except (ImproperlyConfigured, ValueError) as error:
+        raise RunError(str(error)) from None
+    return str(target.provider), target.model
+
+
+def run_create(
+    *,
+    dataset: Dataset,
+    strategies: str | list[str],
+    context: str,
+    patches: Iterable[Patch] | None = None,
+    provider: str = "",
+    model: str = "",
+    threshold: float = 50.0,
+    scale_lo: float = 0.0,
+    scale_hi: float = 100.0,
+    name: str = "",
+    created_by: User | None = None,
+    kind: str = JudgingRun.Kind.RUN,
+    rubric_revision: RubricRevision | None = None,
+) -> JudgingRun:
+    """Create a run over ``patches`` (default: every patch of the dataset) and queue it."""
+    from .tasks import start_run
+
+    try:
+        team = parse_team(strategies)
+        check_scale(scale_lo, scale_hi, threshold)
+    except ValueError as error:
+        raise RunError(str(error)) from None
+    if context not in Context.values:
+        raise RunError(UNKNOWN_CONTEXT.format(context=context, known=", ".join(Context.values)))
+    if (context == Context.REVISION) != (rubric_revision is not None):
+        raise RunError(REVISION_CONTEXT)
+    provider, model = _target(provider, model)
+    patch_ids = (
+        list(dataset.patches.values_list("pk", flat=True))
+        if patches is None
+        else sorted({p.pk for p in patches if p.dataset_id == dataset.pk})
+    )
+    if patches is not None and len(patch_ids) != len({p.pk for p in patches}):
+        raise RunError(FOREIGN_PATCHES.format(dataset=dataset.name))
+    if not patch_ids:
+        raise RunError(NO_PATCHES)
+    with transaction.atomic():
+        run = JudgingRun.objects.create(
+            dataset=dataset,
+            kind=kind,
+            name=name,
+            strategies=team,
+            context=context,
+            rubric_revision=rubric_revision,
+            provider=provider,
+            model=model,
+            scale_lo=scale_lo,
+            scale_hi=scale_hi,
+            threshold=threshold,
+            created_by=created_by,
+        )
+        PatchJudgment.objects.bulk_create(
+            [PatchJudgment(run=run, patch_id=pk) for pk in patch_ids], batch_size=500
+        )
+        start_run.delay_on_commit(run.pk, run.generation)
+    return run
+
+
+def run_cancel(*, run: JudgingRun) -> JudgingRun:
+    """Stop the run: no new model call starts; finished results stay."""
+    updated = JudgingRun.objects.filter(
+        pk=run.pk, status__in=[JudgingRun.Status.QUEUED, JudgingRun.Status.RUNNING]
+    ).update(status=JudgingRun.Status.CANCELLED, finished_at=timezone.now())
+    run.refresh_from_db()
+    if not updated:
+        raise RunError(NOT_ACTIVE.format(run=run.pk, status=run.get_status_display().lower()))
+    return run
+
+
+def run_resume(*, run: JudgingRun, retry_failed: bool = False) -> JudgingRun:
+    """Queue the run's pending patches again (and, with ``retry_failed``, its failed ones).
+
+    Completed members are kept: only what is missing is judged. The run's generation goes
+    up, so tasks of the earlier generation still in the queue stop without judging.
+    """
+    from .tasks import start_run
+
+    with transaction.atomic():
+        run = JudgingRun.objects.select_for_update().get(pk=run.pk)
+        if retry_failed:
+            failed = PatchJudgment.objects.filter(run=run, status=PatchJudgment.Status.FAILED)
+            StrategyResult.objects.filter(
+                judgment__in=failed, status=StrategyResult.Status.FAILED
+            ).delete()
+            BugStep.objects.filter(run=run).exclude(error="").delete()
+            failed.update(status=PatchJudgment.Status.PENDING, error="", finished_at=None)
+        if not run.judgments.filter(status=PatchJudgment.Status.PENDING).exists():
+            failed_text = " or failed" if retry_failed else ""
+            raise RunError(NOTHING_TO_RESUME.format(run=run.pk, failed=failed_text))
+        run.generation = F("generation") + 1
+        run.status = JudgingRun.Status.QUEUED
+        run.finished_at = None
+        run.save(update_fields=["generation", "status", "finished_at"])
+        run.refresh_from_db()
+        start_run.delay_on_commit(run.pk, run.generation)
+    return run
+
+
+def runs_resume_unfinished() -> list[int]:
+    """Resume every queued or running run: a worker starting calls this, so a run whose
+    worker was killed finishes when a worker is back. Returns the runs resumed."""
+    resumed = []
+    for run in JudgingRun.objects.filter(
+        status__in=[JudgingRun.Status.QUEUED, JudgingRun.Status.RUNNING]
+    ):
+        try:
+            run_resume(run=run)
+        except RunError:
+            run_finish_if_done(run.pk)
+            continue
+        resumed.append(run.pk)
+    return resumed
+
+
+def run_start(*, run_id: int, generation: int) -> list[tuple[str, Any]]:
+    """Mark the run running and return the tasks that judge it, as (task name, argument).
+
+    Teams with a bug-level step get one task per bug (the step, then its patches); others
+    one task per patch.
+    """
+    updated = JudgingRun.objects.filter(
+        pk=run_id,
+        generation=generation,
+        status__in=[JudgingRun.Status.QUEUED, JudgingRun.Status.RUNNING],
+    ).update(status=JudgingRun.Status.RUNNING)
+    if not updated:
+        return []
+    JudgingRun.objects.filter(pk=run_id, started_at__isnull=True).update(started_at=timezone.now())
+    run = JudgingRun.objects.get(pk=run_id)
+    pending = run.judgments.filter(status=PatchJudgment.Status.PENDING)
+    if not pending.exists():
+        run_finish_if_done(run_id)
+        return []
+    if any(get_strategy(name).bug_step for name in run.strategies):
+        bug_ids = (
+            pending.order_by("patch__bug_id").values_list("patch__bug_id", flat=True).distinct()
+        )
+        return [("bug", bug_id) for bug_id in bug_ids]
+    return [("patch", pk) for pk in pending.order_by("pk").values_list("pk", flat=True)]
+
+
+def bug_prepare(*, run_id: int, bug_id: int, generation: int) -> list[int]:
+    """Compute the team's bug-level steps for one bug; return its pending judgments."""
+    run = JudgingRun.objects.get(pk=run_id)
+    if not run_is_current(run_id, generation):
+        return []
+    pending = list(
+        run.judgments.filter(
+            patch__bug_id=bug_id, status=PatchJudgment.Status.PENDING
+        ).select_related("patch__bug")
+    )
+    if not pending:
+        return []
+    case = case_for(run, pending[0].patch)
+    from .execution import RunStopped
+
+    try:
+        for name in run.strategies:
+            if get_strategy(name).bug_step:
+                bug_step_ensure(run, generation, case, bug_id, name)
+    except RunStopped:
+        return []
+    return [judgment.pk for judgment in pending]

@@ -1,0 +1,25 @@
+"""The judging strategies, registered by name (papers 000/001 §III, 004 §3.2).
+
+``rubric`` is the rubric-guided judge of paper 004; ``s1a``…``s5`` are SE-Jury's strategies
+with paper 000's numbering (S4 analyzes the reference, S5 generates tests); ``bleu``,
+``chrf`` and ``edit`` are the match-based baselines of paper 000 Table I, without a model.
+"""
+
+# Importing the modules registers their strategies.
+from . import baselines, rubric, s1, s2, s3, s4, s5  # noqa: F401
+from .base import Ask, Case, Outcome, Step, Strategy, StrategyError
+from .registry import STRATEGIES, UNKNOWN_STRATEGY, get_strategy, parse_team, register
+
+__all__ = [
+    "STRATEGIES",
+    "UNKNOWN_STRATEGY",
+    "Ask",
+    "Case",
+    "Outcome",
+    "Step",
+    "Strategy",
+    "StrategyError",
+    "get_strategy",
+    "parse_team",
+    "register",
+]

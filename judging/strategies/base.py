@@ -1,0 +1,88 @@
+"""What every strategy is: a case in, an outcome out, through one ``ask`` per model call.
+
+A *case* is what one strategy sees of one patch: the bug, the candidate diff, and the
+context the run chose (a rubric, the reference fix, or nothing). Strategies never talk to
+the LLM layer directly: the runner hands them ``ask``, which sends the request to the run's
+provider and model and stops the patch when the run is cancelled. That keeps strategies pure
+prompt-and-parse code, testable with any ``ask``.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from sejury_web.llm import LLMRequest, LLMResponse
+
+Ask = Callable[[LLMRequest], LLMResponse]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One patch as a strategy sees it."""
+
+    bug_key: str
+    bug_title: str
+    bug_description: str
+    candidate_diff: str
+    reference_diff: str  # the bug's fix ("" when the bug has none)
+    # The run's context (``judging.models.Context``): what the rubric judge sees besides the
+    # bug and the candidate. The S strategies read the reference whatever the context.
+    context: str = "reference"
+    rubric: dict[str, Any] | None = None  # a rubric structure (see rubrics.rubric_text)
+    rubric_text: str = ""  # the same rubric as the Markdown a model reads
+    rubric_missing: str = ""  # why the context's rubric is missing, if it is
+
+    @property
+    def bug_inputs(self) -> dict[str, Any]:
+        """The bug as the ``inputs`` of a request (the offline model reads these)."""
+        return {"key": self.bug_key, "title": self.bug_title, "description": self.bug_description}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One model call of a strategy: its name within the strategy, and the response."""
+
+    name: str
+    response: LLMResponse
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A strategy's result on one patch: a score on 0–100 and why."""
+
+    score: float
+    reasoning: str
+    steps: tuple[Step, ...] = ()
+    verdict: str = ""  # the rubric judge's VALID/INVALID; "" for scoring strategies
+    extra: dict[str, Any] = field(default_factory=dict)  # non-LLM details (baselines)
+
+
+class StrategyError(Exception):
+    """The strategy cannot judge this case (for example: the context it needs is missing)."""
+
+
+class Strategy:
+    """Base of every strategy; subclasses register with ``@register``.
+
+    ``bug_step`` names a first step that depends only on the bug (s4, s5): the runner calls
+    ``prepare`` once per bug and passes its answer to ``judge`` for every patch of the bug.
+    """
+
+    name: ClassVar[str]
+    label: ClassVar[str]
+    description: ClassVar[str]
+    prompt_version: ClassVar[str]
+    uses_llm: ClassVar[bool] = True
+    uses_reference: ClassVar[bool] = True  # reads the bug's reference fix
+    bug_step: ClassVar[str] = ""
+
+    def prepare(self, case: Case, ask: Ask) -> Step:
+        raise NotImplementedError(f"{self.name} has no bug-level step")
+
+    def judge(self, case: Case, ask: Ask, *, prepared: dict[str, Any] | None = None) -> Outcome:
+        raise NotImplementedError
+
+
+def clamp_score(value: Any) -> float:
+    """A model's score as a float on 0–100 (schemas ask for 0–100; some models overshoot)."""
+    return float(min(100.0, max(0.0, float(value))))

@@ -1,0 +1,38 @@
+"""Celery tasks of the judging app: thin, idempotent, taking ids.
+
+A run fans out as ``start_run`` → one ``prepare_bug`` per bug (teams with a bug-level step)
+→ one ``judge_patch`` per patch. Every task carries the run's generation: a resume bumps it,
+and tasks of an older generation return without judging.
+"""
+
+from celery import shared_task
+
+from .execution import patch_judge
+from .services import bug_prepare, run_start
+
+
+@shared_task(name="judging.start_run", acks_late=True)
+def start_run(run_id: int, generation: int) -> int:
+    """Fan the run out; return the number of tasks queued."""
+    tasks = run_start(run_id=run_id, generation=generation)
+    for kind, object_id in tasks:
+        if kind == "bug":
+            prepare_bug.delay(run_id, object_id, generation)
+        else:
+            judge_patch.delay(object_id, generation)
+    return len(tasks)
+
+
+@shared_task(name="judging.prepare_bug", acks_late=True)
+def prepare_bug(run_id: int, bug_id: int, generation: int) -> int:
+    """One bug's first steps (s4, s5), then its patches; return the patches queued."""
+    judgment_ids = bug_prepare(run_id=run_id, bug_id=bug_id, generation=generation)
+    for judgment_id in judgment_ids:
+        judge_patch.delay(judgment_id, generation)
+    return len(judgment_ids)
+
+
+@shared_task(name="judging.judge_patch", acks_late=True)
+def judge_patch(judgment_id: int, generation: int) -> str:
+    """Judge one patch with the run's team; return its status."""
+    return patch_judge(judgment_id, generation)
