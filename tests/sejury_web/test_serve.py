@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from tests.sejury_web.test_worker import database_url
+from tests.workers import database_url
 
 
 def free_port() -> int:

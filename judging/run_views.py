@@ -1,0 +1,1 @@
+"""Pages of judging runs (being written: see issue 5)."""
