@@ -1,0 +1,39 @@
+"""Write a judging run's verdicts, one record per patch, as JSON lines or CSV."""
+
+from argparse import ArgumentParser
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from judging.export import EXPORTERS
+from judging.models import JudgingRun
+from judging.run_selectors import run_get
+
+UNKNOWN_RUN = "no judging run {run}"
+
+
+class Command(BaseCommand):
+    help = "Write a judging run's verdicts (one record per patch) to FILE or standard output."
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("--run", type=int, required=True, metavar="ID")
+        parser.add_argument("--format", choices=list(EXPORTERS), default="jsonl")
+        parser.add_argument("--output", type=Path, metavar="FILE", help="default: stdout")
+
+    def handle(self, *args: Any, output: Path | None, **options: Any) -> None:
+        try:
+            run = run_get(run_id=options["run"])
+        except JudgingRun.DoesNotExist:
+            raise CommandError(UNKNOWN_RUN.format(run=options["run"])) from None
+        lines = EXPORTERS[options["format"]](run)
+        if output is None:
+            for line in lines:
+                self.stdout.write(line, ending="")
+            return
+        # Write beside the target and rename, so a failed export leaves no partial file.
+        partial = output.with_name(output.name + ".partial")
+        with partial.open("w", encoding="utf-8", newline="") as out:
+            out.writelines(lines)
+        partial.replace(output)
+        self.stderr.write(f"Wrote {output}")

@@ -1,0 +1,230 @@
+"""Judge a dataset's patches with a team of strategies, from the shell; optionally follow it."""
+
+import time
+from argparse import ArgumentParser
+from itertools import islice
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from judging.export import verdict_records
+from judging.models import Context, JudgingRun, PatchJudgment
+from judging.run_selectors import RunProgress, run_get, run_progress
+from judging.services import RunError, run_create, run_resume
+from judging.verdict_selectors import dataset_patches_named
+from rubrics.bundle import dataset_resolve
+from sejury_web.llm import OFFLINE_MARKER, Provider
+
+UNKNOWN_DATASET = "no dataset named {name!r}"
+UNKNOWN_PATCHES = "no patch {keys} in {dataset}"
+UNKNOWN_RUN = "no judging run {run}"
+NEW_RUN_NEEDS = "give --dataset, --team and --context to start a run (or --resume ID)"
+RESUME_ALONE = "--resume takes no {options}: a resumed run keeps its own"
+RETRY_NEEDS_RESUME = "--retry-failed only goes with --resume"
+NO_WORKER = (
+    "run {run} is still queued after {seconds:g} s: no Celery worker has picked it up. Start "
+    "one with `make run`, or `.venv/bin/celery -A sejury_web worker --pool threads "
+    "--concurrency 8`. The run stays queued and is judged when a worker starts (or when busy "
+    "workers reach it)."
+)
+STALLED = (
+    "run {run} has not moved for {seconds:g} s: are its workers alive? It stays running; a "
+    "worker that starts resumes it."
+)
+INTERRUPTED = (
+    "Stopped waiting; run {run} goes on in the workers. Cancel it on its page, or export it "
+    "when it is done: `python manage.py export_verdicts --run {run} --format csv`."
+)
+CANCELLED = "run {run} was cancelled"
+OFFLINE_NOTE = f"The provider is offline: every answer comes from the {OFFLINE_MARKER}."
+
+# The contexts a lead can ask for; 'revision' belongs to rubric previews.
+CONTEXTS = [context for context in Context.values if context != Context.REVISION]
+DEFAULT_SCALE = (0.0, 100.0)
+PRINT_EVERY_S = 2.0
+POLL_S = 1.0
+FAILURES_SHOWN = 5
+INTERRUPT_EXIT = 130  # what a shell reports for a program stopped by Ctrl-C
+
+
+def progress_line(progress: RunProgress) -> str:
+    return (
+        f"{progress.finished}/{progress.total} judged, {progress.failed} failed, "
+        f"{progress.provider_calls} calls"
+    )
+
+
+def summary_lines(run: JudgingRun, progress: RunProgress) -> list[str]:
+    """What a finished (or cancelled) run came to."""
+    wall = "never started" if progress.wall_s is None else f"{progress.wall_s:.1f} s"
+    cost = "unknown price" if progress.cost_usd is None else f"${progress.cost_usd:.4f}"
+    lines = [
+        f"Run {run.pk} {run.get_status_display().lower()} ({wall}): {progress.valid} VALID, "
+        f"{progress.invalid} INVALID, {progress.failed} failed, {progress.pending} pending, "
+        f"of {progress.total} patches.",
+        f"{progress.provider_calls} provider calls, {progress.input_tokens} input and "
+        f"{progress.output_tokens} output tokens, {cost}.",
+    ]
+    if run.provider == Provider.OFFLINE:
+        lines.append(OFFLINE_NOTE)
+    return lines
+
+
+class Command(BaseCommand):
+    help = (
+        "Judge a dataset's patches with a team of strategies on the Celery workers "
+        "(or resume a run); with --wait, follow the run to its end."
+    )
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("--dataset", help="dataset name or slug")
+        parser.add_argument("--team", help="strategies, comma-separated, e.g. rubric,s1b,s3")
+        parser.add_argument("--context", choices=CONTEXTS, help="what the judges are shown")
+        parser.add_argument("--patches", default="", help="comma-separated keys (default: all)")
+        parser.add_argument("--provider", default="", help="gemini, openai or offline")
+        parser.add_argument("--model", default="")
+        parser.add_argument(
+            "--scale", nargs=2, type=float, metavar=("LO", "HI"), help="default: 0 100"
+        )
+        parser.add_argument(
+            "--threshold", type=float, help="VALID from this score on (default: mid-scale)"
+        )
+        parser.add_argument("--name", default="")
+        parser.add_argument("--resume", type=int, metavar="ID", help="re-queue a run's patches")
+        parser.add_argument(
+            "--retry-failed", action="store_true", help="with --resume: judge failed ones again"
+        )
+        parser.add_argument("--wait", action="store_true", help="follow the run to its end")
+        parser.add_argument(
+            "--worker-timeout",
+            type=float,
+            default=30.0,
+            help="with --wait: give up when no worker has started the run after this many s",
+        )
+        parser.add_argument(
+            "--stall-timeout",
+            type=float,
+            default=600.0,
+            help="with --wait: give up when a running run has not moved for this many s (0: never)",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        run = self._resume(options) if options["resume"] is not None else self._create(options)
+        if options["wait"]:
+            self._follow(
+                run.pk,
+                worker_timeout=options["worker_timeout"],
+                stall_timeout=options["stall_timeout"],
+            )
+
+    def _create(self, options: dict[str, Any]) -> JudgingRun:
+        if options["retry_failed"]:
+            raise CommandError(RETRY_NEEDS_RESUME)
+        if not (options["dataset"] and options["team"] and options["context"]):
+            raise CommandError(NEW_RUN_NEEDS)
+        dataset = dataset_resolve(options["dataset"])
+        if dataset is None:
+            raise CommandError(UNKNOWN_DATASET.format(name=options["dataset"]))
+        patches = None
+        keys = [key.strip() for key in options["patches"].split(",") if key.strip()]
+        if keys:
+            patches, missing = dataset_patches_named(dataset, keys)
+            if missing:
+                raise CommandError(
+                    UNKNOWN_PATCHES.format(keys=", ".join(missing), dataset=dataset.name)
+                )
+        lo, hi = options["scale"] or DEFAULT_SCALE
+        threshold = options["threshold"]
+        try:
+            run = run_create(
+                dataset=dataset,
+                strategies=options["team"],
+                context=options["context"],
+                patches=patches,
+                provider=options["provider"],
+                model=options["model"],
+                threshold=(lo + hi) / 2 if threshold is None else threshold,
+                scale_lo=lo,
+                scale_hi=hi,
+                name=options["name"],
+            )
+        except RunError as error:
+            raise CommandError(str(error)) from None
+        total = run_progress(run).total
+        self._describe(run, f"Run {run.pk}: {total} patches of {dataset.name!r}")
+        return run
+
+    def _resume(self, options: dict[str, Any]) -> JudgingRun:
+        given = [
+            f"--{name.replace('_', '-')}"
+            for name in ("dataset", "team", "context", "patches", "provider", "model", "name")
+            if options[name]
+        ]
+        given += [f"--{name}" for name in ("scale", "threshold") if options[name] is not None]
+        if given:
+            raise CommandError(RESUME_ALONE.format(options=", ".join(given)))
+        try:
+            run = run_get(run_id=options["resume"])
+        except JudgingRun.DoesNotExist:
+            raise CommandError(UNKNOWN_RUN.format(run=options["resume"])) from None
+        # Counted before: eager tasks (and fast workers) may judge them all before we print.
+        before = run_progress(run)
+        queued = before.pending + (before.failed if options["retry_failed"] else 0)
+        try:
+            run = run_resume(run=run, retry_failed=options["retry_failed"])
+        except RunError as error:
+            raise CommandError(str(error)) from None
+        self._describe(run, f"Run {run.pk} resumed: {queued} of {before.total} patches queued")
+        return run
+
+    def _describe(self, run: JudgingRun, what: str) -> None:
+        self.stdout.write(
+            f"{what}, judged by {', '.join(run.strategies)} with context {run.context}, "
+            f"on {run.provider}/{run.model} (VALID from {run.threshold:g} on "
+            f"{run.scale_lo:g}–{run.scale_hi:g})."
+        )
+        if run.provider == Provider.OFFLINE:
+            self.stdout.write(OFFLINE_NOTE)
+
+    def _follow(self, run_id: int, *, worker_timeout: float, stall_timeout: float) -> None:
+        """Print progress until the run ends; raise if it was cancelled or nobody judges it."""
+        started = time.monotonic()
+        printed, printed_at = "", float("-inf")
+        state: tuple[Any, ...] = ()
+        moved_at = started
+        try:
+            while True:
+                run = run_get(run_id=run_id)
+                progress = run_progress(run)
+                now = time.monotonic()
+                line = progress_line(progress)
+                if line != printed and (now - printed_at >= PRINT_EVERY_S or not run.is_active):
+                    self.stdout.write(line)
+                    printed, printed_at = line, now
+                if not run.is_active:
+                    self._summarize(run, progress)
+                    return
+                if (run.status, progress.finished, progress.provider_calls) != state:
+                    state, moved_at = (run.status, progress.finished, progress.provider_calls), now
+                if run.status == JudgingRun.Status.QUEUED and now - started > worker_timeout:
+                    raise CommandError(NO_WORKER.format(run=run_id, seconds=worker_timeout))
+                running = run.status == JudgingRun.Status.RUNNING
+                if running and stall_timeout and now - moved_at > stall_timeout:
+                    raise CommandError(STALLED.format(run=run_id, seconds=stall_timeout))
+                time.sleep(POLL_S)
+        except KeyboardInterrupt:
+            raise CommandError(INTERRUPTED.format(run=run_id), returncode=INTERRUPT_EXIT) from None
+
+    def _summarize(self, run: JudgingRun, progress: RunProgress) -> None:
+        self.stdout.write("\n".join(summary_lines(run, progress)))
+        if progress.failed:
+            shown = min(progress.failed, FAILURES_SHOWN)
+            self.stdout.write(f"Failed patches ({shown} of {progress.failed}):")
+            failed = verdict_records(run, status=PatchJudgment.Status.FAILED)
+            for record in islice(failed, FAILURES_SHOWN):
+                self.stdout.write(f"  {record['patch']}: {record['error']}")
+        self.stdout.write(
+            f"Verdicts: `python manage.py export_verdicts --run {run.pk} --format csv`"
+        )
+        if run.status == JudgingRun.Status.CANCELLED:
+            raise CommandError(CANCELLED.format(run=run.pk))
