@@ -17,12 +17,15 @@ class Command(BaseCommand):
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", type=int, default=8000)
-        parser.add_argument("--concurrency", type=int, default=2, help="worker processes")
+        # Judging waits on the model, not the CPU: threads, as many as the LLM layer lets
+        # through at once (SEJURY_LLM_MAX_CONCURRENCY, 8 by default).
+        parser.add_argument("--concurrency", type=int, default=8, help="worker threads")
 
     def handle(self, *args: Any, host: str, port: int, concurrency: int, **options: Any) -> None:
         worker = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "sejury_web", "worker",
-             "--loglevel=INFO", f"--concurrency={concurrency}", "--hostname=worker@%h"]
+             "--loglevel=INFO", "--pool=threads", f"--concurrency={concurrency}",
+             "--hostname=worker@%h"]
         )  # fmt: skip
         manage = str(settings.BASE_DIR / "manage.py")
         web = subprocess.Popen(
