@@ -7,6 +7,7 @@ from .strategies import Case
 
 NO_GOLDEN = "bug {bug} has no golden rubric yet"
 NO_DRAFT = "bug {bug} has no {variant} draft rubric"
+OTHER_BUG = "the run's rubric revision is of bug {owner}, not of bug {bug}"
 
 
 def _draft(patch: Patch, variant: str) -> RubricRevision | None:
@@ -43,7 +44,11 @@ def _rubric_for(run: JudgingRun, patch: Patch) -> tuple[RubricRevision | None, s
         revision = _draft(patch, Rubric.Variant.FREE_FORM)
         return revision, "" if revision else NO_DRAFT.format(bug=bug, variant="free-form")
     if run.context == Context.REVISION:
-        return run.rubric_revision, ""
+        revision = run.rubric_revision
+        if revision is not None and revision.rubric.bug_id != patch.bug_id:
+            # One bug's rubric says nothing about another bug's patches.
+            return None, OTHER_BUG.format(owner=revision.rubric.bug.key, bug=bug)
+        return revision, ""
     return None, ""
 
 

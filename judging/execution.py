@@ -12,6 +12,7 @@ import logging
 from decimal import Decimal
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -103,7 +104,8 @@ def _attempt(run: JudgingRun, generation: int, name: str, action: Any) -> tuple[
         return action(asker), asker, ""
     except RunStopped:
         raise
-    except (StrategyError, LLMError) as error:
+    except (StrategyError, LLMError, ImproperlyConfigured) as error:
+        # ImproperlyConfigured: this worker lacks the provider's key or URL; say so plainly.
         return None, asker, str(error)
     except Exception as error:  # a bug of ours: fail this member, never leave the patch hanging
         log.exception("strategy %s failed on run %s", name, run.pk)

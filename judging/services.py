@@ -77,13 +77,13 @@ def run_create(
     if (context == Context.REVISION) != (rubric_revision is not None):
         raise RunError(REVISION_CONTEXT)
     provider, model = _target(provider, model)
-    patch_ids = (
-        list(dataset.patches.values_list("pk", flat=True))
-        if patches is None
-        else sorted({p.pk for p in patches if p.dataset_id == dataset.pk})
-    )
-    if patches is not None and len(patch_ids) != len({p.pk for p in patches}):
-        raise RunError(FOREIGN_PATCHES.format(dataset=dataset.name))
+    if patches is None:
+        patch_ids = list(dataset.patches.values_list("pk", flat=True))
+    else:
+        chosen = list(patches)  # any iterable, even one that can be read only once
+        patch_ids = sorted({p.pk for p in chosen if p.dataset_id == dataset.pk})
+        if len(patch_ids) != len({p.pk for p in chosen}):
+            raise RunError(FOREIGN_PATCHES.format(dataset=dataset.name))
     if not patch_ids:
         raise RunError(NO_PATCHES)
     with transaction.atomic():

@@ -15,7 +15,7 @@ from .base import Ask, Case, Outcome, Strategy, StrategyError
 from .registry import register
 
 PROMPT_VERSION = "match-v1"  # no prompt: the version of the rule above
-UNREADABLE = "the {which} is not a unified diff: {error}"
+UNREADABLE = "cannot read the {which}: {error}"  # DiffError says what is wrong
 NO_REFERENCE = "the bug has no reference fix to compare with"
 
 

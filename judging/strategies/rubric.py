@@ -15,6 +15,8 @@ from .registry import register
 
 PROMPT_VERSION = "judge-rubric-v1"
 REFERENCE_CONTEXT = "reference"  # judging.models.Context.REFERENCE
+NONE_CONTEXT = "none"  # judging.models.Context.NONE
+NO_RUBRIC = "the rubric judge needs the run's {context} rubric, and the case has none"
 
 TASK = """\
 Your task is to decide whether the candidate patch below is a VALID fix of the bug: it fixes
@@ -78,6 +80,9 @@ class RubricJudge(Strategy):
     def judge(self, case: Case, ask: Ask, *, prepared: dict[str, Any] | None = None) -> Outcome:
         if case.rubric_missing:
             raise StrategyError(case.rubric_missing)
+        if case.rubric is None and case.context not in (REFERENCE_CONTEXT, NONE_CONTEXT):
+            # Every other context is a rubric's: without it the judge would see nothing.
+            raise StrategyError(NO_RUBRIC.format(context=case.context))
         shows_reference = case.rubric is None and case.context == REFERENCE_CONTEXT
         parts = [TASK]
         if case.rubric is not None:

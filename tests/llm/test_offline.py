@@ -58,6 +58,10 @@ JUDGE_RUBRIC_SCHEMA = _object(
     },
 )
 SCORE_SCHEMA = _object(score={"type": "integer", "minimum": 0, "maximum": 100}, reasoning=TEXT)
+REASONS_SCHEMA = _object(
+    score={"type": "integer", "minimum": 0, "maximum": 100},
+    reasons={"type": "array", "minItems": 1, "items": TEXT},
+)
 PROPERTIES_SCHEMA = _object(properties={"type": "array", "minItems": 1, "items": TEXT})
 TESTS_SCHEMA = _object(
     tests={"type": "array", "minItems": 1, "items": _object(name=TEXT, description=TEXT)}
@@ -128,6 +132,11 @@ def _every_request() -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
         for candidate in [*candidates, bug["reference_patch"], EMPTY, GARBAGE]:
             for purpose in SCORE_PURPOSES:
                 yield purpose, _judge_inputs(purpose, bug, candidate), SCORE_SCHEMA
+            for purpose in ("judge.s4", "judge.s5"):  # step 2 of paper 000's S4/S5
+                unseen = {**_judge_inputs(purpose, bug, candidate), "reference_diff": None}
+                yield purpose, unseen, SCORE_SCHEMA
+            first_turn = _judge_inputs("judge.s1b", bug, candidate)
+            yield "judge.s2.assess", first_turn, REASONS_SCHEMA
             inputs = _judge_inputs("judge.rubric", bug, candidate)
             yield "judge.rubric", inputs, JUDGE_RUBRIC_SCHEMA
             yield "judge.rubric", {**inputs, "rubric": None}, JUDGE_RUBRIC_SCHEMA
@@ -357,6 +366,29 @@ def test_hand_written_requirements() -> None:
         purpose="judge.rubric", inputs={**inputs, "reference_diff": None}
     )
     assert without_reference["requirements"][4]["passed"] is False  # nothing to fall back on
+
+
+def test_s4_and_s5_without_the_reference_count_the_checks_met_alone() -> None:
+    bugs, _patches = _bundle()
+    bug = bugs["go-cache-1"]
+    for purpose in ("judge.s4", "judge.s5"):
+        shown = _judge_inputs(purpose, bug, bug["reference_patch"])
+        unseen = {**shown, "reference_diff": None}
+        # The reference itself meets every check: 100 alone, and blended with its own
+        # reference score (100) also 100.
+        assert offline_answer(purpose=purpose, inputs=unseen)["score"] == 100
+        assert offline_answer(purpose=purpose, inputs=shown)["score"] == 100
+        empty = {**unseen, "candidate_diff": ""}
+        assert offline_answer(purpose=purpose, inputs=empty)["score"] == 0
+
+
+def test_s2_first_turn_gives_the_reference_score_and_its_reason() -> None:
+    bugs, _patches = _bundle()
+    bug = bugs["go-cache-1"]
+    inputs = _judge_inputs("judge.s1b", bug, bug["reference_patch"])
+    first = offline_answer(purpose="judge.s2.assess", inputs=inputs)
+    s1b = offline_answer(purpose="judge.s1b", inputs=inputs)
+    assert first == {"score": s1b["score"], "reasons": [s1b["reasoning"]]}
 
 
 def test_s2_agrees_or_revises() -> None:

@@ -54,7 +54,9 @@ Terms (the helpers live in ``sejury_web.similarity``)
 ``judge.s4``/``judge.s5``: ``round(0.5 · reference score + 0.5 · 100 · k/n)``, where n
     counts the properties (tests) that quote code and k those whose quote coverage over
     the patch's changed lines reaches 50; the reference score alone when n is 0, and 0
-    for an empty, unreadable or test-only patch.
+    for an empty, unreadable or test-only patch. When the inputs carry ``reference_diff:
+    null`` (the step-2 prompt does not show the reference), ``round(100 · k/n)`` alone, and
+    the ``s1a`` rule when n is 0.
 
 ``judge.rubric``
     For each requirement, the code spans (`…`) of its title say where the change must be;
@@ -157,8 +159,11 @@ def _score(purpose: str, inputs: dict[str, Any]) -> Score:
     candidate = read_patch(_get(inputs, purpose, "candidate_diff", (str,)))
     if purpose == "judge.s1a":
         return scores.s1a(candidate)
-    reference = read_patch(_get(inputs, purpose, "reference_diff", (str, type(None))))
-    base = scores.reference_score(candidate, reference)
+    reference_diff = _get(inputs, purpose, "reference_diff", (str, type(None)))
+    base = scores.reference_score(candidate, read_patch(reference_diff))
+    # Step 2 of s4/s5 is not shown the reference: it judges by the checks alone.
+    unseen = purpose in ("judge.s4", "judge.s5") and reference_diff is None
+    base_or_none = None if unseen else base
     if purpose == "judge.s2":
         before = _get(inputs, purpose, "previous", (dict,)).get("score")
         if not isinstance(before, int) or isinstance(before, bool):
@@ -168,11 +173,11 @@ def _score(purpose: str, inputs: dict[str, Any]) -> Score:
         return scores.recheck(base, before)
     if purpose == "judge.s4":
         properties = [str(p) for p in _get(inputs, purpose, "properties", (list,))]
-        return scores.checked_score(base, properties, candidate, "properties")
+        return scores.checked_score(base_or_none, properties, candidate, "properties")
     if purpose == "judge.s5":
         tests = _check_items(purpose, "tests", _get(inputs, purpose, "tests", (list,)))
         texts = [f"{t.get('name', '')} {t.get('description', '')}" for t in tests]
-        return scores.checked_score(base, texts, candidate, "tests")
+        return scores.checked_score(base_or_none, texts, candidate, "tests")
     return base  # s1b and s3: the offline model cannot tell "correct" from "equivalent"
 
 

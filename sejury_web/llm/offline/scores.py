@@ -65,21 +65,25 @@ def recheck(base: Score, before: int) -> Score:
     return Score(base.value, f"Re-check: {base.reason} I revise {before} to {base.value}.")
 
 
-def checked_score(base: Score, checks: list[str], candidate: Patch, noun: str) -> Score:
-    """s4/s5: the reference score blended with the share of quoted checks the patch meets."""
+def checked_score(base: Score | None, checks: list[str], candidate: Patch, noun: str) -> Score:
+    """s4/s5: the share of quoted checks the patch meets, blended with the reference score
+    (``base``), or alone when the prompt showed no reference (``base`` is None)."""
     quoted = [quotes for quotes in map(code_spans, checks) if quotes]
+    fallback = base if base is not None else s1a(candidate)
     if candidate.error:
-        return base
+        return fallback if base is not None else Score(0, fallback.reason)
     if not quoted:
-        return Score(base.value, f"{base.reason} None of the {noun} quotes code to check.")
+        return Score(fallback.value, f"{fallback.reason} None of the {noun} quotes code to check.")
     met = sum(quote_coverage(quotes, candidate.lines) >= COVERAGE_PASS for quotes in quoted)
     share = 100 * met / len(quoted)
+    summary = f"{met} of {len(quoted)} {noun} are met (quote coverage ≥ {COVERAGE_PASS:.0f})."
+    if base is None:
+        return Score(round(share), f"Score {round(share)}: {summary}")
     value = round(CHECK_WEIGHT * base.value + (1 - CHECK_WEIGHT) * share)
     return Score(
         value,
         f"Score {value} = {CHECK_WEIGHT} · {base.value} + {1 - CHECK_WEIGHT} · {share:.0f}: "
-        f"{met} of {len(quoted)} {noun} are met (quote coverage ≥ {COVERAGE_PASS:.0f}). "
-        f"Reference score: {base.reason}",
+        f"{summary} Reference score: {base.reason}",
     )
 
 
