@@ -31,7 +31,7 @@ class RunError(ValueError):
     """A run cannot be created or changed as asked; the message says why."""
 
 
-def _target(provider: str, model: str) -> tuple[str, str]:
+def run_target(provider: str, model: str) -> tuple[str, str]:
     """The provider and model a run will use, resolved now so the run page can name them."""
     try:
         target = llm_config().target(
@@ -76,7 +76,7 @@ def run_create(
         raise RunError(UNKNOWN_CONTEXT.format(context=context, known=", ".join(Context.values)))
     if (context == Context.REVISION) != (rubric_revision is not None):
         raise RunError(REVISION_CONTEXT)
-    provider, model = _target(provider, model)
+    provider, model = run_target(provider, model)
     if patches is None:
         patch_ids = list(dataset.patches.values_list("pk", flat=True))
     else:

@@ -80,9 +80,11 @@
   }
   document.body.addEventListener("htmx:responseError", failed);
   document.body.addEventListener("htmx:sendError", failed);
+  // Only the editor's own requests clear it: the judge panel's polling must not hide it.
   document.body.addEventListener("htmx:afterRequest", function (event) {
     var box = document.getElementById("rubric-request-error");
-    if (box && event.detail.successful) box.remove();
+    var fromEditor = event.detail.requestConfig && event.detail.requestConfig.fromEditor;
+    if (box && fromEditor && event.detail.successful) box.remove();
   });
 
   // Submitting or confirming acts on the saved revision, not on unsaved edits: say so.
