@@ -130,6 +130,7 @@ def bug_step_ensure(
         error=error,
         prompt_version=strategy.prompt_version,
         call_id=call_ids[-1] if call_ids else None,
+        from_cache=bool(asker.responses) and all(r.from_cache for r in asker.responses),
         **Spent.of(asker).fields(),
     )
     try:
@@ -158,6 +159,7 @@ def _result(
         answers=answers,
         prompt_version=strategy.prompt_version,
         call_ids=[r.call_id for r in asker.responses] + asker.failed_call_ids,
+        cached_call_ids=[r.call_id for r in asker.responses if r.from_cache],
         is_offline=any(r.is_offline for r in asker.responses)
         or (strategy.uses_llm and judgment.run.provider == Provider.OFFLINE),
         error=error,

@@ -1,6 +1,9 @@
 """Writes of the judging app: judging runs, from creation to resume."""
 
+import logging
+import time
 from collections.abc import Iterable
+from functools import partial
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -18,6 +21,8 @@ from .ensemble import check_scale
 from .execution import bug_step_ensure, run_finish_if_done, run_is_current
 from .models import BugStep, Context, JudgingRun, PatchJudgment, StrategyResult
 from .strategies import get_strategy, parse_team
+
+log = logging.getLogger(__name__)
 
 NO_PATCHES = "there are no patches to judge"
 FOREIGN_PATCHES = "every patch of a run must belong to the run's dataset ({dataset})"
@@ -65,7 +70,6 @@ def run_create(
     rubric_revision: RubricRevision | None = None,
 ) -> JudgingRun:
     """Create a run over ``patches`` (default: every patch of the dataset) and queue it."""
-    from .tasks import start_run
 
     try:
         team = parse_team(strategies)
@@ -104,8 +108,25 @@ def run_create(
         PatchJudgment.objects.bulk_create(
             [PatchJudgment(run=run, patch_id=pk) for pk in patch_ids], batch_size=500
         )
-        start_run.delay_on_commit(run.pk, run.generation)
+        transaction.on_commit(partial(_send_start, run.pk, run.generation))
     return run
+
+
+def _send_start(run_id: int, generation: int) -> None:
+    """Queue the run's first task. The run is committed already: if the broker refuses (on a
+    fresh SQLite broker a worker starting at the same moment may be creating the queue), try
+    once more, then leave the run queued for the next worker start or Resume to pick up."""
+    from .tasks import start_run
+
+    for attempt in (1, 2):
+        try:
+            start_run.delay(run_id, generation)
+            return
+        except Exception:
+            if attempt == 2:
+                log.exception("could not queue run %s; a worker start or Resume will", run_id)
+                return
+            time.sleep(0.5)
 
 
 def run_cancel(*, run: JudgingRun) -> JudgingRun:
@@ -125,7 +146,6 @@ def run_resume(*, run: JudgingRun, retry_failed: bool = False) -> JudgingRun:
     Completed members are kept: only what is missing is judged. The run's generation goes
     up, so tasks of the earlier generation still in the queue stop without judging.
     """
-    from .tasks import start_run
 
     with transaction.atomic():
         run = JudgingRun.objects.select_for_update().get(pk=run.pk)
@@ -144,7 +164,7 @@ def run_resume(*, run: JudgingRun, retry_failed: bool = False) -> JudgingRun:
         run.finished_at = None
         run.save(update_fields=["generation", "status", "finished_at"])
         run.refresh_from_db()
-        start_run.delay_on_commit(run.pk, run.generation)
+        transaction.on_commit(partial(_send_start, run.pk, run.generation))
     return run
 
 

@@ -5,10 +5,14 @@ with paper 000's numbering (S4 analyzes the reference, S5 generates tests); ``bl
 ``chrf`` and ``edit`` are the match-based baselines of paper 000 Table I, without a model.
 """
 
-# Importing the modules registers their strategies.
-from . import baselines, rubric, s1, s2, s3, s4, s5  # noqa: F401
 from .base import Ask, Case, Outcome, Step, Strategy, StrategyError
 from .registry import STRATEGIES, UNKNOWN_STRATEGY, get_strategy, parse_team, register
+
+# Importing the modules registers their strategies, in this order: the registry's order is
+# the order of the new-run form.
+# isort: off
+from . import rubric, s1, s2, s3, s4, s5, baselines  # noqa: F401
+# isort: on
 
 __all__ = [
     "STRATEGIES",
