@@ -144,7 +144,7 @@ def replaced(option: str, value: str) -> list[str]:
     ("argv", "message"),
     [
         (replaced("--dataset", "ghost"), UNKNOWN_DATASET.format(name="ghost")),
-        (replaced("--team", "rubric,nope"), "unknown strategy 'nope'; the strategies are rubric, s1a"),
+        (replaced("--team", "rubric,nope"), "unknown strategy 'nope'; the strategies are rubric"),
         (replaced("--team", "s3,s3"), "strategy 's3' appears twice in the team"),
         (replaced("--context", "all"), "argument --context: invalid choice: 'all'"),
         (replaced("--context", "revision"), "argument --context: invalid choice: 'revision'"),

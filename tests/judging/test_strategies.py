@@ -284,7 +284,10 @@ def test_teams_are_known_names_each_once() -> None:
     assert parse_team(["s4", "bleu"]) == ["s4", "bleu"]
     with pytest.raises(
         ValueError,
-        match=r"unknown strategy 's9'; the strategies are .*rubric, s1a, s1b, s2, s3, s4, s5, bleu, chrf, edit$",
+        match=(
+            r"unknown strategy 's9'; the strategies are "
+            r"rubric, s1a, s1b, s2, s3, s4, s5, bleu, chrf, edit$"
+        ),
     ):
         parse_team("s1b,s9")
     with pytest.raises(ValueError, match=REPEATED_STRATEGY.format(name="s3")):
