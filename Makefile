@@ -40,6 +40,7 @@ test: lint
 bench: install
 	$(PY) bench/dataset_page.py
 	$(PY) bench/llm_throughput.py
+	$(PY) bench/judging_throughput.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

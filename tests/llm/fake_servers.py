@@ -6,7 +6,10 @@ inspect what the SDK sent (``server.requests``). Benchmarks in another process u
     python -m tests.llm.fake_servers openai --latency 0.2 [--port 0]
 
 which prints ``URL http://127.0.0.1:PORT``, serves until SIGTERM/SIGINT, then prints
-``REQUESTS <count>``. Stdlib only, so it runs anywhere the tests run.
+``REQUESTS <count>`` (SIGUSR1 prints the count so far and serving goes on). It answers every
+request with JSON valid against the request's schema (``schema_reply``, which tests can pass
+as ``default=``), or with ``BENCH_TEXT`` when the request has none. Stdlib only, so it runs
+anywhere the tests run.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import argparse
 import contextlib
 import itertools
 import json
+import math
 import re
 import signal
 import socket
@@ -445,7 +449,159 @@ _GOOGLE_STATUSES = {
 }
 
 SERVERS: dict[str, type[FakeLLMServer]] = {"openai": OpenAIServer, "gemini": GeminiServer}
-BENCH_TEXT = '{"score": 50, "reasoning": "fake"}'
+BENCH_TEXT = '{"score": 50, "reasoning": "fake"}'  # the answer to a request without a schema
+
+# -- answers that match the request's schema ------------------------------------------------
+
+FAKE_INTEGER = 50
+FAKE_STRING = "fake"
+
+
+def request_schema(body: Any) -> JsonObject | None:
+    """The JSON schema a request asks the answer to follow, or None.
+
+    OpenAI: ``response_format.json_schema.schema`` (JSON mode and plain prompts carry no
+    machine-readable schema). Gemini: ``generationConfig.responseJsonSchema`` (what
+    google-genai sends for ``response_json_schema``), else the OpenAPI-style
+    ``responseSchema``.
+    """
+    if not isinstance(body, dict):
+        return None
+    response_format = body.get("response_format")
+    if isinstance(response_format, dict) and response_format.get("type") == "json_schema":
+        schema = (response_format.get("json_schema") or {}).get("schema")
+        return schema if isinstance(schema, dict) else None
+    config = body.get("generationConfig")
+    if isinstance(config, dict):
+        for name in ("responseJsonSchema", "responseSchema"):
+            schema = config.get(name)
+            if isinstance(schema, dict):
+                return schema
+    return None
+
+
+def schema_answer(schema: JsonObject) -> Any:
+    """A deterministic value valid against ``schema``.
+
+    Integers 50 (the minimum if the schema sets one, kept within a maximum), numbers likewise,
+    strings "fake" (padded or cut to minLength/maxLength), booleans true, null None, enums and
+    consts their (first) value, arrays of minItems items (at least one, unless maxItems is
+    0), objects with their required properties. ``anyOf``/``oneOf`` take the first branch,
+    ``allOf`` is merged, local ``$ref`` (``#/$defs/...``) is followed. Gemini's OpenAPI-style
+    upper-case types (``"OBJECT"``) are understood too.
+    """
+    return _answer(schema, schema, depth=0)
+
+
+def _answer(schema: Any, root: JsonObject, depth: int) -> Any:
+    if depth > 32:
+        raise ValueError("the schema nests too deeply (a recursive $ref?)")
+    if not isinstance(schema, dict):  # True, {} or junk: anything goes
+        return FAKE_STRING
+    if "$ref" in schema:
+        return _answer(_resolve(schema["$ref"], root), root, depth + 1)
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    for combinator in ("anyOf", "oneOf"):
+        if schema.get(combinator):
+            branches = [b for b in schema[combinator] if _type_of(b) != "null"]
+            return _answer((branches or schema[combinator])[0], root, depth + 1)
+    if schema.get("allOf"):
+        merged = {k: v for k, v in schema.items() if k != "allOf"}
+        for part in schema["allOf"]:
+            part = _resolve(part["$ref"], root) if "$ref" in part else part
+            properties = {**merged.get("properties", {}), **part.get("properties", {})}
+            required = [*merged.get("required", []), *part.get("required", [])]
+            merged = {**merged, **part, "properties": properties, "required": required}
+        return _answer(merged, root, depth + 1)
+    kind = _type_of(schema)
+    if kind == "object":
+        properties = schema.get("properties") or {}
+        return {
+            name: _answer(properties.get(name, {}), root, depth + 1)
+            for name in schema.get("required", [])
+        }
+    if kind == "array":
+        count = max(int(schema.get("minItems", 0)), 1)
+        if "maxItems" in schema:
+            count = min(count, int(schema["maxItems"]))
+        prefix = schema.get("prefixItems") or []
+        return [
+            _answer(prefix[i] if i < len(prefix) else schema.get("items", {}), root, depth + 1)
+            for i in range(count)
+        ]
+    if kind in ("integer", "number"):
+        return _number(schema, integer=kind == "integer")
+    if kind == "boolean":
+        return True
+    if kind == "null":
+        return None
+    text = FAKE_STRING
+    low, high = int(schema.get("minLength", 0)), schema.get("maxLength")
+    text = text.ljust(low, "e")
+    return text if high is None else text[: int(high)]
+
+
+def _type_of(schema: Any) -> str:
+    """The schema's type, lower-cased; the first non-null one of a list; guessed if absent."""
+    if not isinstance(schema, dict):
+        return ""
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kinds = [str(k).lower() for k in kind]
+        return next((k for k in kinds if k != "null"), kinds[0] if kinds else "")
+    if isinstance(kind, str):
+        return kind.lower()
+    if "properties" in schema or "required" in schema:
+        return "object"
+    if "items" in schema or "prefixItems" in schema:
+        return "array"
+    return "string"
+
+
+def _number(schema: JsonObject, *, integer: bool) -> int | float:
+    def bound(name: str) -> float | None:
+        value = schema.get(name)
+        # draft 4 spelled exclusive bounds as booleans beside minimum/maximum
+        return None if isinstance(value, bool) or value is None else value
+
+    value: float
+    if (low := bound("minimum")) is not None:
+        value = math.ceil(low) if integer else low
+        if schema.get("exclusiveMinimum") is True and value == low:
+            value += 1
+    elif (low := bound("exclusiveMinimum")) is not None:
+        value = math.floor(low) + 1
+    else:
+        value = FAKE_INTEGER
+        if (high := bound("maximum")) is not None:
+            value = min(value, math.floor(high) if integer else high)
+        if (high := bound("exclusiveMaximum")) is not None:
+            value = min(value, math.ceil(high) - 1)
+    return int(value) if integer else value
+
+
+def _resolve(reference: str, root: JsonObject) -> Any:
+    if not reference.startswith("#"):
+        raise ValueError(f"only local $ref are supported, not {reference!r}")
+    node: Any = root
+    for part in reference.lstrip("#").strip("/").split("/"):
+        if part:
+            node = node[part.replace("~1", "/").replace("~0", "~")]
+    return node
+
+
+def schema_text(body: Any) -> str:
+    """The text of an answer to ``body``: JSON valid against its schema, else ``BENCH_TEXT``."""
+    schema = request_schema(body)
+    return BENCH_TEXT if schema is None else json.dumps(schema_answer(schema))
+
+
+def schema_reply(body: JsonObject) -> Reply:
+    """A default reply factory (``default=schema_reply``): answers match the request's schema."""
+    return ok(schema_text(body))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -459,9 +615,9 @@ def main(argv: list[str] | None = None) -> int:
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
-    server = SERVERS[args.protocol](
-        latency=args.latency, port=args.port, default=lambda _body: ok(BENCH_TEXT)
-    )
+    server = SERVERS[args.protocol](latency=args.latency, port=args.port, default=schema_reply)
+    # SIGUSR1: print the count so far, so that a benchmark can count the requests of a phase.
+    signal.signal(signal.SIGUSR1, lambda *_: print(f"REQUESTS {server.request_count}", flush=True))
     with server:
         print(f"URL {server.url}", flush=True)
         stop.wait()

@@ -16,11 +16,17 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import jsonschema
 import openai
 import pytest
 from google import genai
 from google.genai import errors, types
 
+from judging.strategies.prompts import SCORE_SCHEMA
+from judging.strategies.rubric import SCHEMA as RUBRIC_SCHEMA
+from judging.strategies.s2 import REASONS_SCHEMA
+from judging.strategies.s4 import PROPERTIES_SCHEMA
+from judging.strategies.s5 import TESTS_SCHEMA
 from tests.llm.fake_servers import (
     BENCH_TEXT,
     GeminiServer,
@@ -29,6 +35,9 @@ from tests.llm.fake_servers import (
     error,
     hang,
     ok,
+    request_schema,
+    schema_answer,
+    schema_reply,
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -357,10 +366,20 @@ def test_cli_serves_until_sigterm_and_counts_requests(protocol: str) -> None:
         assert url.startswith("http://127.0.0.1:")
 
         if protocol == "openai":
-            answer = ask_openai(openai_client(f"{url}/v1")).choices[0].message.content
+            client = openai_client(f"{url}/v1")
+            answers = [
+                ask_openai(client).choices[0].message.content,  # no schema: the fixed text
+                ask_openai(client, structured=True).choices[0].message.content,
+            ]
+            assert answers == [BENCH_TEXT, '{"score": 50}']
         else:
-            answer = ask_gemini(gemini_client(url)).text
-        assert answer == BENCH_TEXT
+            assert ask_gemini(gemini_client(url)).text == '{"score": 50}'
+
+        expected = f"REQUESTS {2 if protocol == 'openai' else 1}"
+        proc.send_signal(signal.SIGUSR1)  # the count so far; the server goes on serving
+        readable, _, _ = select.select([proc.stdout], [], [], 10)
+        assert readable, "SIGUSR1 printed nothing"
+        assert proc.stdout.readline().strip() == expected
 
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=10)
@@ -368,5 +387,120 @@ def test_cli_serves_until_sigterm_and_counts_requests(protocol: str) -> None:
         proc.kill()
         proc.wait()
     assert proc.returncode == 0, err
-    assert out.splitlines() == ["REQUESTS 1"]
+    assert out.splitlines() == [expected]
     assert err == ""
+
+
+# -- answers valid against the request's schema -------------------------------------------------
+
+JUDGING_SCHEMAS = {
+    "s1b/s3/rethink": SCORE_SCHEMA,
+    "s2.assess": REASONS_SCHEMA,
+    "s4.analyze": PROPERTIES_SCHEMA,
+    "s5.tests": TESTS_SCHEMA,
+    "rubric": RUBRIC_SCHEMA,
+}
+OTHER_SCHEMAS: dict[str, dict[str, Any]] = {
+    "bounded integer": {"type": "integer", "minimum": 1, "maximum": 10},
+    "integer below 50": {"type": "integer", "maximum": 7},
+    "exclusive bounds": {"type": "integer", "exclusiveMinimum": 3, "exclusiveMaximum": 9},
+    "number": {"type": "number", "minimum": 0.5},
+    "string lengths": {"type": "string", "minLength": 10},
+    "short string": {"type": "string", "maxLength": 2},
+    "enum": {"type": "string", "enum": ["VALID", "INVALID"]},
+    "const": {"const": "x"},
+    "nullable": {"type": ["null", "string"]},
+    "array bounds": {"type": "array", "items": {"type": "integer"}, "minItems": 3},
+    "empty array": {"type": "array", "items": {"type": "integer"}, "maxItems": 0},
+    "unique items": {"type": "array", "items": {"type": "boolean"}, "uniqueItems": True},
+    "anyOf": {"anyOf": [{"type": "null"}, {"type": "object", "required": ["a"]}]},
+    "allOf": {
+        "allOf": [
+            {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
+            {"properties": {"b": {"type": "boolean"}}, "required": ["b"]},
+        ]
+    },
+    "$defs": {
+        "type": "object",
+        "properties": {"item": {"$ref": "#/$defs/Item"}},
+        "required": ["item"],
+        "$defs": {
+            "Item": {
+                "type": "object",
+                "properties": {"id": {"type": "integer"}, "tags": {"type": "array"}},
+                "required": ["id", "tags"],
+                "additionalProperties": False,
+            }
+        },
+    },
+    "optional property left out": {
+        "type": "object",
+        "properties": {"a": {"type": "string"}, "b": {"type": "string", "minLength": 99}},
+        "required": ["a"],
+    },
+}
+
+
+@pytest.mark.parametrize(
+    "schema", [*JUDGING_SCHEMAS.values(), *OTHER_SCHEMAS.values()],
+    ids=[*JUDGING_SCHEMAS, *OTHER_SCHEMAS],
+)  # fmt: skip
+def test_schema_answer_is_valid_against_the_schema(schema: dict[str, Any]) -> None:
+    answer = schema_answer(schema)
+    jsonschema.validate(answer, schema, cls=jsonschema.Draft202012Validator)
+    assert schema_answer(schema) == answer  # deterministic
+
+
+def test_schema_answer_values() -> None:
+    assert schema_answer(SCORE_SCHEMA) == {"score": 50, "reasoning": "fake"}
+    assert json.dumps(schema_answer(SCORE_SCHEMA)) == BENCH_TEXT
+    assert schema_answer(REASONS_SCHEMA) == {"score": 50, "reasons": ["fake"]}
+    assert schema_answer(TESTS_SCHEMA) == {"tests": [{"name": "fake", "description": "fake"}]}
+    assert schema_answer(RUBRIC_SCHEMA) == {
+        "thought": "fake",
+        "verdict": "VALID",
+        "justification": "fake",
+        "requirements": [{"index": 50, "passed": True, "reason": "fake"}],
+    }
+    assert schema_answer(OTHER_SCHEMAS["bounded integer"]) == 1
+    assert schema_answer(OTHER_SCHEMAS["array bounds"]) == [50, 50, 50]
+    assert schema_answer({"type": "OBJECT", "properties": {"n": {"type": "INTEGER"}},
+                          "required": ["n"]}) == {"n": 50}  # fmt: skip
+
+
+def test_request_schema_finds_the_schema_where_each_protocol_sends_it() -> None:
+    openai_body = {"response_format": {"type": "json_schema", "json_schema": {"schema": SCHEMA}}}
+    assert request_schema(openai_body) == SCHEMA
+    assert request_schema({"response_format": {"type": "json_object"}}) is None
+    assert request_schema({"generationConfig": {"responseJsonSchema": SCHEMA}}) == SCHEMA
+    assert request_schema({"generationConfig": {"responseSchema": SCHEMA}}) == SCHEMA
+    assert request_schema({"messages": []}) is None
+    assert request_schema(None) is None
+    assert schema_reply({}).text == BENCH_TEXT
+
+
+@pytest.mark.parametrize(("name", "schema"), list(JUDGING_SCHEMAS.items()))
+def test_schema_reply_through_both_sdks(name: str, schema: dict[str, Any]) -> None:
+    with (
+        OpenAIServer(default=schema_reply) as openai_fake,
+        GeminiServer(default=schema_reply) as gemini_fake,
+    ):
+        completion = openai_client(openai_fake.base_url).chat.completions.create(
+            model="gpt-4o-mini",
+            messages=[{"role": "user", "content": name}],
+            response_format={
+                "type": "json_schema",
+                "json_schema": {"name": "answer", "schema": schema, "strict": True},
+            },
+        )
+        gemini = gemini_client(gemini_fake.url)  # kept: a dropped client closes its transport
+        response = gemini.models.generate_content(
+            model="gemini-2.5-pro",
+            contents=name,
+            config=types.GenerateContentConfig(
+                response_mime_type="application/json", response_json_schema=schema
+            ),
+        )
+    for text in (completion.choices[0].message.content, response.text):
+        assert text is not None
+        jsonschema.validate(json.loads(text), schema)

@@ -1,0 +1,289 @@
+"""Benchmark: a judging run end to end, through a real Celery worker, against a fixed latency.
+
+A dataset of P patches (P/5 bugs × 5 patches, every diff distinct, so no request is a cache
+hit by accident) is judged by the team s1b,s2,s3 in the "reference" context: four model calls
+per patch. The model is a local OpenAI-compatible server (``tests/llm/fake_servers.py``, in
+its own process) that answers every request after L seconds with JSON valid against the
+request's schema. A real worker (``celery -A sejury_web worker``, threads pool, C threads
+unless ``--worker-threads`` says otherwise, ``SEJURY_LLM_MAX_CONCURRENCY=C``) judges the run
+that ``run_create`` queues, exactly as for the web application; this process only polls the
+database until the run is finished.
+
+Printed: patches, provider calls (counted by the server and by ``run_progress``), the wall
+time from creation to finish and from ``started_at`` to ``finished_at``, the ideal
+calls·L/C, their ratio (target ≤ 1.25), then a second identical run over the same patches,
+which must reach the server zero times (every answer from the LLMCall cache). Exit status 1
+on any FAIL.
+
+Run with ``make bench`` or ``.venv/bin/python bench/judging_throughput.py [--patches 500]
+[--latency 0.2] [--concurrency 16] [--worker-threads N]``. By default in a throwaway
+directory (SQLite database, SQLite broker: the embedded defaults); ``DATABASE_URL`` and
+``CELERY_BROKER_URL`` are honoured (the worker inherits them), and the dataset is then
+deleted afterwards.
+"""
+
+import argparse
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "sejury_web.settings")
+os.environ.setdefault("SECRET_KEY", "bench-only-insecure-key")
+os.environ.setdefault("SEJURY_VAR_DIR", tempfile.mkdtemp(prefix="sejury-bench-"))
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.conf import settings  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.db import connection  # noqa: E402
+
+from judging.models import JudgingRun  # noqa: E402
+from judging.run_selectors import run_progress  # noqa: E402
+from judging.services import run_create  # noqa: E402
+from rubrics.models import Bug, Dataset, Patch  # noqa: E402
+
+TARGET_RATIO = 1.25
+TEAM = "s1b,s2,s3"
+CALLS_PER_PATCH = 4  # s1b 1, s2 2 (assess, rethink), s3 1
+PATCHES_PER_BUG = 5
+MODEL = "gpt-4o-mini"
+POLL_S = 0.1
+WORKER_START_TIMEOUT_S = 60.0
+
+
+def diff(path: str, line: int, old: str, new: str) -> str:
+    return (
+        f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -{line},3 +{line},3 @@\n"
+        f" def f{line}(x):\n-    return {old}\n+    return {new}\n     # end\n"
+    )
+
+
+def dataset_create(patches: int) -> Dataset:
+    """``patches`` patches over ``patches / 5`` bugs; a nonce keeps every prompt new, even in
+    a persistent database whose LLMCall cache holds an earlier invocation's answers."""
+    nonce = uuid.uuid4().hex[:12]
+    dataset = Dataset.objects.create(name=f"bench-judging-{nonce}", slug=f"bench-judging-{nonce}")
+    bug_count = -(-patches // PATCHES_PER_BUG)
+    bugs = Bug.objects.bulk_create(
+        Bug(
+            dataset=dataset,
+            key=f"BENCH-{b}",
+            title=f"Bug {b} in module m{b % 37} ({nonce})",
+            description="f returns the wrong value for negative inputs. " * 3,
+            language="python",
+            reference_patch=diff(f"src/m{b}.py", b + 1, "x + 1", "x - 1"),
+        )
+        for b in range(bug_count)
+    )
+    rows = []
+    for n in range(patches):
+        bug = bugs[n // PATCHES_PER_BUG]
+        text = diff(f"src/m{bug.key}.py", n + 1, "x + 1", f"x - {n + 1}")
+        rows.append(
+            Patch(
+                dataset=dataset,
+                bug=bug,
+                key=f"{bug.key}-p{n % PATCHES_PER_BUG}",
+                diff=text,
+                diff_hash=hashlib.sha256(text.encode()).hexdigest(),
+            )
+        )
+    Patch.objects.bulk_create(rows, batch_size=500)
+    return dataset
+
+
+class FakeServer:
+    """The fake OpenAI server in a subprocess; counts requests on demand (SIGUSR1)."""
+
+    def __init__(self, latency: float) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tests.llm.fake_servers", "openai", "--latency", str(latency)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        line = self._line()
+        if not line.startswith("URL "):
+            self.stop()
+            raise SystemExit(f"the fake server did not start: {line!r}")
+        self.base_url = line.removeprefix("URL ") + "/v1"
+
+    def _line(self) -> str:
+        assert self.process.stdout is not None
+        return self.process.stdout.readline().strip()
+
+    def requests(self) -> int:
+        """The number of requests the server has received so far."""
+        self.process.send_signal(signal.SIGUSR1)
+        return int(self._line().rsplit(" ", 1)[-1])
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+        try:
+            self.process.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.communicate()
+
+
+def llm_env(base_url: str, concurrency: int) -> dict[str, str]:
+    return {
+        "SEJURY_LLM_PROVIDER": "openai",
+        "SEJURY_LLM_MODEL": MODEL,
+        "OPENAI_API_KEY": "sk-bench",
+        "OPENAI_BASE_URL": base_url,
+        "SEJURY_LLM_MAX_CONCURRENCY": str(concurrency),
+        "SEJURY_LLM_RPM": "0",
+    }
+
+
+@contextmanager
+def running_worker(env: dict[str, str], threads: int, log_path: Path) -> Iterator[None]:
+    """A real worker process on this process's database and broker, until the block ends."""
+    log: IO[bytes] = log_path.open("wb")
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "sejury_web", "worker", "--pool=threads",
+         f"--concurrency={threads}", "--loglevel=INFO",
+         f"--hostname=bench-{os.getpid()}@%h"],
+        cwd=ROOT,
+        env=os.environ | env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    log.close()
+    try:
+        deadline = time.monotonic() + WORKER_START_TIMEOUT_S
+        while b" ready." not in log_path.read_bytes():
+            if worker.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"the worker did not start; its log: {log_path}")
+            time.sleep(0.1)
+        yield
+    finally:
+        worker.terminate()  # warm shutdown: running tasks finish first
+        try:
+            worker.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait()
+
+
+def judge(dataset: Dataset, timeout: float) -> tuple[JudgingRun, float]:
+    """Create a run over the dataset, wait until it is finished; return it and the wall time."""
+    started = time.perf_counter()
+    run = run_create(
+        dataset=dataset, strategies=TEAM, context="reference", provider="openai", model=MODEL
+    )
+    active = (JudgingRun.Status.QUEUED, JudgingRun.Status.RUNNING)
+    while JudgingRun.objects.filter(pk=run.pk, status__in=active).exists():
+        if time.perf_counter() - started > timeout:
+            raise TimeoutError(f"run {run.pk} not finished after {timeout:.0f} s")
+        time.sleep(POLL_S)  # in autocommit, no read transaction stays open between polls
+    wall = time.perf_counter() - started
+    run.refresh_from_db()
+    return run, wall
+
+
+def run_wall(run: JudgingRun) -> float:
+    assert run.started_at is not None
+    assert run.finished_at is not None
+    return (run.finished_at - run.started_at).total_seconds()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--patches", type=int, default=500)
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument(
+        "--concurrency", type=int, default=16, help="SEJURY_LLM_MAX_CONCURRENCY: the ideal's C"
+    )
+    parser.add_argument(
+        "--worker-threads", type=int, help="the worker's --concurrency (default: --concurrency)"
+    )
+    options = parser.parse_args()
+    patches, latency, concurrency = options.patches, options.latency, options.concurrency
+    threads = options.worker_threads or concurrency
+    # A SIGTERM ends the benchmark through the finally blocks, which stop the subprocesses.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+    call_command("migrate", verbosity=0)
+    dataset = dataset_create(patches)
+    expected_calls = patches * CALLS_PER_PATCH
+    ideal_expected = expected_calls * latency / concurrency
+    timeout = max(120.0, 10 * ideal_expected)
+    log_path = Path(settings.VAR_DIR) / f"bench-worker-{os.getpid()}.log"
+    server = FakeServer(latency)
+    try:
+        env = llm_env(server.base_url, concurrency)
+        os.environ.update(env)  # this process's run_create names the same provider and model
+        settings.SEJURY_LLM = {
+            **settings.SEJURY_LLM,
+            "PROVIDER": "openai",
+            "MODEL": MODEL,
+            "OPENAI_API_KEY": "sk-bench",
+            "OPENAI_BASE_URL": server.base_url,
+            "MAX_CONCURRENCY": concurrency,
+        }
+        with running_worker(env, threads, log_path):
+            first, first_wall = judge(dataset, timeout)
+            first_requests = server.requests()
+            second, second_wall = judge(dataset, timeout)
+            second_requests = server.requests() - first_requests
+    finally:
+        server.stop()
+    first_progress, second_progress = run_progress(first), run_progress(second)
+    if "DATABASE_URL" in os.environ:
+        dataset.delete()
+
+    ideal = first_requests * latency / concurrency
+    ratio = first_wall / ideal if ideal else float("inf")
+    checks = {
+        "ratio": ratio <= TARGET_RATIO,
+        "calls": first_requests == first_progress.provider_calls == expected_calls,
+        "judged": first_progress.done == second_progress.done == patches,
+        "cache": second_requests == 0 and second_progress.provider_calls == 0,
+    }
+    print(
+        f"database: {connection.vendor}; broker: {settings.CELERY_BROKER_URL.split(':', 1)[0]}; "
+        f"P={patches} patches, team {TEAM}, L={latency:g} s, C={concurrency} concurrent "
+        f"calls, {threads} worker threads"
+    )
+    print(
+        f"first run    patches done {first_progress.done}/{patches} "
+        f"(failed {first_progress.failed})   provider calls: server {first_requests}, "
+        f"run_progress {first_progress.provider_calls} (expected {expected_calls})"
+    )
+    print(
+        f"first run    wall {first_wall:7.2f} s from creation, {run_wall(first):7.2f} s "
+        f"started→finished   ideal calls·L/C {ideal:6.2f} s"
+    )
+    print(
+        f"first run    ratio {ratio:5.3f}   target ≤ {TARGET_RATIO} "
+        f"({ratio / TARGET_RATIO:4.2f} of target)   {'PASS' if checks['ratio'] else 'FAIL'}"
+    )
+    print(
+        f"second run   wall {second_wall:7.2f} s from creation, {run_wall(second):7.2f} s "
+        f"started→finished   server requests {second_requests} (target 0), run_progress "
+        f"provider calls {second_progress.provider_calls}   {'PASS' if checks['cache'] else 'FAIL'}"
+    )
+    failed = [name for name, passed in checks.items() if not passed]
+    print(f"{'FAIL: ' + ', '.join(failed) if failed else 'PASS'}   (worker log: {log_path})")
+    if failed:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
