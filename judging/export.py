@@ -1,8 +1,8 @@
 """Verdict records: one per patch of a judging run, as JSON lines or CSV.
 
 ``export_verdicts`` writes them, and the run page's download will. A record holds the
-team's verdict and every member's score. Records stream: one query (each member's score a
-subquery on the unique (judgment, strategy) index) read in chunks, so a run of 10,000
+team's verdict and every member's score. Records stream: the judgments are read in chunks
+of ``CHUNK_SIZE``, with one query for each chunk's member results, so a run of 10,000
 patches is never in memory at once. Answers of the offline provider are labelled with
 ``OFFLINE_MARKER`` in every record: they are not an LLM's.
 """
@@ -12,8 +12,6 @@ import io
 import json
 from collections.abc import Callable, Iterator
 from typing import Any
-
-from django.db.models import OuterRef, Subquery
 
 from sejury_web.llm import OFFLINE_MARKER, Provider
 
@@ -25,10 +23,24 @@ RUBRIC_JUDGE = "rubric"  # the strategy whose own VALID/INVALID label a record c
 Record = dict[str, Any]
 
 
-def _member(name: str, field: str) -> Subquery:
-    return Subquery(
-        StrategyResult.objects.filter(judgment=OuterRef("pk"), strategy=name).values(field)[:1]
-    )
+def _members(judgment_ids: list[int], team: list[str]) -> dict[int, dict[str, dict[str, Any]]]:
+    """Each judgment's member results (score and verdict) by strategy: one query."""
+    members: dict[int, dict[str, dict[str, Any]]] = {pk: {} for pk in judgment_ids}
+    results = StrategyResult.objects.filter(judgment_id__in=judgment_ids, strategy__in=team)
+    for row in results.values("judgment_id", "strategy", "score", "verdict"):
+        members[row["judgment_id"]][row["strategy"]] = dict(row)
+    return members
+
+
+def _chunks(rows: Iterator[Any]) -> Iterator[list[Any]]:
+    chunk: list[Any] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) == CHUNK_SIZE:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 def verdict_records(run: JudgingRun, *, status: str = "") -> Iterator[Record]:
@@ -39,47 +51,45 @@ def verdict_records(run: JudgingRun, *, status: str = "") -> Iterator[Record]:
     there only when the rubric judge is in the team.
     """
     team: list[str] = list(run.strategies)
-    members = {f"member_{index}": _member(name, "score") for index, name in enumerate(team)}
-    if RUBRIC_JUDGE in team:
-        members["rubric_verdict"] = _member(RUBRIC_JUDGE, "verdict")
     rows = (
         PatchJudgment.objects.filter(run=run)
-        .annotate(**members)
-        .order_by("patch__bug__key", "patch__key")
+        .order_by("patch__bug__key", "patch__key", "pk")
         .values(
-            "patch__key", "patch__bug__key", "status", "score", "verdict", "spread", "error",
-            *members,
+            "pk", "patch__key", "patch__bug__key", "status", "score", "verdict", "spread", "error"
         )
-    )  # fmt: skip
+    )
     if status:
         rows = rows.filter(status=status)
     dataset = run.dataset.name
     offline = OFFLINE_MARKER if run.provider == Provider.OFFLINE else ""
-    for row in rows.iterator(chunk_size=CHUNK_SIZE):
-        record: Record = {
-            "run": run.pk,
-            "dataset": dataset,
-            "patch": row["patch__key"],
-            "bug": row["patch__bug__key"],
-            "status": row["status"],
-            "score": row["score"],
-            "verdict": row["verdict"] or None,
-            "spread": row["spread"],
-            "scores": {name: row[f"member_{index}"] for index, name in enumerate(team)},
-        }
-        if RUBRIC_JUDGE in team:
-            record["rubric_verdict"] = row["rubric_verdict"] or None
-        record.update(
-            provider=run.provider,
-            model=run.model,
-            context=run.context,
-            threshold=run.threshold,
-            scale_lo=run.scale_lo,
-            scale_hi=run.scale_hi,
-            error=row["error"],
-            offline=offline,
-        )
-        yield record
+    for chunk in _chunks(rows.iterator(chunk_size=CHUNK_SIZE)):
+        members = _members([row["pk"] for row in chunk], team)
+        for row in chunk:
+            results = members[row["pk"]]
+            record: Record = {
+                "run": run.pk,
+                "dataset": dataset,
+                "patch": row["patch__key"],
+                "bug": row["patch__bug__key"],
+                "status": row["status"],
+                "score": row["score"],
+                "verdict": row["verdict"] or None,
+                "spread": row["spread"],
+                "scores": {name: results.get(name, {}).get("score") for name in team},
+            }
+            if RUBRIC_JUDGE in team:
+                record["rubric_verdict"] = results.get(RUBRIC_JUDGE, {}).get("verdict") or None
+            record.update(
+                provider=run.provider,
+                model=run.model,
+                context=run.context,
+                threshold=run.threshold,
+                scale_lo=run.scale_lo,
+                scale_hi=run.scale_hi,
+                error=row["error"],
+                offline=offline,
+            )
+            yield record
 
 
 def verdict_jsonl(run: JudgingRun) -> Iterator[str]:
