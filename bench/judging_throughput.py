@@ -4,8 +4,8 @@ A dataset of P patches (P/5 bugs × 5 patches, every diff distinct, so no reques
 hit by accident) is judged by the team s1b,s2,s3 in the "reference" context: four model calls
 per patch. The model is a local OpenAI-compatible server (``tests/llm/fake_servers.py``, in
 its own process) that answers every request after L seconds with JSON valid against the
-request's schema. A real worker (``celery -A sejury_web worker``, threads pool, C threads
-unless ``--worker-threads`` says otherwise, ``SEJURY_LLM_MAX_CONCURRENCY=C``) judges the run
+request's schema. A real worker (``celery -A sejury_web worker``, threads pool, C threads,
+``SEJURY_LLM_MAX_CONCURRENCY=C``; ``--workers``/``--worker-threads`` change that) judges the run
 that ``run_create`` queues, exactly as for the web application; this process only polls the
 database until the run is finished.
 
@@ -16,15 +16,18 @@ which must reach the server zero times (every answer from the LLMCall cache). Ex
 on any FAIL.
 
 Run with ``make bench`` or ``.venv/bin/python bench/judging_throughput.py [--patches 500]
-[--latency 0.2] [--concurrency 16] [--worker-threads N]``. By default in a throwaway
+[--latency 0.2] [--concurrency 16] [--workers 1] [--worker-threads C]``. By default in a throwaway
 directory (SQLite database, SQLite broker: the embedded defaults); ``DATABASE_URL`` and
 ``CELERY_BROKER_URL`` are honoured (the worker inherits them), and the dataset is then
 deleted afterwards.
 """
 
 import argparse
+import contextlib
+import ctypes
 import hashlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -34,12 +37,13 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "sejury_web.settings")
 os.environ.setdefault("SECRET_KEY", "bench-only-insecure-key")
+# A directory of our own is removed after a PASS; after a FAIL it stays, for the worker's log.
+OWN_VAR_DIR = "SEJURY_VAR_DIR" not in os.environ
 os.environ.setdefault("SEJURY_VAR_DIR", tempfile.mkdtemp(prefix="sejury-bench-"))
 
 import django  # noqa: E402
@@ -105,6 +109,12 @@ def dataset_create(patches: int) -> Dataset:
     return dataset
 
 
+def _die_with_parent() -> None:
+    """In a child, before it runs: SIGTERM it when this process dies, even of SIGKILL (Linux)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
+
+
 class FakeServer:
     """The fake OpenAI server in a subprocess; counts requests on demand (SIGUSR1)."""
 
@@ -114,6 +124,7 @@ class FakeServer:
             cwd=ROOT,
             stdout=subprocess.PIPE,
             text=True,
+            preexec_fn=_die_with_parent,  # safe: this process runs no threads
         )
         line = self._line()
         if not line.startswith("URL "):
@@ -152,33 +163,50 @@ def llm_env(base_url: str, concurrency: int) -> dict[str, str]:
 
 
 @contextmanager
-def running_worker(env: dict[str, str], threads: int, log_path: Path) -> Iterator[None]:
-    """A real worker process on this process's database and broker, until the block ends."""
-    log: IO[bytes] = log_path.open("wb")
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "sejury_web", "worker", "--pool=threads",
-         f"--concurrency={threads}", "--loglevel=INFO",
-         f"--hostname=bench-{os.getpid()}@%h"],
-        cwd=ROOT,
-        env=os.environ | env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    log.close()
+def running_workers(
+    env: dict[str, str], workers: int, threads: int, log_stem: Path
+) -> Iterator[list[Path]]:
+    """Real worker processes on this process's database and broker, until the block ends.
+
+    One after the other: workers starting at once on a new SQLite broker race to create its
+    queue row, and the loser dies (kombu catches only OperationalError there).
+    """
+    processes, logs = [], []
     try:
-        deadline = time.monotonic() + WORKER_START_TIMEOUT_S
-        while b" ready." not in log_path.read_bytes():
-            if worker.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(f"the worker did not start; its log: {log_path}")
-            time.sleep(0.1)
-        yield
+        for n in range(workers):
+            log_path = log_stem.with_name(f"{log_stem.name}-{n}.log")
+            with log_path.open("wb") as log:
+                worker = subprocess.Popen(
+                    [sys.executable, "-m", "celery", "-A", "sejury_web", "worker",
+                     "--pool=threads", f"--concurrency={threads}", "--loglevel=INFO",
+                     f"--hostname=bench-{os.getpid()}-{n}@%h"],
+                    cwd=ROOT,
+                    env=os.environ | env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    preexec_fn=_die_with_parent,  # safe: this process runs no threads
+                )  # fmt: skip
+            processes.append(worker)
+            logs.append(log_path)
+            deadline = time.monotonic() + WORKER_START_TIMEOUT_S
+            while b" ready." not in log_path.read_bytes():
+                if worker.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit(f"a worker did not start; its log: {log_path}")
+                time.sleep(0.1)
+        yield logs
     finally:
-        worker.terminate()  # warm shutdown: running tasks finish first
-        try:
-            worker.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait()
+        for worker in processes:
+            worker.terminate()  # warm shutdown: running tasks finish first
+        for worker in processes:
+            try:
+                worker.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+                worker.wait()
+
+
+class RunTimeout(Exception):
+    """The run did not finish in time."""
 
 
 def judge(dataset: Dataset, timeout: float) -> tuple[JudgingRun, float]:
@@ -190,7 +218,11 @@ def judge(dataset: Dataset, timeout: float) -> tuple[JudgingRun, float]:
     active = (JudgingRun.Status.QUEUED, JudgingRun.Status.RUNNING)
     while JudgingRun.objects.filter(pk=run.pk, status__in=active).exists():
         if time.perf_counter() - started > timeout:
-            raise TimeoutError(f"run {run.pk} not finished after {timeout:.0f} s")
+            progress = run_progress(run)
+            raise RunTimeout(
+                f"run {run.pk} not finished after {timeout:.0f} s "
+                f"({progress.finished}/{progress.total} patches judged)"
+            )
         time.sleep(POLL_S)  # in autocommit, no read transaction stays open between polls
     wall = time.perf_counter() - started
     run.refresh_from_db()
@@ -210,43 +242,51 @@ def main() -> None:
     parser.add_argument(
         "--concurrency", type=int, default=16, help="SEJURY_LLM_MAX_CONCURRENCY: the ideal's C"
     )
+    parser.add_argument("--workers", type=int, default=1, help="worker processes")
     parser.add_argument(
-        "--worker-threads", type=int, help="the worker's --concurrency (default: --concurrency)"
+        "--worker-threads",
+        type=int,
+        help="each worker's --concurrency (default: C / workers, rounded up)",
     )
     options = parser.parse_args()
     patches, latency, concurrency = options.patches, options.latency, options.concurrency
-    threads = options.worker_threads or concurrency
+    workers = options.workers
+    threads = options.worker_threads or -(-concurrency // workers)
     # A SIGTERM ends the benchmark through the finally blocks, which stop the subprocesses.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     call_command("migrate", verbosity=0)
     dataset = dataset_create(patches)
     expected_calls = patches * CALLS_PER_PATCH
-    ideal_expected = expected_calls * latency / concurrency
-    timeout = max(120.0, 10 * ideal_expected)
-    log_path = Path(settings.VAR_DIR) / f"bench-worker-{os.getpid()}.log"
-    server = FakeServer(latency)
+    timeout = max(120.0, 10 * expected_calls * latency / concurrency)
+    log_stem = Path(settings.VAR_DIR) / f"bench-worker-{os.getpid()}"
     try:
-        env = llm_env(server.base_url, concurrency)
-        os.environ.update(env)  # this process's run_create names the same provider and model
-        settings.SEJURY_LLM = {
-            **settings.SEJURY_LLM,
-            "PROVIDER": "openai",
-            "MODEL": MODEL,
-            "OPENAI_API_KEY": "sk-bench",
-            "OPENAI_BASE_URL": server.base_url,
-            "MAX_CONCURRENCY": concurrency,
-        }
-        with running_worker(env, threads, log_path):
-            first, first_wall = judge(dataset, timeout)
-            first_requests = server.requests()
-            second, second_wall = judge(dataset, timeout)
-            second_requests = server.requests() - first_requests
+        server = FakeServer(latency)
+        try:
+            env = llm_env(server.base_url, concurrency)
+            os.environ.update(env)  # for this process's run_create: the same provider and model
+            settings.SEJURY_LLM = {
+                **settings.SEJURY_LLM,
+                "PROVIDER": "openai",
+                "MODEL": MODEL,
+                "OPENAI_API_KEY": "sk-bench",
+                "OPENAI_BASE_URL": server.base_url,
+                "MAX_CONCURRENCY": concurrency,
+            }
+            with running_workers(env, workers, threads, log_stem):
+                first, first_wall = judge(dataset, timeout)
+                first_requests = server.requests()
+                second, second_wall = judge(dataset, timeout)
+                second_requests = server.requests() - first_requests
+        finally:
+            server.stop()
+        first_progress, second_progress = run_progress(first), run_progress(second)
+    except RunTimeout as timeout_error:
+        print(f"FAIL: {timeout_error} (worker logs: {log_stem}-*.log)")
+        sys.exit(1)
     finally:
-        server.stop()
-    first_progress, second_progress = run_progress(first), run_progress(second)
-    if "DATABASE_URL" in os.environ:
-        dataset.delete()
+        if "DATABASE_URL" in os.environ:  # a throwaway SQLite file needs no cleaning
+            dataset.delete()
 
     ideal = first_requests * latency / concurrency
     ratio = first_wall / ideal if ideal else float("inf")
@@ -259,7 +299,7 @@ def main() -> None:
     print(
         f"database: {connection.vendor}; broker: {settings.CELERY_BROKER_URL.split(':', 1)[0]}; "
         f"P={patches} patches, team {TEAM}, L={latency:g} s, C={concurrency} concurrent "
-        f"calls, {threads} worker threads"
+        f"calls; {workers} worker process{'es' if workers > 1 else ''} × {threads} threads"
     )
     print(
         f"first run    patches done {first_progress.done}/{patches} "
@@ -280,9 +320,12 @@ def main() -> None:
         f"provider calls {second_progress.provider_calls}   {'PASS' if checks['cache'] else 'FAIL'}"
     )
     failed = [name for name, passed in checks.items() if not passed]
-    print(f"{'FAIL: ' + ', '.join(failed) if failed else 'PASS'}   (worker log: {log_path})")
     if failed:
+        print(f"FAIL: {', '.join(failed)}   (worker logs: {log_stem}-*.log)")
         sys.exit(1)
+    print("PASS")
+    if OWN_VAR_DIR:
+        shutil.rmtree(settings.VAR_DIR, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from sejury_web.llm import LLMError, LLMRequest, LLMResponse, Provider, complete
@@ -36,11 +36,19 @@ class RunStopped(Exception):
 
 
 def run_is_current(run_id: int, generation: int) -> bool:
-    return JudgingRun.objects.filter(
-        pk=run_id,
-        generation=generation,
-        status__in=[JudgingRun.Status.QUEUED, JudgingRun.Status.RUNNING],
-    ).exists()
+    """Whether the run still goes on under ``generation``: checked before every model call.
+
+    One indexed SELECT by hand, as in the LLM layer's cache lookup: building the ORM query
+    costs more CPU than running it, and a worker's threads share one interpreter.
+    """
+    table = connection.ops.quote_name(JudgingRun._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT 1 FROM {table} WHERE id = %s AND generation = %s "  # noqa: S608
+            "AND status IN (%s, %s)",
+            [run_id, generation, JudgingRun.Status.QUEUED, JudgingRun.Status.RUNNING],
+        )
+        return cursor.fetchone() is not None
 
 
 class Asker:
@@ -89,8 +97,9 @@ class Spent:
         for response in asker.responses:
             if not response.from_cache:
                 spent.add(1, response.input_tokens, response.output_tokens, response.cost_usd)
-        for call in LLMCall.objects.filter(pk__in=asker.failed_call_ids):
-            spent.add(1, call.input_tokens, call.output_tokens, call.cost_usd)
+        if asker.failed_call_ids:  # rare: no query at all otherwise
+            for call in LLMCall.objects.filter(pk__in=asker.failed_call_ids):
+                spent.add(1, call.input_tokens, call.output_tokens, call.cost_usd)
         return spent
 
     def fields(self) -> dict[str, Any]:
@@ -204,8 +213,9 @@ def patch_judge(judgment_id: int, generation: int) -> str:
         return judgment.status
     case = case_for(run, judgment.patch)
     try:
+        stored = set(judgment.results.values_list("strategy", flat=True))
         for name in run.strategies:
-            if not judgment.results.filter(strategy=name).exists():
+            if name not in stored:
                 _judge_member(judgment, generation, case, name)
     except RunStopped:
         return judgment.status

@@ -11,7 +11,7 @@ from .execution import patch_judge
 from .services import bug_prepare, run_start
 
 
-@shared_task(name="judging.start_run", acks_late=True)
+@shared_task(name="judging.start_run", acks_late=True, ignore_result=True)
 def start_run(run_id: int, generation: int) -> int:
     """Fan the run out; return the number of tasks queued."""
     tasks = run_start(run_id=run_id, generation=generation)
@@ -23,7 +23,7 @@ def start_run(run_id: int, generation: int) -> int:
     return len(tasks)
 
 
-@shared_task(name="judging.prepare_bug", acks_late=True)
+@shared_task(name="judging.prepare_bug", acks_late=True, ignore_result=True)
 def prepare_bug(run_id: int, bug_id: int, generation: int) -> int:
     """One bug's first steps (s4, s5), then its patches; return the patches queued."""
     judgment_ids = bug_prepare(run_id=run_id, bug_id=bug_id, generation=generation)
@@ -32,7 +32,7 @@ def prepare_bug(run_id: int, bug_id: int, generation: int) -> int:
     return len(judgment_ids)
 
 
-@shared_task(name="judging.judge_patch", acks_late=True)
+@shared_task(name="judging.judge_patch", acks_late=True, ignore_result=True)
 def judge_patch(judgment_id: int, generation: int) -> str:
     """Judge one patch with the run's team; return its status."""
     return patch_judge(judgment_id, generation)

@@ -181,9 +181,10 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 # Each worker thread has up to 4 tasks waiting for it in the worker. With 1, a thread that
 # finishes a task idles until the consumer fetches the next one, and on the SQLite broker the
-# consumer checks only once a second (kombu's polling_interval): bench/judging_throughput.py
-# measured 45 s at 1 against 39 s at 4 (500 patches, 16 threads; ideal 25 s). What a killed
-# worker had reserved is judged again when a worker restarts (runs_resume_unfinished).
+# consumer looks only once a second (kombu's polling_interval): bench/judging_throughput.py
+# measured 45 s at 1 against 31-34 s at 4 (500 patches, 16 threads; ideal 25 s). The price:
+# one worker may hold 4 tasks per thread that another, idle worker could have run. What a
+# killed worker had reserved is judged again when a worker restarts (runs_resume_unfinished).
 CELERY_WORKER_PREFETCH_MULTIPLIER = 4
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
