@@ -1,19 +1,18 @@
 """Forms of the judging run pages: a new run, and a pair of runs to compare."""
 
-import re
 from typing import Any
 
 from django import forms
 
 from rubrics.models import Dataset
-from rubrics.selectors import dataset_list
+from rubrics.selectors import dataset_list, dataset_patches_named
+from sejury_web.forms import split_keys
 from sejury_web.llm import Provider
 from sejury_web.llm.config import llm_config
 
 from .ensemble import check_scale
 from .models import Context
 from .strategies import STRATEGIES
-from .verdict_selectors import dataset_patches_named
 
 # A reference-based team that runs on any dataset: the rubric judge, plus SE-Jury's direct
 # assessment with the reference (S1b) and its equivalence check (S3).
@@ -32,11 +31,6 @@ NUMBER = forms.NumberInput(attrs={"step": "any"})
 NO_TEAM = "pick at least one strategy for the team"
 UNKNOWN_PATCHES = "no patch {keys} in {dataset}"
 BAD_SCALE_FIELD = "scale_hi"
-
-
-def split_keys(text: str) -> list[str]:
-    """Keys one per line or separated by commas (or spaces), each once, in order."""
-    return list(dict.fromkeys(key for key in re.split(r"[\s,]+", text) if key))
 
 
 class DatasetChoiceField(forms.ModelChoiceField):

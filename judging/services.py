@@ -18,7 +18,7 @@ from sejury_web.llm.config import llm_config
 
 from .cases import case_for
 from .ensemble import check_scale
-from .execution import bug_step_ensure, run_finish_if_done, run_is_current
+from .execution import RunStopped, bug_step_ensure, run_finish_if_done, run_is_current
 from .models import BugStep, Context, JudgingRun, PatchJudgment, StrategyResult
 from .strategies import get_strategy, parse_team
 
@@ -224,8 +224,6 @@ def bug_prepare(*, run_id: int, bug_id: int, generation: int) -> list[int]:
     if not pending:
         return []
     case = case_for(run, pending[0].patch)
-    from .execution import RunStopped
-
     try:
         for name in run.strategies:
             if get_strategy(name).bug_step:

@@ -14,7 +14,6 @@ from urllib.parse import urlencode
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 
-from rubrics.models import Dataset, Patch
 from sejury_web.llm.models import LLMCall
 
 from .models import BugStep, JudgingRun, Label, PatchJudgment, StrategyResult
@@ -79,13 +78,6 @@ def runs_page(*, page: int | str = 1) -> Page:
 def run_team(run: JudgingRun) -> list[Strategy]:
     """The run's members, in team order."""
     return [get_strategy(name) for name in run.strategies]
-
-
-def dataset_patches_named(dataset: Dataset, keys: Iterable[str]) -> tuple[list[Patch], list[str]]:
-    """The patches of ``dataset`` named by ``keys``, and the keys no patch has."""
-    wanted = {key for key in keys if key}
-    found = list(Patch.objects.filter(dataset=dataset, key__in=wanted).only("id", "dataset_id"))
-    return found, sorted(wanted - {patch.key for patch in found})
 
 
 @dataclass(frozen=True)
@@ -267,17 +259,10 @@ def _json(value: Any) -> str:
 
 
 def _messages(call: LLMCall | None) -> list[tuple[str, str]]:
-    """The prompt as (role, content) pairs, whichever of the two shapes it was stored in."""
+    """The prompt as (role, content) pairs (``LLMCall.messages`` holds {role, content})."""
     if call is None:
         return []
-    pairs = []
-    for message in call.messages or []:
-        if isinstance(message, dict):
-            pairs.append((str(message.get("role", "")), str(message.get("content", ""))))
-        else:
-            role, content = message
-            pairs.append((str(role), str(content)))
-    return pairs
+    return [(str(m["role"]), str(m["content"])) for m in call.messages or []]
 
 
 def verdict_get(*, run: JudgingRun, judgment_id: int) -> Verdict:

@@ -1,8 +1,9 @@
-import re
 from typing import Any
 
 from django import forms
 from django.conf import settings
+
+from sejury_web.forms import split_keys
 
 from .bundle import FILE_TOO_LARGE
 from .models import Dataset, Rubric
@@ -44,7 +45,7 @@ class DraftRequestForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
-        keys = re.split(r"[\s,]+", cleaned.get("bug_keys", ""))
+        keys = split_keys(cleaned.get("bug_keys", ""))
         cleaned["bugs"], missing = dataset_bugs_named(self.dataset, keys)
         if missing:
             raise forms.ValidationError(UNKNOWN_BUGS.format(keys=", ".join(missing)))

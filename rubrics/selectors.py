@@ -157,6 +157,13 @@ def dataset_bugs_named(dataset: Dataset, keys: Iterable[str]) -> tuple[list[Bug]
     return found, sorted(wanted - {bug.key for bug in found})
 
 
+def dataset_patches_named(dataset: Dataset, keys: Iterable[str]) -> tuple[list[Patch], list[str]]:
+    """The patches of ``dataset`` named by ``keys``, and the keys no patch has."""
+    wanted = {key for key in keys if key}
+    found = list(Patch.objects.filter(dataset=dataset, key__in=wanted).only("id", "dataset_id"))
+    return found, sorted(wanted - {patch.key for patch in found})
+
+
 def rubric_reviewers_since_draft(rubric: Rubric) -> set[int]:
     """Ids of users who edited the rubric after its draft, or submitted it."""
     authors = set(

@@ -7,7 +7,7 @@ from typing import Any
 
 from sejury_web.llm import LLMRequest
 
-from .base import Ask, Case, Outcome, Step, Strategy, StrategyError, clamp_score
+from .base import Ask, Case, Outcome, Strategy, StrategyError, scored
 from .prompts import SCORE_ANSWER, SCORE_SCHEMA, bug_block, candidate_block, reference_block
 from .prompts import request as one_turn
 from .registry import register
@@ -73,10 +73,7 @@ class DirectAssess(Strategy):
 
     def judge(self, case: Case, ask: Ask, *, prepared: dict[str, Any] | None = None) -> Outcome:
         response = ask(s1_request(case, with_reference=False))
-        answer = response.answer
-        return Outcome(
-            clamp_score(answer["score"]), answer["reasoning"], (Step("assess", response),)
-        )
+        return scored(response)
 
 
 @register
@@ -89,7 +86,4 @@ class DirectAssessWithReference(Strategy):
     def judge(self, case: Case, ask: Ask, *, prepared: dict[str, Any] | None = None) -> Outcome:
         require_reference(case)
         response = ask(s1_request(case, with_reference=True))
-        answer = response.answer
-        return Outcome(
-            clamp_score(answer["score"]), answer["reasoning"], (Step("assess", response),)
-        )
+        return scored(response)

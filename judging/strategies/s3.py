@@ -3,7 +3,7 @@ semantically equivalent to the reference fix?"""
 
 from typing import Any
 
-from .base import Ask, Case, Outcome, Step, Strategy, clamp_score
+from .base import Ask, Case, Outcome, Strategy, scored
 from .prompts import SCORE_ANSWER, SCORE_SCHEMA, bug_block, candidate_block, reference_block
 from .prompts import request as one_turn
 from .registry import register
@@ -54,7 +54,4 @@ class EquivalenceAssess(Strategy):
             "reference_diff": case.reference_diff,
         }
         response = ask(one_turn("judge.s3", user, SCORE_SCHEMA, inputs))
-        answer = response.answer
-        return Outcome(
-            clamp_score(answer["score"]), answer["reasoning"], (Step("assess", response),)
-        )
+        return scored(response)

@@ -6,7 +6,7 @@ does the candidate keep them? Step 2 shows the model the properties, not the ref
 
 from typing import Any
 
-from .base import Ask, Case, Outcome, Step, Strategy, StrategyError, clamp_score
+from .base import Ask, Case, Outcome, Step, Strategy, StrategyError, scored
 from .prompts import SCORE_ANSWER, SCORE_SCHEMA, bug_block, candidate_block, reference_block
 from .prompts import request as one_turn
 from .registry import register
@@ -89,7 +89,4 @@ class AnalyzeReferenceAndAssess(Strategy):
             "properties": properties,
         }
         response = ask(one_turn("judge.s4", user, SCORE_SCHEMA, inputs))
-        answer = response.answer
-        return Outcome(
-            clamp_score(answer["score"]), answer["reasoning"], (Step("assess", response),)
-        )
+        return scored(response)

@@ -11,8 +11,8 @@ from judging.export import verdict_records
 from judging.models import Context, JudgingRun, PatchJudgment
 from judging.run_selectors import RunProgress, run_get, run_progress
 from judging.services import RunError, run_create, run_resume
-from judging.verdict_selectors import dataset_patches_named
 from rubrics.bundle import dataset_resolve
+from rubrics.selectors import dataset_patches_named
 from sejury_web.llm import OFFLINE_MARKER, Provider
 
 UNKNOWN_DATASET = "no dataset named {name!r}"
