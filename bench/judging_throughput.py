@@ -4,12 +4,19 @@ A dataset of P patches (P/5 bugs × 5 patches, every diff distinct, so no reques
 hit by accident) is judged by the team s1b,s2,s3 in the "reference" context: four model calls
 per patch. The model is a local OpenAI-compatible server (``tests/llm/fake_servers.py``, in
 its own process) that answers every request after L seconds with JSON valid against the
-request's schema. A real worker (``celery -A sejury_web worker``, threads pool, C threads,
-``SEJURY_LLM_MAX_CONCURRENCY=C``; ``--workers``/``--worker-threads`` change that) judges the run
+request's schema. A real worker (``celery -A sejury_web worker``, threads pool) judges the run
 that ``run_create`` queues, exactly as for the web application; this process only polls the
 database until the run is finished.
 
-Printed: patches, provider calls (counted by the server and by ``run_progress``), the wall
+C is ``SEJURY_LLM_MAX_CONCURRENCY``: the LLM layer's machine-wide limit on calls in flight,
+the ideal's concurrency. The worker has 1.5·C threads (the README's advice for a worker
+that judges), so that while C threads wait on the model the others do the database work
+between two calls; the limiter still lets only C calls out at once, and the server's peak of
+requests in flight is printed and checked against C. ``--workers``/``--worker-threads``
+change the processes and threads.
+
+Printed: patches, provider calls (counted by the server and by ``run_progress``), the
+server's peak of requests in flight (at most C), the wall
 time from creation to finish and from ``started_at`` to ``finished_at``, the ideal
 calls·L/C, their ratio (target ≤ 1.25), then a second identical run over the same patches,
 which must reach the server zero times (every answer from the LLMCall cache). Exit status 1
@@ -26,6 +33,7 @@ import argparse
 import contextlib
 import ctypes
 import hashlib
+import math
 import os
 import shutil
 import signal
@@ -65,6 +73,7 @@ CALLS_PER_PATCH = 4  # s1b 1, s2 2 (assess, rethink), s3 1
 PATCHES_PER_BUG = 5
 MODEL = "gpt-4o-mini"
 POLL_S = 0.1
+THREADS_PER_SLOT = 1.5  # worker threads per LLM concurrency slot, by default
 WORKER_START_TIMEOUT_S = 60.0
 
 
@@ -136,10 +145,11 @@ class FakeServer:
         assert self.process.stdout is not None
         return self.process.stdout.readline().strip()
 
-    def requests(self) -> int:
-        """The number of requests the server has received so far."""
+    def requests(self) -> tuple[int, int]:
+        """The requests the server has received so far, and the most it ever had in flight."""
         self.process.send_signal(signal.SIGUSR1)
-        return int(self._line().rsplit(" ", 1)[-1])
+        words = self._line().split()  # REQUESTS <count> PEAK <peak>
+        return int(words[1]), int(words[3])
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -246,12 +256,12 @@ def main() -> None:
     parser.add_argument(
         "--worker-threads",
         type=int,
-        help="each worker's --concurrency (default: C / workers, rounded up)",
+        help=f"each worker's --concurrency (default: {THREADS_PER_SLOT:g}·C / workers, rounded up)",
     )
     options = parser.parse_args()
     patches, latency, concurrency = options.patches, options.latency, options.concurrency
     workers = options.workers
-    threads = options.worker_threads or -(-concurrency // workers)
+    threads = options.worker_threads or math.ceil(THREADS_PER_SLOT * concurrency / workers)
     # A SIGTERM ends the benchmark through the finally blocks, which stop the subprocesses.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
@@ -275,9 +285,9 @@ def main() -> None:
             }
             with running_workers(env, workers, threads, log_stem):
                 first, first_wall = judge(dataset, timeout)
-                first_requests = server.requests()
+                first_requests, peak = server.requests()
                 second, second_wall = judge(dataset, timeout)
-                second_requests = server.requests() - first_requests
+                second_requests = server.requests()[0] - first_requests
         finally:
             server.stop()
         first_progress, second_progress = run_progress(first), run_progress(second)
@@ -293,6 +303,7 @@ def main() -> None:
     checks = {
         "ratio": ratio <= TARGET_RATIO,
         "calls": first_requests == first_progress.provider_calls == expected_calls,
+        "peak": peak <= concurrency,
         "judged": first_progress.done == second_progress.done == patches,
         "cache": second_requests == 0 and second_progress.provider_calls == 0,
     }
@@ -304,7 +315,8 @@ def main() -> None:
     print(
         f"first run    patches done {first_progress.done}/{patches} "
         f"(failed {first_progress.failed})   provider calls: server {first_requests}, "
-        f"run_progress {first_progress.provider_calls} (expected {expected_calls})"
+        f"run_progress {first_progress.provider_calls} (expected {expected_calls})   "
+        f"peak in flight {peak} (limit C={concurrency})"
     )
     print(
         f"first run    wall {first_wall:7.2f} s from creation, {run_wall(first):7.2f} s "

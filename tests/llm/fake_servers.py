@@ -6,7 +6,8 @@ inspect what the SDK sent (``server.requests``). Benchmarks in another process u
     python -m tests.llm.fake_servers openai --latency 0.2 [--port 0]
 
 which prints ``URL http://127.0.0.1:PORT``, serves until SIGTERM/SIGINT, then prints
-``REQUESTS <count>`` (SIGUSR1 prints the count so far and serving goes on). It answers every
+``REQUESTS <count> PEAK <most requests in flight at once>`` (SIGUSR1 prints them so far and
+serving goes on). It answers every
 request with JSON valid against the request's schema (``schema_reply``, which tests can pass
 as ``default=``), or with ``BENCH_TEXT`` when the request has none. Stdlib only, so it runs
 anywhere the tests run.
@@ -183,6 +184,8 @@ class FakeLLMServer:
         self.latency = latency
         self.default = default
         self.requests: list[RecordedRequest] = []
+        self.in_flight = 0
+        self.peak_in_flight = 0  # the most requests ever being answered at once
         self._address = (host, port)
         self._script: deque[Reply] = deque()
         self._lock = threading.Lock()
@@ -253,6 +256,11 @@ class FakeLLMServer:
         with self._lock:
             return len(self.requests)
 
+    def counts_line(self) -> str:
+        """``REQUESTS <count> PEAK <most in flight at once>``: what the CLI prints."""
+        with self._lock:
+            return f"REQUESTS {len(self.requests)} PEAK {self.peak_in_flight}"
+
     # -- request handling (called from handler threads) ---------------------------------------
 
     def _track(self, conn: socket.socket) -> None:
@@ -266,6 +274,15 @@ class FakeLLMServer:
     def _respond(self, request: RecordedRequest) -> tuple[int | None, dict[str, str], bytes]:
         with self._lock:
             self.requests.append(request)
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            return self._answer(request)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    def _answer(self, request: RecordedRequest) -> tuple[int | None, dict[str, str], bytes]:
         reply = self._refusal(request)
         if reply is None:
             reply = self._next_reply(request.body)
@@ -617,11 +634,11 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signum, lambda *_: stop.set())
     server = SERVERS[args.protocol](latency=args.latency, port=args.port, default=schema_reply)
     # SIGUSR1: print the count so far, so that a benchmark can count the requests of a phase.
-    signal.signal(signal.SIGUSR1, lambda *_: print(f"REQUESTS {server.request_count}", flush=True))
+    signal.signal(signal.SIGUSR1, lambda *_: print(server.counts_line(), flush=True))
     with server:
         print(f"URL {server.url}", flush=True)
         stop.wait()
-    print(f"REQUESTS {server.request_count}", flush=True)
+    print(server.counts_line(), flush=True)
     return 0
 
 

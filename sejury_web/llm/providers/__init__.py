@@ -79,6 +79,12 @@ def retry_after_parse(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+def sdks_preload() -> None:
+    """Import both SDKs now (about a second of CPU): a worker does it as it starts, so that
+    its first judging tasks do not wait on it while they compete for the interpreter."""
+    from . import gemini, openai_chat  # noqa: F401
+
+
 def adapter_for(target: Target) -> Adapter:
     """The adapter of ``target``'s provider (the SDK is imported only when used)."""
     if target.provider == Provider.GEMINI:

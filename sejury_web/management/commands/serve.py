@@ -1,5 +1,6 @@
 """Start the web server and a Celery worker together; stop both when either stops."""
 
+import math
 import signal
 import subprocess
 import sys
@@ -17,9 +18,15 @@ class Command(BaseCommand):
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", type=int, default=8000)
-        # Judging waits on the model, not the CPU: threads, as many as the LLM layer lets
-        # through at once (SEJURY_LLM_MAX_CONCURRENCY, 8 by default).
-        parser.add_argument("--concurrency", type=int, default=8, help="worker threads")
+        # Judging waits on the model, not the CPU: threads, 1.5 × as many as the LLM layer
+        # lets through at once, so that some do database work while the others wait.
+        default = math.ceil(1.5 * settings.SEJURY_LLM["MAX_CONCURRENCY"])
+        parser.add_argument(
+            "--concurrency",
+            type=int,
+            default=default,
+            help=f"worker threads (default {default}: 1.5 × SEJURY_LLM_MAX_CONCURRENCY)",
+        )
 
     def handle(self, *args: Any, host: str, port: int, concurrency: int, **options: Any) -> None:
         worker = subprocess.Popen(
