@@ -25,6 +25,14 @@ class Annotation(models.Model):
     label = models.CharField(max_length=10, choices=Label.choices)
     note = models.TextField(blank=True)
     origin = models.CharField(max_length=10, choices=Origin.choices, default=Origin.UI)
+    # The campaign the label was last given in (none for imported labels): once it closes,
+    # the label is final.
+    campaign = models.ForeignKey(
+        "Campaign", null=True, blank=True, on_delete=models.SET_NULL, related_name="annotations"
+    )
+    seconds_spent = models.FloatField(
+        default=0.0, help_text="Time on the patch's page, summed over every time it was labelled."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -38,6 +46,146 @@ class Annotation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.patch} — {self.annotator}: {self.label}"
+
+
+class AnnotationRevision(models.Model):
+    """Every value an annotation took, oldest first: a changed label keeps its history."""
+
+    annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="revisions")
+    label = models.CharField(max_length=10, choices=Label.choices)
+    note = models.TextField(blank=True)
+    campaign = models.ForeignKey(
+        "Campaign", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    seconds_spent = models.FloatField(default=0.0, help_text="Time on the page for this value.")
+    recorded_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["annotation", "recorded_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.annotation_id}: {self.label} at {self.recorded_at:%Y-%m-%d %H:%M}"
+
+
+class Campaign(models.Model):
+    """A lead's request for labels: which patches, by whom, how many labels each."""
+
+    class Purpose(models.TextChoices):
+        CALIBRATION = "calibration", "Calibration (pick a team)"
+        BENCHMARK = "benchmark", "Benchmark (measure judges)"
+
+    class Selection(models.TextChoices):
+        ALL = "all", "All patches"
+        SAMPLE = "sample", "A random sample"
+        FILTER = "filter", "A filter"
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        CLOSED = "closed", "Closed"
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="campaigns")
+    name = models.CharField(max_length=200)
+    purpose = models.CharField(max_length=16, choices=Purpose.choices, default=Purpose.BENCHMARK)
+    selection = models.CharField(max_length=10, choices=Selection.choices, default=Selection.ALL)
+    sample_size = models.PositiveIntegerField(null=True, blank=True)
+    seed = models.BigIntegerField(null=True, blank=True, help_text="The sample's random seed.")
+    # The filter as the lead gave it, e.g. {"bug_type": "...", "source": "...", "patches": [...]}.
+    filters = models.JSONField(default=dict, blank=True)
+    overlap = models.PositiveSmallIntegerField(default=2, help_text="Labels per patch (k).")
+    show_rubric = models.BooleanField(default=True, help_text="Annotators see the golden rubric.")
+    annotators = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="campaigns")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_open(self) -> bool:
+        return self.status == self.Status.OPEN
+
+
+class Assignment(models.Model):
+    """One patch to label for one annotator in a campaign, at a place in their queue."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="assignments")
+    patch = models.ForeignKey(Patch, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments"
+    )
+    position = models.PositiveIntegerField(help_text="1-based place in the annotator's queue.")
+
+    class Meta:
+        ordering = ["campaign", "annotator", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "patch", "annotator"], name="one_assignment_per_patch"
+            ),
+            models.UniqueConstraint(
+                fields=["campaign", "annotator", "position"], name="one_patch_per_queue_place"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.campaign}: {self.patch} → {self.annotator}"
+
+
+class DisagreementTheme(models.TextChoices):
+    """Why annotators disagreed on a patch (paper 004 §5.2.1)."""
+
+    OVERLOOKED_REQUIREMENTS = "overlooked_requirements", "Overlooked requirements"
+    UNNECESSARY_CHANGES = "unnecessary_changes", "Unnecessary changes"
+    RUBRIC_AMBIGUITY = "rubric_ambiguity", "Rubric ambiguity"
+    CORRECTNESS_ASSESSMENT = "correctness_assessment", "Correctness assessment"
+    OTHER = "other", "Other"
+
+
+class Adjudication(models.Model):
+    """A lead's consensus label for a patch whose labels were not unanimous.
+
+    Unanimous patches need none: their consensus is computed from the labels
+    (``judging.consensus``). An adjudication, once recorded, is the patch's consensus.
+    """
+
+    patch = models.OneToOneField(Patch, on_delete=models.CASCADE, related_name="adjudication")
+    label = models.CharField(max_length=10, choices=Label.choices[:2])
+    themes = models.JSONField(default=list, blank=True, help_text="DisagreementTheme values.")
+    note = models.TextField(blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.patch}: {self.label} (adjudicated)"
+
+
+class Calibration(models.Model):
+    """A team chosen for a dataset from a calibration campaign's consensus and a run."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="calibrations")
+    run = models.ForeignKey("JudgingRun", on_delete=models.CASCADE, related_name="calibrations")
+    team = models.JSONField(help_text="The chosen team: strategy names, in registry order.")
+    # Every team evaluated, best first: [{"team": [...], "kendall": ..., ...}, ...].
+    ranking = models.JSONField(default=list)
+    patch_count = models.PositiveIntegerField(default=0)
+    chosen_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.campaign}: team {', '.join(self.team)}"
 
 
 class Context(models.TextChoices):

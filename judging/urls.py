@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import preview_views, run_views, views
+from . import calibration_urls, campaign_urls, preview_views, report_urls, run_views, views
 
 app_name = "judging"
 
@@ -24,3 +24,4 @@ urlpatterns = [
         name="rubric_preview",
     ),
 ]
+urlpatterns += campaign_urls.urlpatterns + calibration_urls.urlpatterns + report_urls.urlpatterns
