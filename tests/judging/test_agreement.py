@@ -1,0 +1,462 @@
+"""The agreement statistics against scikit-learn, statsmodels, scipy, the ``krippendorff``
+package and published worked examples. Pure: no database."""
+
+import math
+import re
+import statistics
+import time
+import warnings
+
+import krippendorff
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.metrics import (
+    accuracy_score,
+    cohen_kappa_score,
+    confusion_matrix,
+    f1_score,
+    precision_score,
+    recall_score,
+)
+from statsmodels.stats import inter_rater
+
+from judging.agreement import (
+    BAD_COUNT,
+    BAD_LEVEL,
+    BAD_LEVEL_CI,
+    BAD_RESAMPLES,
+    BAD_WEIGHT,
+    BAD_WEIGHTS,
+    NEGATIVE_RATIO,
+    NOT_A_TABLE,
+    NOT_BINARY,
+    NOT_NUMERIC,
+    RAGGED,
+    SMALL_SAMPLE,
+    TOO_FEW_RATINGS,
+    UNEQUAL_TOTALS,
+    UNORDERED_LABELS,
+    BinaryMetrics,
+    binary_metrics,
+    bootstrap_ci,
+    cohen_kappa,
+    fleiss_kappa,
+    kendall_tau_b,
+    krippendorff_alpha,
+    spearman_rho,
+    weighted_mean,
+)
+
+SEEDS = [0, 1, 2, 3, 4, 5, 6, 7]
+LABELS = ["VALID", "INVALID"]
+
+# Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", §C: 4 observers ×
+# 12 units, None where an observer gave no value.
+KRIPPENDORFF_2011 = [
+    [1, 2, 3, 3, 2, 1, 4, 1, 2, None, None, None],
+    [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, None, 3],
+    [None, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, None],
+    [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, None],
+]
+
+# Fleiss (1971) as worked on Wikipedia ("Fleiss' kappa", worked example): 10 subjects,
+# 14 raters each, 5 categories.
+FLEISS_WIKIPEDIA = [
+    [0, 0, 0, 0, 14],
+    [0, 2, 6, 4, 2],
+    [0, 0, 3, 5, 6],
+    [0, 3, 9, 2, 0],
+    [2, 2, 8, 1, 1],
+    [7, 7, 0, 0, 0],
+    [3, 2, 6, 3, 0],
+    [2, 5, 3, 2, 2],
+    [6, 5, 2, 1, 0],
+    [0, 2, 2, 3, 7],
+]
+
+
+def as_nan(rows: list[list[int | None]]) -> np.ndarray:
+    return np.array([[np.nan if value is None else value for value in row] for row in rows])
+
+
+# -- Cohen's κ ----------------------------------------------------------------------------
+
+
+def test_cohen_kappa_published_example() -> None:
+    # Wikipedia, "Cohen's kappa", first example: 50 proposals, yes/yes 20, yes/no 5,
+    # no/yes 10, no/no 15. pₒ = 35/50 = 0.7; pₑ = 0.5·0.6 + 0.5·0.4 = 0.5; κ = 0.2/0.5 = 0.4.
+    a = ["yes"] * 25 + ["no"] * 25
+    b = ["yes"] * 20 + ["no"] * 5 + ["yes"] * 10 + ["no"] * 15
+    assert cohen_kappa(a, b) == pytest.approx(0.4)
+
+
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_cohen_kappa_matches_sklearn(seed: int, weights: str | None) -> None:
+    rng = np.random.default_rng(seed)
+    a = rng.integers(1, 6, size=40)
+    # b agrees with a more often than chance, so κ is away from 0.
+    b = np.where(rng.random(40) < 0.6, a, rng.integers(1, 6, size=40))
+    expected = cohen_kappa_score(a, b, weights=weights)
+    assert cohen_kappa(a.tolist(), b.tolist(), weights=weights) == pytest.approx(expected)
+    assert cohen_kappa(a, b, weights=weights) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_cohen_kappa_string_labels_match_sklearn(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    a = rng.choice(["VALID", "INVALID", "UNSURE"], size=30).tolist()
+    b = rng.choice(["VALID", "INVALID", "UNSURE"], size=30).tolist()
+    for weights in (None, "linear", "quadratic"):
+        expected = cohen_kappa_score(a, b, weights=weights)
+        assert cohen_kappa(a, b, weights=weights) == pytest.approx(expected)
+
+
+def test_cohen_kappa_is_symmetric_and_one_on_perfect_agreement() -> None:
+    a = ["VALID", "INVALID", "VALID", "VALID"]
+    b = ["VALID", "INVALID", "INVALID", "VALID"]
+    assert cohen_kappa(a, b) == pytest.approx(cohen_kappa(b, a))
+    assert cohen_kappa(a, a) == pytest.approx(1.0)
+
+
+def test_cohen_kappa_undefined_cases() -> None:
+    assert cohen_kappa([], []) is None
+    # One category for both raters: chance agreement 1, κ = 0/0 (sklearn says nan).
+    assert cohen_kappa(["VALID"] * 5, ["VALID"] * 5) is None
+    assert cohen_kappa([3, 3, 3], [3, 3, 3], weights="quadratic") is None
+    # Each rater constant but on different categories: defined, no agreement at all.
+    assert cohen_kappa(["VALID"] * 3, ["INVALID"] * 3) == pytest.approx(0.0)
+
+
+def test_cohen_kappa_rejects_malformed_input() -> None:
+    with pytest.raises(ValueError, match="cohen_kappa: the two lists differ"):
+        cohen_kappa(["VALID"], [])
+    with pytest.raises(ValueError, match=re.escape(BAD_WEIGHTS.format(weights="cubic"))):
+        cohen_kappa([1], [1], weights="cubic")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="cohen_kappa: a label is None"):
+        cohen_kappa(["VALID", None], ["VALID", "VALID"])
+    with pytest.raises(ValueError, match=re.escape(UNORDERED_LABELS.split("{")[0])):
+        cohen_kappa([1, "a"], [1, 1], weights="linear")
+
+
+# -- Fleiss' κ ----------------------------------------------------------------------------
+
+
+def test_fleiss_kappa_published_example() -> None:
+    # Wikipedia's working: P̄ = 0.378, P̄ₑ = 0.213, κ = (0.378 − 0.213) / (1 − 0.213) = 0.210.
+    assert fleiss_kappa(FLEISS_WIKIPEDIA) == pytest.approx(0.210, abs=5e-4)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_fleiss_kappa_matches_statsmodels(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(0, 3, size=25)
+    # 4 raters per item, each right with probability 0.7.
+    ratings = np.where(rng.random((25, 4)) < 0.7, truth[:, None], rng.integers(0, 3, (25, 4)))
+    counts, _ = inter_rater.aggregate_raters(ratings)
+    assert fleiss_kappa(counts) == pytest.approx(inter_rater.fleiss_kappa(counts))
+    assert fleiss_kappa(counts.tolist()) == pytest.approx(inter_rater.fleiss_kappa(counts))
+
+
+def test_fleiss_kappa_undefined_and_malformed() -> None:
+    assert fleiss_kappa([]) is None
+    assert fleiss_kappa([[3, 0], [3, 0]]) is None  # every rating VALID: P̄ₑ = 1
+    with pytest.raises(ValueError, match=re.escape(UNEQUAL_TOTALS.split("{")[0])):
+        fleiss_kappa([[2, 1], [1, 1]])
+    with pytest.raises(ValueError, match=re.escape(TOO_FEW_RATINGS.format(total=1))):
+        fleiss_kappa([[1, 0], [0, 1]])
+    with pytest.raises(ValueError, match=re.escape(BAD_COUNT.split("{")[0])):
+        fleiss_kappa([[1.5, 0.5], [1, 1]])
+    with pytest.raises(ValueError, match=re.escape(BAD_COUNT.split("{")[0])):
+        fleiss_kappa([[-1, 3], [1, 1]])
+    with pytest.raises(ValueError, match=re.escape(NOT_A_TABLE)):
+        fleiss_kappa([1, 2, 3])
+
+
+# -- Krippendorff's α ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("level", "published"),
+    [("nominal", 0.743), ("ordinal", 0.815), ("interval", 0.849), ("ratio", 0.797)],
+)
+def test_krippendorff_alpha_published_example(level: str, published: float) -> None:
+    # Krippendorff (2011) §C. Nominal working: 40 pairable values, nᵥ = 9, 13, 10, 5, 3 for
+    # the values 1–5, 8 disagreeing coincidences; α = 1 − (40 − 1)·8 / (40² − Σnᵥ²)
+    # = 1 − 312 / 1216 = 0.743. The other levels are the paper's figures.
+    alpha = krippendorff_alpha(KRIPPENDORFF_2011, level=level)  # type: ignore[arg-type]
+    assert alpha == pytest.approx(published, abs=5e-4)
+
+
+def test_krippendorff_alpha_nominal_strings_are_coded() -> None:
+    names = {1: "very low", 2: "low", 3: "mid", 4: "high", 5: "very high"}
+    as_strings = [[None if v is None else names[v] for v in row] for row in KRIPPENDORFF_2011]
+    assert krippendorff_alpha(as_strings) == pytest.approx(0.743421052631579)
+    assert krippendorff_alpha(as_nan(KRIPPENDORFF_2011).tolist()) == pytest.approx(
+        0.743421052631579
+    )
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_krippendorff_alpha_matches_package(seed: int, level: str) -> None:
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(1, 5, size=30)
+    ratings = np.where(rng.random((3, 30)) < 0.7, truth, rng.integers(1, 5, size=(3, 30)))
+    data: list[list[int | None]] = [
+        [None if rng.random() < 0.2 else int(value) for value in row] for row in ratings
+    ]
+    expected = krippendorff.alpha(reliability_data=as_nan(data), level_of_measurement=level)
+    assert krippendorff_alpha(data, level=level) == pytest.approx(expected)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_krippendorff_alpha_equals_fleiss_style_labels(seed: int) -> None:
+    """VALID/INVALID labels give the same α as the package on their 1/0 codes."""
+    rng = np.random.default_rng(seed)
+    labels = rng.choice(LABELS, size=(4, 20)).tolist()
+    codes = [[LABELS.index(label) for label in row] for row in labels]
+    expected = krippendorff.alpha(reliability_data=codes, level_of_measurement="nominal")
+    assert krippendorff_alpha(labels) == pytest.approx(expected)
+
+
+def test_krippendorff_alpha_undefined_cases() -> None:
+    assert krippendorff_alpha([]) is None
+    assert krippendorff_alpha([[], []]) is None
+    assert krippendorff_alpha([["VALID", "VALID"], ["VALID", "VALID"]]) is None
+    # No item has two values: nothing is pairable.
+    assert krippendorff_alpha([["VALID", None], [None, "INVALID"]]) is None
+    # The pairable values all agree; the lone INVALID pairs with nobody (the package: nan).
+    assert krippendorff_alpha([["VALID", "VALID", None], ["VALID", "VALID", "INVALID"]]) is None
+
+
+def test_krippendorff_alpha_rejects_malformed_input() -> None:
+    with pytest.raises(ValueError, match=re.escape(BAD_LEVEL.split("{")[0])):
+        krippendorff_alpha([[1, 2]], level="ordinl")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=re.escape(RAGGED)):
+        krippendorff_alpha([[1, 2], [1]])
+    with pytest.raises(ValueError, match="krippendorff_alpha: values must be numbers"):
+        krippendorff_alpha([["low", "high"], ["low", "low"]], level="ordinal")
+    with pytest.raises(ValueError, match=re.escape(NEGATIVE_RATIO.format(value=-1))):
+        krippendorff_alpha([[-1, 2], [1, 2]], level="ratio")
+
+
+# -- Kendall's τ-b and Spearman's ρ -------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_rank_correlations_match_scipy(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 2, size=30)  # a human label: many ties
+    scores = np.round(labels * 30 + rng.normal(50, 20, size=30))  # a team score
+    assert kendall_tau_b(scores.tolist(), labels.tolist()) == pytest.approx(
+        stats.kendalltau(scores, labels, variant="b").statistic
+    )
+    assert spearman_rho(scores.tolist(), labels.tolist()) == pytest.approx(
+        stats.spearmanr(scores, labels).statistic
+    )
+
+
+def test_rank_correlations_hand_computed() -> None:
+    # x = 1, 2, 3 against y = 1, 3, 2: one discordant pair of three; no ties, so τ-b = τ-a
+    # = (2 − 1) / 3; ρ = 1 − 6·Σd² / (n(n² − 1)) = 1 − 6·2 / 24 = 0.5.
+    assert kendall_tau_b([1, 2, 3], [1, 3, 2]) == pytest.approx(1 / 3)
+    assert spearman_rho([1, 2, 3], [1, 3, 2]) == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("correlation", [kendall_tau_b, spearman_rho])
+def test_rank_correlations_undefined_and_malformed(correlation) -> None:  # type: ignore[no-untyped-def]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ConstantInputWarning leaks from scipy
+        assert correlation([], []) is None
+        assert correlation([1.0], [2.0]) is None
+        assert correlation([1, 1, 1], [1, 2, 3]) is None
+        assert correlation([1, 2, 3], [0, 0, 0]) is None
+    name = correlation.__name__
+    with pytest.raises(ValueError, match=f"{name}: the two lists differ"):
+        correlation([1, 2], [1])
+    with pytest.raises(ValueError, match=f"{name}: values must be numbers"):
+        correlation([1, "VALID"], [1, 2])
+    with pytest.raises(ValueError, match=f"{name}: values must be numbers"):
+        correlation([1, math.nan], [1, 2])
+
+
+# -- Binary metrics -----------------------------------------------------------------------
+
+
+def test_binary_metrics_hand_computed() -> None:
+    # tp 3, fp 1, fn 2, tn 4. Accuracy 7/10; precision 3/4; recall 3/5; F1 6/9; NPV 4/6;
+    # κ: pₒ = 0.7, pₑ = 0.4·0.5 + 0.6·0.5 = 0.5, κ = 0.2 / 0.5 = 0.4.
+    predicted = ["VALID"] * 3 + ["VALID"] + ["INVALID"] * 2 + ["INVALID"] * 4
+    actual = ["VALID"] * 3 + ["INVALID"] + ["VALID"] * 2 + ["INVALID"] * 4
+    assert binary_metrics(predicted, actual) == BinaryMetrics(
+        n=10,
+        accuracy=pytest.approx(0.7),
+        precision=pytest.approx(0.75),
+        recall=pytest.approx(0.6),
+        f1=pytest.approx(2 / 3),
+        npv=pytest.approx(2 / 3),
+        kappa=pytest.approx(0.4),
+        confusion={"tp": 3, "fp": 1, "fn": 2, "tn": 4},
+    )
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_binary_metrics_match_sklearn(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    actual = rng.choice(LABELS, size=50).tolist()
+    predicted = [a if rng.random() < 0.75 else rng.choice(LABELS) for a in actual]
+    metrics = binary_metrics(predicted, actual)
+    [[tn, fp], [fn, tp]] = confusion_matrix(actual, predicted, labels=["INVALID", "VALID"])
+    assert metrics.confusion == {"tp": tp, "fp": fp, "fn": fn, "tn": tn}
+    assert metrics.n == 50
+    assert metrics.accuracy == pytest.approx(accuracy_score(actual, predicted))
+    assert metrics.precision == pytest.approx(precision_score(actual, predicted, pos_label="VALID"))
+    assert metrics.recall == pytest.approx(recall_score(actual, predicted, pos_label="VALID"))
+    assert metrics.f1 == pytest.approx(f1_score(actual, predicted, pos_label="VALID"))
+    assert metrics.npv == pytest.approx(precision_score(actual, predicted, pos_label="INVALID"))
+    assert metrics.kappa == pytest.approx(cohen_kappa_score(actual, predicted))
+    assert metrics.kappa == pytest.approx(cohen_kappa(predicted, actual))
+
+
+def test_binary_metrics_other_positive_label() -> None:
+    metrics = binary_metrics([1, 0, 1, 1], [1, 0, 0, 1], positive=1)
+    assert metrics.confusion == {"tp": 2, "fp": 1, "fn": 0, "tn": 1}
+    assert metrics.precision == pytest.approx(2 / 3)
+
+
+def test_binary_metrics_zero_denominators() -> None:
+    empty = binary_metrics([], [])
+    assert empty.n == 0
+    assert empty.confusion == {"tp": 0, "fp": 0, "fn": 0, "tn": 0}
+    assert {empty.accuracy, empty.precision, empty.recall, empty.f1, empty.npv} == {None}
+    assert empty.kappa is None
+    # The judge says INVALID throughout, on patches that are all INVALID.
+    all_invalid = binary_metrics(["INVALID"] * 4, ["INVALID"] * 4)
+    assert all_invalid.accuracy == 1.0
+    assert all_invalid.npv == 1.0
+    assert all_invalid.precision is None  # never predicted VALID
+    assert all_invalid.recall is None  # nothing VALID to find
+    assert all_invalid.f1 is None
+    assert all_invalid.kappa is None  # one category: chance agreement 1
+    # The judge says VALID throughout, on patches that are all INVALID: κ defined, 0.
+    wrong = binary_metrics(["VALID"] * 4, ["INVALID"] * 4)
+    assert (wrong.precision, wrong.recall, wrong.f1, wrong.npv) == (0.0, None, 0.0, None)
+    assert wrong.kappa == 0.0
+
+
+def test_binary_metrics_rejects_more_than_two_labels() -> None:
+    with pytest.raises(ValueError, match=re.escape(NOT_BINARY.split("{")[0])):
+        binary_metrics(["VALID", "UNSURE"], ["VALID", "INVALID"])
+    with pytest.raises(ValueError, match="binary_metrics: the two lists differ"):
+        binary_metrics(["VALID"], [])
+
+
+# -- Bootstrap ----------------------------------------------------------------------------
+
+
+def pairs_f1(pairs: list[tuple[str, str]]) -> float | None:
+    return binary_metrics([p for p, _ in pairs], [a for _, a in pairs]).f1
+
+
+def judged_pairs(count: int, seed: int = 0) -> list[tuple[str, str]]:
+    rng = np.random.default_rng(seed)
+    actual = rng.choice(LABELS, size=count).tolist()
+    return [(a if rng.random() < 0.8 else rng.choice(LABELS), a) for a in actual]
+
+
+def test_bootstrap_ci_is_deterministic_and_contains_the_estimate() -> None:
+    pairs = judged_pairs(150)
+    interval = bootstrap_ci(pairs, pairs_f1, seed=7)
+    assert interval == bootstrap_ci(pairs, pairs_f1, seed=7)
+    assert interval != bootstrap_ci(pairs, pairs_f1, seed=8)
+    assert interval is not None
+    low, high = interval
+    assert low < pairs_f1(pairs) < high  # type: ignore[operator]
+    assert high - low < 0.3
+
+
+def test_bootstrap_ci_is_fast_enough_for_reports() -> None:
+    pairs = judged_pairs(150)
+    started = time.perf_counter()
+    bootstrap_ci(pairs, pairs_f1, resamples=1000)
+    elapsed = time.perf_counter() - started
+    # About 0.02 s on the 2-core project machine; the bound leaves room for a busy CI.
+    assert elapsed < 1.0
+
+
+def test_bootstrap_ci_undefined_cases() -> None:
+    assert bootstrap_ci([], statistics.mean) is None
+    assert bootstrap_ci([1.0], statistics.mean) is None
+    assert bootstrap_ci([1.0, 2.0, 3.0], lambda _: None) is None
+    assert bootstrap_ci([1.0, 2.0, 3.0], lambda _: math.nan) is None
+    # Identical items: every resample gives the same figure.
+    assert bootstrap_ci([0.5, 0.5, 0.5], statistics.mean) == (0.5, 0.5)
+
+
+def test_bootstrap_ci_skips_undefined_resamples() -> None:
+    # κ on 6 pairs: some resamples hold a single category on both sides and are undefined.
+    pairs = [("VALID", "VALID")] * 5 + [("INVALID", "INVALID")]
+
+    def kappa(sample: list[tuple[str, str]]) -> float | None:
+        return cohen_kappa([p for p, _ in sample], [a for _, a in sample])
+
+    assert bootstrap_ci(pairs, kappa, resamples=200) == (1.0, 1.0)
+
+
+def test_bootstrap_ci_rejects_bad_parameters() -> None:
+    with pytest.raises(ValueError, match=re.escape(BAD_RESAMPLES.format(resamples=0))):
+        bootstrap_ci([1, 2], statistics.mean, resamples=0)
+    with pytest.raises(ValueError, match=re.escape(BAD_LEVEL_CI.format(level=1.0))):
+        bootstrap_ci([1, 2], statistics.mean, level=1.0)
+
+
+def test_bootstrap_ci_coverage_is_sane() -> None:
+    """A 90% interval of a normal sample's mean covers the true mean about 90% of the time."""
+    rng = np.random.default_rng(0)
+    trials = 200
+    covered = 0
+    for trial in range(trials):
+        sample = rng.normal(10.0, 2.0, size=40).tolist()
+        interval = bootstrap_ci(sample, statistics.fmean, resamples=300, level=0.9, seed=trial)
+        assert interval is not None
+        covered += interval[0] <= 10.0 <= interval[1]
+    # Percentile intervals run a little narrow at n = 40; binomial noise is ±4 points.
+    assert 0.78 <= covered / trials <= 0.97
+
+
+def test_bootstrap_ci_wider_at_higher_level_and_smaller_samples() -> None:
+    sample = np.random.default_rng(1).normal(0.0, 1.0, size=100).tolist()
+    narrow = bootstrap_ci(sample, statistics.fmean, level=0.8)
+    wide = bootstrap_ci(sample, statistics.fmean, level=0.99)
+    small = bootstrap_ci(sample[: SMALL_SAMPLE - 10], statistics.fmean, level=0.8)
+    assert narrow is not None
+    assert wide is not None
+    assert small is not None
+    assert wide[0] < narrow[0] < narrow[1] < wide[1]
+    assert small[1] - small[0] > narrow[1] - narrow[0]
+
+
+# -- Weighted mean ------------------------------------------------------------------------
+
+
+def test_weighted_mean() -> None:
+    # Three annotators' κ against the consensus, weighted by their share of patches.
+    assert weighted_mean([0.8, 0.5, 0.2], [0.5, 0.3, 0.2]) == pytest.approx(0.59)
+    assert weighted_mean([0.8, None], [0.25, 0.75]) == pytest.approx(0.8)
+    assert weighted_mean([None, None], [1, 1]) is None
+    assert weighted_mean([], []) is None
+    assert weighted_mean([0.5], [0]) is None
+    with pytest.raises(ValueError, match=re.escape(BAD_WEIGHT.format(weight=-1))):
+        weighted_mean([0.5], [-1])
+    with pytest.raises(ValueError, match="weighted_mean: the two lists differ"):
+        weighted_mean([0.5], [])
+
+
+def test_small_sample_threshold() -> None:
+    assert SMALL_SAMPLE == 30
+
+
+def test_messages_name_the_function() -> None:
+    assert NOT_NUMERIC.format(function="f", value="x") == "f: values must be numbers, got 'x'"
