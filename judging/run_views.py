@@ -6,6 +6,7 @@ end stops the polling (status 286) and fires ``run-ended``, on which the verdict
 reloads itself once.
 """
 
+import contextlib
 from typing import Any
 
 from django.contrib import messages
@@ -23,6 +24,7 @@ from . import run_selectors, services, verdict_selectors
 from .forms import CONTEXT_HELP, CompareForm, RunForm
 from .models import Context, JudgingRun, PatchJudgment
 from .services import RunError
+from .strategies.registry import parse_team
 from .verdict_selectors import CompareError, TableQuery
 
 TABLE_TARGET = "run-table"
@@ -54,7 +56,11 @@ def run_list(request: HtmxHttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @role_required(Role.LEAD)
 def run_new(request: HtmxHttpRequest) -> HttpResponse:
-    form = RunForm(request.POST or None, initial={"dataset": request.GET.get("dataset")})
+    initial: dict[str, Any] = {"dataset": request.GET.get("dataset")}
+    if request.GET.get("team"):  # e.g. the team a calibration picked
+        with contextlib.suppress(ValueError):
+            initial["strategies"] = parse_team(request.GET["team"])
+    form = RunForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:

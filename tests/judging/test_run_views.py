@@ -196,6 +196,17 @@ def test_the_form_offers_the_registry_and_the_contexts_leads_may_pick(
     assert "S1a never sees it" in html
 
 
+def test_the_form_takes_a_team_from_the_address(lead_client: Client, dataset: Dataset) -> None:
+    """A calibration links here with the team it picked; an unknown name changes nothing."""
+    url = reverse("judging:run_new") + "?dataset=runs-demo&team="
+    html = lead_client.get(url + "s1a,s3").content.decode()
+    assert 'value="s1a" id="id_strategies_s1a" checked' in html
+    assert 'value="s3" id="id_strategies_s3" checked' in html
+    assert 'value="rubric" id="id_strategies_rubric">' in html  # the default team is replaced
+    html = lead_client.get(url + "s1a,nope").content.decode()
+    assert 'value="rubric" id="id_strategies_rubric" checked' in html
+
+
 def test_a_lead_starts_a_run_and_it_is_judged(
     lead_client: Client,
     lead: User,
