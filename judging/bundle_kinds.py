@@ -1,8 +1,9 @@
 """The ``label`` record kind of the bundle: annotators' labels of patches."""
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 from django.db.models import F
@@ -20,7 +21,7 @@ from rubrics.bundle_kinds import upsert
 from rubrics.models import Dataset
 from sejury_web.users import annotators_ensure, non_annotator_usernames
 
-from .models import Annotation, Label
+from .models import Annotation, AnnotationRevision, Label
 
 UNKNOWN_LABEL = "unknown label {value!r}; expected one of: {choices}"
 BAD_ANNOTATOR = "an annotator name may hold letters, digits and @ . + - _ only"
@@ -44,6 +45,24 @@ def _check_annotator(value: str) -> str | None:
     except ValidationError:
         return BAD_ANNOTATOR
     return None
+
+
+def _revisions_record(
+    dataset: Dataset, annotators: Iterable[User], idents: set[tuple[int, int]]
+) -> None:
+    """Append the current value of the imported labels ``idents`` (patch id, annotator id)
+    to their history, as ``annotation_record`` does for labels given in the app."""
+    annotations = Annotation.objects.filter(
+        patch__dataset=dataset, annotator__in=list(annotators)
+    ).only("id", "patch_id", "annotator_id", "label", "note")
+    AnnotationRevision.objects.bulk_create(
+        [
+            AnnotationRevision(annotation_id=a.pk, label=a.label, note=a.note)
+            for a in annotations.iterator(chunk_size=1000)
+            if (a.patch_id, a.annotator_id) in idents
+        ],
+        batch_size=500,
+    )
 
 
 class LabelKind(RecordKind):
@@ -91,7 +110,15 @@ class LabelKind(RecordKind):
                 patch__dataset=dataset, annotator__in=list(users.values())
             )
         }
-        return upsert(
+        # Labels the import creates or changes: each new value joins the label's history.
+        changing = {
+            ident
+            for ident, values in wanted.items()
+            if ident not in existing
+            or any(getattr(existing[ident], name) != value for name, value in values.items())
+        }
+        # The campaign a label was last given in stays: an import does not move it.
+        counts = upsert(
             model=Annotation,
             existing=existing,
             wanted=wanted,
@@ -103,6 +130,9 @@ class LabelKind(RecordKind):
             ),
             on_update={"origin": Annotation.Origin.IMPORTED},
         )
+        if changing:
+            _revisions_record(dataset, users.values(), changing)
+        return counts
 
     def export(self, dataset: Dataset) -> Iterator[dict[str, Any]]:
         annotations = (

@@ -1,0 +1,67 @@
+// The labelling page: keyboard shortcuts and the time the page was visible.
+// Without this file the page works the same (plain form posts); a label's time is then 0.
+//   v, i, u      label VALID, INVALID, UNSURE (clicks #label-valid, #label-invalid, #label-unsure)
+//   n or →       next patch (#annotate-next);  p or ←  previous patch (#annotate-prev)
+//   Esc          leave the note field (shortcuts are off while typing in it)
+(function () {
+  "use strict";
+  var root = document.getElementById("annotate");
+  if (!root) return;
+  var form = document.getElementById("annotate-form");
+  var seconds = document.getElementById("annotate-seconds");
+  var LABELS = { v: "label-valid", i: "label-invalid", u: "label-unsure" };
+  var NAVIGATION = { n: "annotate-next", ArrowRight: "annotate-next", p: "annotate-prev", ArrowLeft: "annotate-prev" };
+
+  // Time counts only while the page is visible: a tab left in the background is not work.
+  var visibleMs = 0;
+  var since = document.visibilityState === "visible" ? performance.now() : null;
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState === "visible") {
+      if (since === null) since = performance.now();
+    } else if (since !== null) {
+      visibleMs += performance.now() - since;
+      since = null;
+    }
+  });
+  function elapsedSeconds() {
+    return (visibleMs + (since === null ? 0 : performance.now() - since)) / 1000;
+  }
+
+  var sent = false;
+  if (form) {
+    form.addEventListener("submit", function (event) {
+      if (sent) { event.preventDefault(); return; }  // one label per page view
+      sent = true;
+      if (seconds) seconds.value = elapsedSeconds().toFixed(1);
+    });
+  }
+
+  function typing(target) {
+    if (!target || !target.tagName) return false;
+    var tag = target.tagName;
+    return target.isContentEditable || tag === "TEXTAREA" || tag === "INPUT" || tag === "SELECT";
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey || event.isComposing) return;
+    if (typing(event.target)) {
+      if (event.key === "Escape") event.target.blur();
+      return;
+    }
+    var key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
+    if (LABELS[key]) {
+      var button = document.getElementById(LABELS[key]);
+      if (!button || button.disabled || button.closest("fieldset:disabled") || sent) return;
+      event.preventDefault();
+      button.click();
+      return;
+    }
+    if (NAVIGATION[key]) {
+      var link = document.getElementById(NAVIGATION[key]);
+      if (!link) return;
+      event.preventDefault();
+      window.location.assign(link.href);
+    }
+  });
+  root.dataset.shortcuts = "on";
+})();
