@@ -18,7 +18,7 @@ def home(request: HtmxHttpRequest) -> HttpResponse:
     if Role.LEAD in roles or Role.REVIEWER in roles:
         return redirect("rubrics:dataset_list")
     if Role.ANNOTATOR in roles:
-        return redirect("judging:my_labels")
+        return redirect("judging:annotate_campaigns")
     return render(request, "sejury_web/no_role.html", status=403)
 
 

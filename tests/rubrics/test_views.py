@@ -74,7 +74,7 @@ def test_home_sends_each_role_to_its_start_page(
     lead_client: Client, annotator_client: Client, client: Client
 ) -> None:
     assert lead_client.get("/")["Location"] == reverse("rubrics:dataset_list")
-    assert annotator_client.get("/")["Location"] == reverse("judging:my_labels")
+    assert annotator_client.get("/")["Location"] == reverse("judging:annotate_campaigns")
     client.force_login(UserFactory(username="nobody"))
     assert client.get("/").status_code == 403
 
