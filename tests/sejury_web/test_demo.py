@@ -6,7 +6,7 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import Client
 
-from judging.models import Annotation
+from judging.models import Annotation, Assignment, Campaign, JudgingRun
 from rubrics.models import Dataset
 from sejury_web.management.commands.load_demo import DEMO_PASSWORD, DEMO_USERS
 from sejury_web.roles import user_roles
@@ -39,9 +39,14 @@ def test_demo_bundle_covers_the_cases_a_new_user_should_see() -> None:
 
 def test_load_demo_is_idempotent_and_creates_working_logins() -> None:
     call_command("load_demo", stdout=open("/dev/null", "w"))  # noqa: SIM115
-    counts = (Dataset.objects.count(), Annotation.objects.count(), User.objects.count())
+
+    def counts() -> tuple[int, ...]:
+        models = (Dataset, Annotation, User, Campaign, Assignment, JudgingRun)
+        return tuple(model.objects.count() for model in models)
+
+    first = counts()
     call_command("load_demo", stdout=open("/dev/null", "w"))  # noqa: SIM115
-    assert (Dataset.objects.count(), Annotation.objects.count(), User.objects.count()) == counts
+    assert counts() == first
     demo = Dataset.objects.get(name="Demo")
     assert demo.bugs.count() == 6
     assert demo.description
@@ -51,3 +56,16 @@ def test_load_demo_is_idempotent_and_creates_working_logins() -> None:
         assert Client().login(username=username, password=DEMO_PASSWORD), username
     # Demo annotators own the demo labels, so they can log in and see them.
     assert Annotation.objects.filter(annotator__username="annotator1").exists()
+    # A calibration sample for the demo annotators, and a run for the worker to judge with
+    # the offline model whatever provider is configured.
+    campaign = Campaign.objects.get(dataset=demo)
+    assert campaign.purpose == Campaign.Purpose.CALIBRATION
+    assert campaign.assignments.values("patch").distinct().count() == 12
+    assert sorted(campaign.annotators.values_list("username", flat=True)) == [
+        "annotator1",
+        "annotator2",
+        "annotator3",
+    ]
+    run = JudgingRun.objects.get(dataset=demo)
+    assert run.provider == "offline"
+    assert run.strategies == ["s1a", "s1b", "s2", "s3", "s4", "s5"]
