@@ -15,8 +15,9 @@ from django.db.models import Count, QuerySet
 
 from rubrics.models import Dataset, Patch
 
+from .campaign_selectors import campaign_patch_ids
 from .consensus import PatchConsensus, State, dataset_consensus
-from .models import Adjudication, Annotation, Assignment, Campaign, DisagreementTheme, Label
+from .models import Adjudication, Annotation, Campaign, DisagreementTheme, Label
 
 NOT_DECISIVE = "the consensus label must be VALID or INVALID, not {label!r}"
 UNKNOWN_THEME = "unknown disagreement theme {theme!r}; the themes are {known}"
@@ -36,13 +37,6 @@ class AdjudicationError(ValueError):
         self.field = field
 
 
-def campaign_patch_ids(campaign: Campaign) -> set[int]:
-    """The patches a campaign asked labels for (its assignments' patches)."""
-    return set(
-        Assignment.objects.filter(campaign=campaign).values_list("patch_id", flat=True).distinct()
-    )
-
-
 def _themes(themes: Iterable[str]) -> list[str]:
     """Known theme values, each once, in the order of ``DisagreementTheme``."""
     given = set(themes)
@@ -54,7 +48,7 @@ def _themes(themes: Iterable[str]) -> list[str]:
 
 
 def adjudication_record(
-    *, patch: Patch, label: str, themes: Iterable[str], note: str, by: User
+    *, patch: Patch, label: str, themes: Iterable[str], note: str, acting_user: User
 ) -> Adjudication:
     """Record (or change) the lead's consensus on ``patch``.
 
@@ -73,7 +67,7 @@ def adjudication_record(
     with transaction.atomic():
         adjudication, _ = Adjudication.objects.update_or_create(
             patch=patch,
-            defaults={"label": label, "themes": chosen, "note": note, "decided_by": by},
+            defaults={"label": label, "themes": chosen, "note": note, "decided_by": acting_user},
         )
     return adjudication
 
@@ -89,7 +83,7 @@ class GivenLabel:
 
 
 @dataclasses.dataclass(frozen=True)
-class QueueItem:
+class AdjudicationItem:
     patch: Patch  # with its bug
     consensus: PatchConsensus
     labels: list[GivenLabel]  # by annotator name
@@ -123,8 +117,8 @@ class QueueCounts:
 class AdjudicationQueue:
     dataset: Dataset
     campaign: Campaign | None
-    waiting: list[QueueItem]  # disputed first, then too few labels
-    adjudicated: list[QueueItem]
+    waiting: list[AdjudicationItem]  # disputed first, then too few labels
+    adjudicated: list[AdjudicationItem]
     counts: QueueCounts
 
 
@@ -182,7 +176,9 @@ def adjudication_queue(*, dataset: Dataset, campaign: Campaign | None = None) ->
     )
     labels = _labels_by_patch(ids)
     items = [
-        QueueItem(patches[c.patch_id], c, labels.get(c.patch_id, []), adjudications.get(c.patch_id))
+        AdjudicationItem(
+            patches[c.patch_id], c, labels.get(c.patch_id, []), adjudications.get(c.patch_id)
+        )
         for c in shown
     ]
     items.sort(key=lambda item: (item.patch.bug.key, item.patch.key))
@@ -197,12 +193,14 @@ def adjudication_queue(*, dataset: Dataset, campaign: Campaign | None = None) ->
     )
 
 
-def adjudication_item(*, patch: Patch) -> QueueItem:
+def adjudication_item(*, patch: Patch) -> AdjudicationItem:
     """One patch as the queue shows it (after the lead records its adjudication)."""
     consensus = dataset_consensus(patch.dataset, patch_ids=[patch.pk])
     state = consensus.get(patch.pk) or PatchConsensus(patch.pk, {}, State.TOO_FEW, None)
     adjudication = Adjudication.objects.select_related("decided_by").filter(patch=patch).first()
-    return QueueItem(patch, state, _labels_by_patch([patch.pk]).get(patch.pk, []), adjudication)
+    return AdjudicationItem(
+        patch, state, _labels_by_patch([patch.pk]).get(patch.pk, []), adjudication
+    )
 
 
 def adjudication_datasets() -> QuerySet[Dataset]:

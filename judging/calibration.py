@@ -86,10 +86,15 @@ class TeamEvaluation:
         return {**dataclasses.asdict(self), "team": list(self.team)}
 
 
+def llm_members(strategies: Sequence[str]) -> list[str]:
+    """The strategies a team may have among ``strategies``: the LLM ones, in registry order."""
+    chosen = set(strategies)
+    return [name for name in STRATEGIES if name in chosen and get_strategy(name).uses_llm]
+
+
 def candidate_teams(strategies: Sequence[str]) -> list[tuple[str, ...]]:
     """Every team to try from a run's strategies, each in registry order."""
-    chosen = set(strategies)
-    members = [name for name in STRATEGIES if name in chosen and get_strategy(name).uses_llm]
+    members = llm_members(strategies)
     teams: list[tuple[str, ...]] = [(RUBRIC,)] if RUBRIC in members else []
     for size in range(MIN_TEAM_SIZE, len(members) + 1):
         teams.extend(

@@ -18,7 +18,6 @@ from django.db.models import Case, Count, QuerySet, When
 from rubrics.models import Dataset, Patch
 from sejury_web.llm.models import LLMCall
 
-from .adjudication import campaign_patch_ids
 from .calibration import (
     MIN_PATCHES,
     MIN_TEAM_SIZE,
@@ -26,8 +25,10 @@ from .calibration import (
     MemberResult,
     TeamEvaluation,
     candidate_teams,
+    llm_members,
     teams_rank,
 )
+from .campaign_selectors import campaign_patch_ids
 from .consensus import dataset_consensus
 from .models import BugStep, Calibration, Campaign, JudgingRun, PatchJudgment, StrategyResult
 from .strategies import STRATEGIES, get_strategy
@@ -51,12 +52,6 @@ NOT_A_CANDIDATE = "{team} is not a candidate team of run {run}"
 
 class CalibrationError(ValueError):
     """Teams cannot be ranked from this campaign and run; the message says why."""
-
-
-def llm_members(strategies: list[str]) -> list[str]:
-    """The strategies a team may have among ``strategies``: the LLM ones, in registry order."""
-    chosen = set(strategies)
-    return [name for name in STRATEGIES if name in chosen and get_strategy(name).uses_llm]
 
 
 def run_threshold(run: JudgingRun) -> float:
@@ -275,7 +270,7 @@ def calibration_runs(campaign: Campaign) -> list[RunCoverage]:
             judgment__patch_id__in=labelled,
             status=StrategyResult.Status.DONE,
             score__isnull=False,
-            strategy__in=[name for name, strategy in STRATEGIES.items() if strategy.uses_llm],
+            strategy__in=llm_members(list(STRATEGIES)),
         )
         .values("judgment__run_id", "judgment__patch_id")
         .annotate(members=Count("strategy", distinct=True))
@@ -289,12 +284,14 @@ def calibration_runs(campaign: Campaign) -> list[RunCoverage]:
 
 
 def dataset_calibrations(dataset: Dataset) -> QuerySet[Calibration]:
+    """The dataset's calibrations, newest first (the history under the calibration pages)."""
     return Calibration.objects.filter(campaign__dataset=dataset).select_related(
-        "campaign", "run", "chosen_by"
+        "campaign__dataset", "run", "chosen_by"
     )
 
 
 def calibration_get(*, calibration_id: int) -> Calibration:
+    """One calibration with what its page shows; ``Calibration.DoesNotExist`` otherwise."""
     return Calibration.objects.select_related(
         "campaign", "campaign__dataset", "run", "chosen_by"
     ).get(pk=calibration_id)

@@ -20,7 +20,7 @@ from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.roles import Role, role_required
 
 from . import adjudication, calibration_data
-from .adjudication import AdjudicationError, QueueItem
+from .adjudication import AdjudicationError, AdjudicationItem
 from .calibration_data import CalibrationError
 from .calibration_forms import AdjudicationForm, CalibrationChooseForm, CalibrationPickForm
 from .models import Calibration, Campaign, DisagreementTheme, Label
@@ -53,7 +53,7 @@ def _item_context(dataset: Dataset, campaign: Campaign | None) -> dict[str, Any]
     }
 
 
-def _card(item: QueueItem, form: AdjudicationForm | None = None) -> dict[str, Any]:
+def _card(item: AdjudicationItem, form: AdjudicationForm | None = None) -> dict[str, Any]:
     """One patch's card: what its form shows (the posted values after a refusal)."""
     if form is not None and form.errors:
         return {
@@ -85,7 +85,7 @@ def _queue_context(
     queue = adjudication.adjudication_queue(dataset=dataset, campaign=campaign)
     refused_id, form = refused or (None, None)
 
-    def cards(items: list[QueueItem]) -> list[dict[str, Any]]:
+    def cards(items: list[AdjudicationItem]) -> list[dict[str, Any]]:
         return [_card(item, form if item.patch.pk == refused_id else None) for item in items]
 
     return {
@@ -132,7 +132,7 @@ def adjudication_save(request: HtmxHttpRequest, slug: str, patch_id: int) -> Htt
                 label=data["label"],
                 themes=data["themes"],
                 note=data["note"],
-                by=request.user,  # type: ignore[arg-type]
+                acting_user=request.user,  # type: ignore[arg-type]
             )
         except AdjudicationError as error:
             form.add_error(error.field, str(error))

@@ -13,16 +13,23 @@ from collections import Counter, defaultdict
 from django.contrib.auth.models import User
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
-from rubrics.models import Dataset, Rubric, RubricRevision
+from rubrics.models import Dataset
 from sejury_web.roles import Role
 
+from .cases import golden_rubric
 from .models import Annotation, Assignment, Campaign, Label
 
 
 @dataclasses.dataclass(frozen=True)
 class Progress:
+    """Labels given out of labels asked for (a campaign's, or one annotator's)."""
+
     assigned: int
     done: int
+
+    @classmethod
+    def of_queue(cls, queue: "list[QueueItem]") -> "Progress":
+        return cls(len(queue), sum(1 for item in queue if item.done))
 
     @property
     def percent(self) -> int:
@@ -59,6 +66,8 @@ class PatchCoverage:
 
 @dataclasses.dataclass(frozen=True)
 class QueueItem:
+    """One place in an annotator's queue, with their own label of its patch."""
+
     position: int
     patch_id: int
     label: str | None  # the annotator's own current label
@@ -113,7 +122,15 @@ def campaign_list(*, dataset: Dataset | None = None) -> list[CampaignRow]:
 
 
 def campaign_get(*, campaign_id: int) -> Campaign:
+    """One campaign, for the lead's pages; ``Campaign.DoesNotExist`` otherwise."""
     return Campaign.objects.select_related("dataset", "created_by").get(pk=campaign_id)
+
+
+def campaign_patch_ids(campaign: Campaign) -> set[int]:
+    """The patches a campaign asked labels for (its assignments' patches)."""
+    return set(
+        Assignment.objects.filter(campaign=campaign).values_list("patch_id", flat=True).distinct()
+    )
 
 
 def _campaign_labels(campaign: Campaign) -> dict[tuple[int, int], Annotation]:
@@ -156,19 +173,20 @@ def campaign_progress(campaign: Campaign) -> list[AnnotatorProgress]:
 def campaign_coverage(campaign: Campaign) -> tuple[list[PatchCoverage], Counter[int]]:
     """Each patch with its annotators' labels (for the lead), and how many patches have
     0, 1, …, k labels."""
+    # Plain values: the page lists every patch, and a patch row holds its whole diff.
     assignments = (
         Assignment.objects.filter(campaign=campaign)
-        .select_related("patch__bug", "annotator")
         .order_by("patch__key", "annotator__username")
+        .values_list(
+            "patch_id", "patch__key", "patch__bug__key", "annotator_id", "annotator__username"
+        )
     )
     labels = _campaign_labels(campaign)
     by_patch: dict[int, PatchCoverage] = {}
-    for a in assignments:
-        row = by_patch.setdefault(
-            a.patch_id, PatchCoverage(a.patch_id, a.patch.key, a.patch.bug.key, [])
-        )
-        annotation = labels.get((a.patch_id, a.annotator_id))
-        row.labels.append((a.annotator.username, annotation.label if annotation else None))
+    for patch_id, patch_key, bug_key, annotator_id, username in assignments:
+        row = by_patch.setdefault(patch_id, PatchCoverage(patch_id, patch_key, bug_key, []))
+        annotation = labels.get((patch_id, annotator_id))
+        row.labels.append((username, annotation.label if annotation else None))
     rows = list(by_patch.values())
     histogram = Counter(sum(1 for _, label in row.labels if label) for row in rows)
     return rows, histogram
@@ -287,18 +305,6 @@ def next_unlabelled(queue: list[QueueItem], after: int) -> QueueItem | None:
     return next((item for item in waiting if item.position > after), None) or next(
         iter(waiting), None
     )
-
-
-def golden_rubric(*, bug_id: int) -> RubricRevision | None:
-    """The bug's golden rubric: its last confirmed revision, never a draft or an edit that
-    awaits confirmation. The templated rubric first, as for the judge."""
-    rubric = (
-        Rubric.objects.filter(bug_id=bug_id, golden_revision__isnull=False)
-        .select_related("golden_revision")
-        .order_by("-variant")
-        .first()
-    )
-    return rubric.golden_revision if rubric else None
 
 
 def labelling_case(*, campaign: Campaign, assignment: Assignment) -> LabellingCase:

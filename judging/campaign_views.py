@@ -11,6 +11,7 @@ Labelling is a plain form POST followed by a redirect; ``static/js/annotate.js``
 keyboard shortcuts and measures the time the page was visible.
 """
 
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
@@ -46,10 +47,6 @@ def _campaign(campaign_id: int) -> Campaign:
         return selectors.campaign_get(campaign_id=campaign_id)
     except Campaign.DoesNotExist:
         raise Http404(UNKNOWN_CAMPAIGN.format(campaign=campaign_id)) from None
-
-
-def _detail_url(campaign: Campaign) -> str:
-    return reverse("judging:campaign_detail", args=[campaign.pk])
 
 
 # Leads
@@ -96,7 +93,7 @@ def campaign_new(request: HtmxHttpRequest) -> HttpResponse:
                     assignments=assignments,
                 ),
             )
-            return redirect(_detail_url(campaign))
+            return redirect(campaign)
     status = 400 if form.errors else 200
     return render(request, "judging/campaign_new.html", {"form": form}, status=status)
 
@@ -122,30 +119,33 @@ def campaign_detail(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     return render(request, "judging/campaign_detail.html", context)
 
 
-@require_POST
-@role_required(Role.LEAD)
-def campaign_close(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+def _status_change(
+    request: HtmxHttpRequest,
+    campaign_id: int,
+    change: Callable[..., Campaign],
+    done: str,
+) -> HttpResponse:
+    """Close or reopen the campaign (``change``), and say how it went on its page."""
     campaign = _campaign(campaign_id)
     try:
-        services.campaign_close(campaign=campaign, by=request.user)  # type: ignore[arg-type]
+        change(campaign=campaign, acting_user=request.user)
     except CampaignError as error:
         messages.error(request, str(error))
     else:
-        messages.success(request, CLOSED.format(name=campaign.name))
-    return redirect(_detail_url(campaign))
+        messages.success(request, done.format(name=campaign.name))
+    return redirect(campaign)
+
+
+@require_POST
+@role_required(Role.LEAD)
+def campaign_close(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    return _status_change(request, campaign_id, services.campaign_close, CLOSED)
 
 
 @require_POST
 @role_required(Role.LEAD)
 def campaign_reopen(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
-    campaign = _campaign(campaign_id)
-    try:
-        services.campaign_reopen(campaign=campaign, by=request.user)  # type: ignore[arg-type]
-    except CampaignError as error:
-        messages.error(request, str(error))
-    else:
-        messages.success(request, REOPENED.format(name=campaign.name))
-    return redirect(_detail_url(campaign))
+    return _status_change(request, campaign_id, services.campaign_reopen, REOPENED)
 
 
 # Annotators: only their own assignments, and nothing about anyone else's labels or judges.
@@ -176,11 +176,10 @@ def annotate_queue(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     user: User = request.user  # type: ignore[assignment]
     campaign = _own_campaign(campaign_id, user)
     queue = selectors.annotator_queue(campaign=campaign, annotator=user)
-    done = sum(1 for item in queue if item.done)
     context = {
         "campaign": selectors.CampaignSummary.of(campaign),
         "queue": queue,
-        "progress": selectors.Progress(len(queue), done),
+        "progress": selectors.Progress.of_queue(queue),
         "next_item": selectors.next_unlabelled(queue, after=0),
     }
     return render(request, "judging/annotate_queue.html", context)
@@ -238,7 +237,7 @@ def _annotate_context(campaign: Campaign, assignment: Assignment, user: User) ->
         "campaign": selectors.CampaignSummary.of(campaign),
         "case": selectors.labelling_case(campaign=campaign, assignment=assignment),
         "position": position,
-        "progress": selectors.Progress(len(queue), sum(1 for item in queue if item.done)),
+        "progress": selectors.Progress.of_queue(queue),
         "previous": max((p for p in positions if p < position), default=None),
         "next": min((p for p in positions if p > position), default=None),
         "own": own,

@@ -8,6 +8,7 @@ another. Each annotator's queue is then shuffled with the campaign's seed, so th
 annotators do not all meet the patches in the same order (order effects, fatigue).
 """
 
+import datetime
 import logging
 import math
 import random
@@ -223,26 +224,40 @@ def campaign_create(
     return campaign
 
 
-def campaign_close(*, campaign: Campaign, by: User) -> Campaign:
-    """Close the campaign: its labels become final. ``by`` is the lead who closes it (logged:
-    the campaign has no field for it)."""
-    if not campaign.is_open:
-        raise CampaignError(ALREADY_CLOSED.format(campaign=campaign.name))
-    campaign.status = Campaign.Status.CLOSED
-    campaign.closed_at = timezone.now()
-    campaign.save(update_fields=["status", "closed_at"])
-    log.info("campaign %s closed by %s", campaign.pk, by.username)
+def _status_set(
+    campaign: Campaign, *, to: str, closed_at: datetime.datetime | None, refused: str
+) -> Campaign:
+    """Move the campaign to status ``to`` unless it is there already.
+
+    One conditional UPDATE: of two leads closing (or reopening) at once, one wins and the
+    other is told, and a label being recorded (which locks the campaign) is either before
+    the close or refused by it.
+    """
+    changed = (
+        Campaign.objects.filter(pk=campaign.pk)
+        .exclude(status=to)
+        .update(status=to, closed_at=closed_at)
+    )
+    if not changed:
+        raise CampaignError(refused.format(campaign=campaign.name))
+    campaign.status, campaign.closed_at = to, closed_at
     return campaign
 
 
-def campaign_reopen(*, campaign: Campaign, by: User) -> Campaign:
+def campaign_close(*, campaign: Campaign, acting_user: User) -> Campaign:
+    """Close the campaign: its labels become final. The lead who closes it is logged (the
+    campaign has no field for it)."""
+    campaign = _status_set(
+        campaign, to=Campaign.Status.CLOSED, closed_at=timezone.now(), refused=ALREADY_CLOSED
+    )
+    log.info("campaign %s closed by %s", campaign.pk, acting_user.username)
+    return campaign
+
+
+def campaign_reopen(*, campaign: Campaign, acting_user: User) -> Campaign:
     """Open a closed campaign again, e.g. to let a late annotator finish."""
-    if campaign.is_open:
-        raise CampaignError(ALREADY_OPEN.format(campaign=campaign.name))
-    campaign.status = Campaign.Status.OPEN
-    campaign.closed_at = None
-    campaign.save(update_fields=["status", "closed_at"])
-    log.info("campaign %s reopened by %s", campaign.pk, by.username)
+    campaign = _status_set(campaign, to=Campaign.Status.OPEN, closed_at=None, refused=ALREADY_OPEN)
+    log.info("campaign %s reopened by %s", campaign.pk, acting_user.username)
     return campaign
 
 
@@ -277,16 +292,16 @@ def annotation_record(
     if not Assignment.objects.filter(campaign=campaign, patch=patch, annotator=annotator).exists():
         raise CampaignError(NOT_ASSIGNED.format(patch=patch.key, campaign=campaign.name))
     seconds = clamp_seconds(seconds_spent)
-    annotation = (
+    # get_or_create: the same patch may be in two open campaigns of the annotator, whose
+    # locks do not exclude each other; a second insert then finds the first one's row.
+    annotation, created = (
         Annotation.objects.select_for_update()
         .select_related("campaign")
-        .filter(patch=patch, annotator=annotator)
-        .first()
+        .get_or_create(patch=patch, annotator=annotator, defaults={"label": label})
     )
-    if annotation is None:
-        annotation = Annotation(patch=patch, annotator=annotator)
-    elif (
-        annotation.campaign is not None
+    if (
+        not created
+        and annotation.campaign is not None
         and annotation.campaign_id != campaign.pk
         and not annotation.campaign.is_open
     ):

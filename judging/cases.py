@@ -20,9 +20,11 @@ def _draft(patch: Patch, variant: str) -> RubricRevision | None:
     )
 
 
-def _golden(patch: Patch) -> RubricRevision | None:
+def golden_rubric(*, bug_id: int) -> RubricRevision | None:
+    """The bug's golden rubric: its last confirmed revision, never a draft or an edit that
+    awaits confirmation. What the golden-context judge and the annotators both read."""
     rubric = (
-        Rubric.objects.filter(bug_id=patch.bug_id, golden_revision__isnull=False)
+        Rubric.objects.filter(bug_id=bug_id, golden_revision__isnull=False)
         .select_related("golden_revision")
         # the templated rubric first: it is the one paper 004's reviewers refine
         .order_by("-variant")
@@ -35,7 +37,7 @@ def _rubric_for(run: JudgingRun, patch: Patch) -> tuple[RubricRevision | None, s
     """The rubric revision the run's context names for ``patch``'s bug, or why there is none."""
     bug = patch.bug.key
     if run.context == Context.GOLDEN:
-        revision = _golden(patch)
+        revision = golden_rubric(bug_id=patch.bug_id)
         return revision, "" if revision else NO_GOLDEN.format(bug=bug)
     if run.context == Context.DRAFT:
         revision = _draft(patch, Rubric.Variant.TEMPLATED)

@@ -1,5 +1,6 @@
 from django.conf import settings
 from django.db import models
+from django.urls import reverse
 
 from rubrics.models import Bug, Dataset, Patch, RubricRevision
 
@@ -106,6 +107,10 @@ class Campaign(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def get_absolute_url(self) -> str:
+        """The lead's page of the campaign (annotators reach theirs through their queue)."""
+        return reverse("judging:campaign_detail", args=[self.pk])
 
     @property
     def is_open(self) -> bool:
@@ -246,8 +251,6 @@ class JudgingRun(models.Model):
         return f"Run {self.pk} ({', '.join(self.strategies)}; {self.context})"
 
     def get_absolute_url(self) -> str:
-        from django.urls import reverse
-
         return reverse("judging:run_detail", args=[self.pk])
 
     @property
@@ -285,8 +288,6 @@ class PatchJudgment(models.Model):
         return f"{self.run} — {self.patch}: {self.verdict or self.status}"
 
     def get_absolute_url(self) -> str:
-        from django.urls import reverse
-
         return reverse("judging:verdict_detail", args=[self.run_id, self.pk])
 
 

@@ -21,6 +21,8 @@ from .reports import AgreementReport
 
 CSV_HEADER = ("section", "figure", "column", "value", "ci_lo", "ci_hi", "n", "small_sample")
 CONFUSION = ("tp", "fp", "fn", "tn")
+# A spreadsheet reads a cell that starts with one of these as a formula (OWASP CSV injection).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 # The human section's rows, as (key, label) in the order of paper 004 Table 5.
 HUMAN_ROWS = (
     ("bugs", "Number of bugs"),
@@ -38,6 +40,7 @@ Cell = tuple[str, str, str, Figure]
 
 
 def figure_dict(figure: Figure) -> dict[str, Any]:
+    """A figure in JSON: its value, interval, n and the small-sample flag."""
     return {
         "value": figure.value,
         "ci_lo": figure.ci_lo,
@@ -48,6 +51,7 @@ def figure_dict(figure: Figure) -> dict[str, Any]:
 
 
 def run_dict(run: RunVerdicts, *, by_default: bool) -> dict[str, Any]:
+    """What identifies a run's column: its team, context, model, and any calibration."""
     calibration = run.calibration
     return {
         "id": run.run.pk,
@@ -238,6 +242,12 @@ def report_cells(report: AgreementReport) -> Iterator[Cell]:
                 yield from _benchmark_cells(section, f"{row.group} {labels[pk]} b_full", result)
 
 
+def _csv_text(text: str) -> str:
+    """``text`` as a spreadsheet shows it, never as a formula: bug types and patch sources
+    come from imported bundles, and a cell such as ``=HYPERLINK(…)`` would run."""
+    return f"'{text}" if text.startswith(FORMULA_STARTS) else text
+
+
 def report_csv(report: AgreementReport) -> str:
     """The report's figures as CSV, one row per (section, figure, column)."""
     out = io.StringIO()
@@ -247,8 +257,8 @@ def report_csv(report: AgreementReport) -> str:
         writer.writerow(
             (
                 section,
-                figure,
-                column,
+                _csv_text(figure),
+                _csv_text(column),
                 "" if value.value is None else value.value,
                 "" if value.ci_lo is None else value.ci_lo,
                 "" if value.ci_hi is None else value.ci_hi,

@@ -48,6 +48,7 @@ class Figure:
 
 
 def count(value: int) -> Figure:
+    """A count as a figure: exact, so without an interval."""
     return Figure(value, value, None, estimated=False)
 
 

@@ -99,11 +99,13 @@ def pair_kappas(records: Iterable[PatchRecord]) -> list[float]:
 
 
 def mean_pair_kappa(records: Sequence[PatchRecord]) -> float | None:
+    """The mean of the annotator pairs' defined κ (a statistic to bootstrap over patches)."""
     kappas = pair_kappas(records)
     return fmean(kappas) if kappas else None
 
 
 def median_or_none(values: Sequence[float]) -> float | None:
+    """The median, or None for no values (a report shows "—")."""
     return median(values) if values else None
 
 
@@ -141,6 +143,7 @@ class HumanColumn:
 
 
 def annotator_rows(records: Sequence[PatchRecord], sampling: Sampling) -> list[AnnotatorRow]:
+    """Each annotator of the records, by id, with their κ against the consensus and weight."""
     pairs = consensus_pairs(records)
     given: Counter[int] = Counter()
     unsure: Counter[int] = Counter()
@@ -189,6 +192,7 @@ def human_column(records: Sequence[PatchRecord], name: str, sampling: Sampling) 
 
 
 def unanimous_share(records: Sequence[PatchRecord]) -> float | None:
+    """The share of the records that are unanimous (B_clear); None for no records."""
     return sum(record.unanimous for record in records) / len(records) if records else None
 
 

@@ -67,6 +67,8 @@ class RunVerdicts:
 
 
 def metric_statistic(name: str) -> Callable[[list[Judged]], float | None]:
+    """One ``binary_metrics`` figure as a statistic of (verdict, consensus) pairs."""
+
     def statistic(items: list[Judged]) -> float | None:
         metrics = binary_metrics([verdict for verdict, _ in items], [truth for _, truth in items])
         value: float | None = getattr(metrics, name)
@@ -86,6 +88,7 @@ class BenchmarkResult:
 
 
 def benchmark_result(name: str, items: Sequence[Judged], sampling: Sampling) -> BenchmarkResult:
+    """Every metric of ``METRICS`` with its interval, and the confusion matrix."""
     confusion = binary_metrics([v for v, _ in items], [c for _, c in items]).confusion
     tp, fp, fn, tn = (confusion[key] for key in ("tp", "fp", "fn", "tn"))
     denominators = {"precision": tp + fp, "recall": tp + fn, "npv": tn + fn}
@@ -123,6 +126,7 @@ class JudgeColumn:
 def judge_column(
     records: Sequence[PatchRecord], run: RunVerdicts, sampling: Sampling
 ) -> JudgeColumn:
+    """One run against the consensus on B_full and B_clear, and what it leaves out."""
     with_consensus = [record for record in records if record.consensus]
     kept = run.kept(with_consensus)
     without = Counter(
@@ -162,6 +166,8 @@ def judge_annotator_labels(
 
 
 def mean_judge_kappa(verdicts: Mapping[int, str]) -> Callable[[list[PatchRecord]], float | None]:
+    """The mean κ(judge, annotator) over annotators, as a statistic of patch records."""
+
     def statistic(records: list[PatchRecord]) -> float | None:
         pairs = judge_annotator_labels(records, verdicts).values()
         kappas = [paired_kappa(own) for own in pairs if len(own) >= MIN_SHARED]
@@ -190,6 +196,7 @@ def human_judge_agreement(
     sampling: Sampling,
     pairs_on: PairCache,
 ) -> HumanJudgeAgreement:
+    """Paper 000 RQ2 for one run, on the patches it judged (calibration ones left out)."""
     judged = [record for record in run.judged(records) if record.labels]
     figures = {}
     for annotator, pairs in sorted(judge_annotator_labels(judged, run.verdicts).items()):

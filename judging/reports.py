@@ -15,8 +15,8 @@ from django.contrib.auth.models import User
 
 from rubrics.models import Dataset, Patch
 
-from .adjudication import campaign_patch_ids
 from .calibration_data import calibration_patch_ids
+from .campaign_selectors import campaign_patch_ids
 from .consensus import dataset_consensus
 from .models import Campaign, Context, JudgingRun, PatchJudgment
 from .report_figures import DECISIVE, PatchRecord, Sampling

@@ -28,6 +28,14 @@
   }
 
   var sent = false;
+  // Back to this page from the next one (the browser's back/forward cache): a new visit,
+  // which may label again and whose time starts now.
+  window.addEventListener("pageshow", function (event) {
+    if (!event.persisted) return;
+    sent = false;
+    visibleMs = 0;
+    since = document.visibilityState === "visible" ? performance.now() : null;
+  });
   if (form) {
     form.addEventListener("submit", function (event) {
       if (sent) { event.preventDefault(); return; }  // one label per page view

@@ -6,7 +6,9 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from judging.campaign_views import CLOSED, REOPENED
@@ -347,7 +349,7 @@ def test_a_closed_campaign_is_read_only(
         patch=patch_at(campaign, annotator, 1),
         label="VALID",
     )
-    campaign_close(campaign=campaign, by=lead)
+    campaign_close(campaign=campaign, acting_user=lead)
     html = annotator_client.get(annotate_url(campaign, 1)).content.decode()
     assert 'id="annotate-closed"' in html
     assert re.search(r'<fieldset class="annotate-fields"\s+disabled>', html)
@@ -396,3 +398,51 @@ def test_my_labels_lists_the_annotator_s_campaigns(
     html = annotator_client.get(reverse("judging:my_labels")).content.decode()
     assert 'id="my-campaigns"' in html
     assert reverse("judging:annotate_queue", args=[campaign.pk]) in html
+
+
+# Queries: the lead's and the annotator's pages cost the same whatever the campaign's size.
+
+
+def queries_of(client: Client, url: str) -> int:
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(url).status_code == 200
+    return len(queries)
+
+
+def test_the_pages_run_as_many_queries_for_many_patches_as_for_few(
+    annotator: User, lead: User, lead_client: Client, annotator_client: Client
+) -> None:
+    counts = []
+    for size in (2, 8):
+        dataset = DatasetFactory()
+        for n in range(size):
+            bug = BugFactory(dataset=dataset, key=f"BUG-{n}")
+            rubric_for(bug, draft=DRAFT_TEXT, golden=GOLDEN_TEXT)
+            PatchFactory(bug=bug, key=f"P-{n}", diff=make_diff(new=f"total = {n}"))
+        campaign = campaign_create(
+            dataset=dataset,
+            name=f"Size {size}",
+            purpose="benchmark",
+            selection="all",
+            annotators=[annotator, make_annotator(f"other-{size}")],
+            overlap=2,
+            show_rubric=True,
+            created_by=lead,
+        )
+        for position in range(1, size, 2):
+            annotation_record(
+                campaign=campaign,
+                annotator=annotator,
+                patch=patch_at(campaign, annotator, position),
+                label="VALID",
+                note="seen",
+            )
+        counts.append(
+            (
+                queries_of(lead_client, campaign.get_absolute_url()),
+                queries_of(lead_client, reverse("judging:campaign_list")),
+                queries_of(annotator_client, reverse("judging:annotate_queue", args=[campaign.pk])),
+                queries_of(annotator_client, annotate_url(campaign, 1)),
+            )
+        )
+    assert counts[0] == counts[1], counts

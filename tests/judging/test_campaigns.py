@@ -315,18 +315,34 @@ def test_a_closed_campaign_refuses_labels_until_it_is_reopened(
     rater = campaign.annotators.first()
     assert rater is not None
     target = first_patch(campaign, rater)
-    campaign_close(campaign=campaign, by=lead)
+    campaign_close(campaign=campaign, acting_user=lead)
     assert (campaign.status, campaign.closed_at is not None) == ("closed", True)
     with pytest.raises(CampaignError) as excinfo:
         annotation_record(campaign=campaign, annotator=rater, patch=target, label="VALID")
     assert str(excinfo.value) == CAMPAIGN_CLOSED.format(campaign="Round 1")
     with pytest.raises(CampaignError, match=ALREADY_CLOSED.format(campaign="Round 1")):
-        campaign_close(campaign=campaign, by=lead)
+        campaign_close(campaign=campaign, acting_user=lead)
     assert not Annotation.objects.exists()
-    campaign_reopen(campaign=campaign, by=lead)
+    campaign_reopen(campaign=campaign, acting_user=lead)
     assert (campaign.status, campaign.closed_at) == ("open", None)
     annotation_record(campaign=campaign, annotator=rater, patch=target, label="VALID")
     assert Annotation.objects.get().label == "VALID"
+
+
+def test_of_two_leads_closing_at_once_one_is_told_it_is_closed_already(
+    campaign: Campaign, lead: User
+) -> None:
+    # Two requests each read the open campaign, then close it: the second must not pass.
+    seen_by_other = Campaign.objects.get(pk=campaign.pk)
+    campaign_close(campaign=campaign, acting_user=lead)
+    closed_at = Campaign.objects.get(pk=campaign.pk).closed_at
+    with pytest.raises(CampaignError, match=ALREADY_CLOSED.format(campaign="Round 1")):
+        campaign_close(campaign=seen_by_other, acting_user=lead)
+    assert Campaign.objects.get(pk=campaign.pk).closed_at == closed_at
+    campaign_reopen(campaign=campaign, acting_user=lead)
+    with pytest.raises(CampaignError):
+        campaign_reopen(campaign=seen_by_other, acting_user=lead)
+    assert campaign.get_absolute_url() == f"/campaigns/{campaign.pk}/"
 
 
 def test_only_assigned_patches_and_known_labels_are_recorded(campaign: Campaign) -> None:
@@ -353,7 +369,7 @@ def test_a_label_given_in_a_closed_campaign_is_final_in_another(lead: User) -> N
     target = dataset.patches.first()
     assert target is not None
     annotation_record(campaign=first, annotator=people[0], patch=target, label="VALID")
-    campaign_close(campaign=first, by=lead)
+    campaign_close(campaign=first, acting_user=lead)
     with pytest.raises(CampaignError) as excinfo:
         annotation_record(campaign=second, annotator=people[0], patch=target, label="INVALID")
     assert str(excinfo.value) == LABEL_FINAL.format(patch=target.key, other="First")

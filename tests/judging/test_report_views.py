@@ -230,6 +230,17 @@ def test_csv_export_has_one_row_per_section_figure_and_column(
     }  # fmt: skip
 
 
+def test_csv_cells_from_imported_text_are_never_formulas(small: Small, lead_client: Client) -> None:
+    # A bug type from an imported bundle names a breakdown group, which names CSV cells.
+    small.dataset.bugs.filter(key="B1").update(bug_type='=HYPERLINK("http://x")')
+    response = lead_client.get(report_url(small, f"?run={small.golden.pk}&format=csv"))
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    groups = [row for row in rows if row["section"] == "by_bug_type"]
+    assert groups
+    assert not [cell for row in rows for cell in row.values() if cell.startswith(("=", "@"))]
+    assert any(row["column"].startswith("'=HYPERLINK") for row in groups)
+
+
 def test_the_page_costs_the_same_queries_at_any_size(small: Small, lead_client: Client) -> None:
     url = report_url(small, f"?run={small.golden.pk}&run={small.reference.pk}")
     lead_client.get(url)  # the session and the user's roles, once

@@ -6,7 +6,7 @@ import subprocess
 import sys
 import time
 from argparse import ArgumentParser
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
@@ -20,7 +20,7 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=8000)
         # Judging waits on the model, not the CPU: threads, 1.5 × as many as the LLM layer
         # lets through at once, so that some do database work while the others wait.
-        default = math.ceil(1.5 * settings.SEJURY_LLM["MAX_CONCURRENCY"])
+        default = math.ceil(1.5 * cast(int, settings.SEJURY_LLM["MAX_CONCURRENCY"]))
         parser.add_argument(
             "--concurrency",
             type=int,
