@@ -6,9 +6,8 @@ chrf and edit are never members):
 
 - every subset of at least two of them that contains ``s1a`` or ``s1b`` (paper 000 requires
   S1, "the most fundamental strategy"; either variant counts, and both may be members);
-- ``rubric`` alone, the judge of paper 004. The rubric judge is otherwise an ordinary
-  candidate member, so ``rubric`` together with each team of the first kind, and with
-  ``s1a`` or ``s1b`` alone, are in the first kind already.
+- the ``rubric``-based teams: the judge of paper 004 alone, and with any other LLM
+  strategies (``rubric`` + ``s2``, say, which has no S1: the rubric judge stands in for it).
 
 A team's score on a patch is its members' mean (0–100, ``ensemble.combine``); its verdict is
 VALID when the mean reaches the run's threshold mapped back to 0–100. Against the consensus
@@ -96,10 +95,9 @@ def candidate_teams(strategies: Sequence[str]) -> list[tuple[str, ...]]:
     """Every team to try from a run's strategies, each in registry order."""
     members = llm_members(strategies)
     teams: list[tuple[str, ...]] = [(RUBRIC,)] if RUBRIC in members else []
+    anchors = S1_VARIANTS | {RUBRIC}  # a team has S1 or is built on the rubric judge
     for size in range(MIN_TEAM_SIZE, len(members) + 1):
-        teams.extend(
-            team for team in itertools.combinations(members, size) if S1_VARIANTS & set(team)
-        )
+        teams.extend(team for team in itertools.combinations(members, size) if anchors & set(team))
     return teams
 
 

@@ -62,22 +62,28 @@ def test_candidate_teams_need_s1_and_a_second_llm_strategy() -> None:
     assert candidate_teams(["s2", "s3", "s4"]) == []
 
 
-def test_the_rubric_judge_alone_and_with_s1_teams() -> None:
+def test_the_rubric_judge_alone_and_with_any_other_llm_strategy() -> None:
     assert candidate_teams(["rubric", "s1b", "s3", "bleu"]) == [
         ("rubric",),
         ("rubric", "s1b"),
+        ("rubric", "s3"),
         ("s1b", "s3"),
         ("rubric", "s1b", "s3"),
     ]
-    assert candidate_teams(["rubric", "s2"]) == [("rubric",)]
+    assert candidate_teams(["rubric", "s2", "s3"]) == [
+        ("rubric",),
+        ("rubric", "s2"),
+        ("rubric", "s3"),
+        ("rubric", "s2", "s3"),
+    ]
 
 
-def test_every_strategy_gives_95_candidates() -> None:
-    # 7 LLM strategies: 2^7 subsets, minus the 2^5 without s1a or s1b, minus {s1a} and
-    # {s1b} (too small): 94; plus the rubric judge alone.
+def test_every_strategy_gives_110_candidates() -> None:
+    # 7 LLM strategies: 120 subsets of two or more, minus the 11 of two or more among
+    # s2–s5 alone (no S1, no rubric judge): 109; plus the rubric judge alone.
     every = ["rubric", "s1a", "s1b", "s2", "s3", "s4", "s5", "bleu", "chrf", "edit"]
     teams = candidate_teams(every)
-    assert len(teams) == 95 == len(set(teams))
+    assert len(teams) == 110 == len(set(teams))
     assert all(len(team) >= 2 for team in teams[1:])
 
 
