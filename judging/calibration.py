@@ -13,7 +13,8 @@ A team's score on a patch is its members' mean (0–100, ``ensemble.combine``); 
 VALID when the mean reaches the run's threshold mapped back to 0–100. Against the consensus
 (VALID → 1, INVALID → 0) it gets Kendall's τ-b and Spearman's ρ (the correlations paper 000
 ranks teams by), their mean, and Cohen's κ of its verdicts. Teams are ranked by the mean
-correlation, best first, undefined last; ties go to the cheaper team, then the smaller one.
+correlation, best first, undefined last; ties go to the cheaper team, then the one with the
+higher κ, then the smaller one.
 """
 
 import dataclasses
@@ -134,13 +135,17 @@ def team_evaluate(
     )
 
 
-def _rank_key(evaluation: TeamEvaluation) -> tuple[Any, ...]:
+def rank_key(evaluation: TeamEvaluation) -> tuple[Any, ...]:
+    """Sort key of the ranking: mean correlation, then cost, then κ, then size, then names."""
     order = list(STRATEGIES)
     return (
         evaluation.mean is None,
         -round(evaluation.mean, TIE_DIGITS) if evaluation.mean is not None else 0.0,
         evaluation.cost_per_patch is None,
         evaluation.cost_per_patch or 0.0,
+        # Still tied (the offline model, or a cache that priced nothing): the team whose
+        # verdicts agree best with the consensus.
+        -round(evaluation.kappa, TIE_DIGITS) if evaluation.kappa is not None else float("inf"),
         len(evaluation.team),
         [order.index(name) for name in evaluation.team],
     )
@@ -170,4 +175,4 @@ def teams_rank(
         raise ValueError(NO_CANDIDATES.format(strategies=", ".join(strategies) or "none"))
     check_patches(patches, {name for team in teams for name in team})
     evaluations = [team_evaluate(team, patches, threshold=threshold) for team in teams]
-    return sorted(evaluations, key=_rank_key)
+    return sorted(evaluations, key=rank_key)

@@ -16,7 +16,9 @@ from judging.calibration import (
     TOO_FEW_PATCHES,
     CalibrationPatch,
     MemberResult,
+    TeamEvaluation,
     candidate_teams,
+    rank_key,
     team_evaluate,
     teams_rank,
 )
@@ -530,4 +532,28 @@ def test_the_runs_to_calibrate_with(
     assert [(row.run, row.covered, row.labelled) for row in coverage] == [
         (wider, 3, 3),
         (run, 3, 3),
+    ]
+
+
+def test_a_tie_in_correlation_and_cost_goes_to_the_better_kappa() -> None:
+    """With the offline model every cost is $0: κ of the verdicts then decides, before size."""
+
+    def evaluation(team: tuple[str, ...], kappa: float | None) -> TeamEvaluation:
+        return TeamEvaluation(
+            team=team, kendall=0.5, spearman=0.5, mean=0.5, kappa=kappa,
+            calls_per_patch=2.0, cost_per_patch=0.0, n=6, is_offline=True,
+        )  # fmt: skip
+
+    tied = [
+        evaluation(("rubric", "s1a"), 0.0),
+        evaluation(("s1b", "s2", "s3"), 0.6),
+        evaluation(("s1a", "s3"), None),
+        evaluation(("s1b", "s3"), 0.6),
+    ]
+    ranked = sorted(tied, key=rank_key)
+    assert [e.team for e in ranked] == [
+        ("s1b", "s3"),  # κ 0.6, two members
+        ("s1b", "s2", "s3"),  # κ 0.6, three members
+        ("rubric", "s1a"),  # κ 0
+        ("s1a", "s3"),  # κ undefined
     ]
