@@ -294,10 +294,10 @@ def annotation_record(
     seconds = clamp_seconds(seconds_spent)
     # get_or_create: the same patch may be in two open campaigns of the annotator, whose
     # locks do not exclude each other; a second insert then finds the first one's row.
-    annotation, created = (
-        Annotation.objects.select_for_update()
-        .select_related("campaign")
-        .get_or_create(patch=patch, annotator=annotator, defaults={"label": label})
+    # No select_related("campaign"): PostgreSQL refuses FOR UPDATE across the outer join of
+    # a nullable foreign key. The other campaign is read below only when there is one.
+    annotation, created = Annotation.objects.select_for_update().get_or_create(
+        patch=patch, annotator=annotator, defaults={"label": label}
     )
     if (
         not created
