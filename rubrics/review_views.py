@@ -234,10 +234,14 @@ def _conflict(rubric: Rubric, *, started_from: int, other: RubricRevision) -> di
     }
 
 
-def _act(
+@require_POST
+@role_required(Role.REVIEWER)
+@vary_on_headers("HX-Request")
+def rubric_act(
     request: HtmxHttpRequest, slug: str, bug_key: str, variant: str, action: str
 ) -> HttpResponse:
-    """Submit, confirm or send back the revision the reviewer was looking at."""
+    """Submit, confirm or send back the revision the reviewer was looking at; the URL names
+    ``action``."""
     rubric = _rubric(slug, bug_key, variant)
     form = ReviewActionForm(request.POST)
     if not form.is_valid():
@@ -277,33 +281,6 @@ def _act(
         send_back_open=bool(problem) and action == "send_back",
     )
     return render(request, "rubrics/_rubric_acted.html", context)
-
-
-@require_POST
-@role_required(Role.REVIEWER)
-@vary_on_headers("HX-Request")
-def rubric_submit_view(
-    request: HtmxHttpRequest, slug: str, bug_key: str, variant: str
-) -> HttpResponse:
-    return _act(request, slug, bug_key, variant, "submit")
-
-
-@require_POST
-@role_required(Role.REVIEWER)
-@vary_on_headers("HX-Request")
-def rubric_confirm_view(
-    request: HtmxHttpRequest, slug: str, bug_key: str, variant: str
-) -> HttpResponse:
-    return _act(request, slug, bug_key, variant, "confirm")
-
-
-@require_POST
-@role_required(Role.REVIEWER)
-@vary_on_headers("HX-Request")
-def rubric_send_back_view(
-    request: HtmxHttpRequest, slug: str, bug_key: str, variant: str
-) -> HttpResponse:
-    return _act(request, slug, bug_key, variant, "send_back")
 
 
 @require_GET

@@ -33,8 +33,15 @@ urlpatterns = [
     path(f"{RUBRIC}editor/", review_views.rubric_editor, name="rubric_editor"),
     path(f"{RUBRIC}preview/", review_views.rubric_preview, name="rubric_preview"),
     path(f"{RUBRIC}save/", review_views.rubric_save, name="rubric_save"),
-    path(f"{RUBRIC}submit/", review_views.rubric_submit_view, name="rubric_submit"),
-    path(f"{RUBRIC}confirm/", review_views.rubric_confirm_view, name="rubric_confirm"),
-    path(f"{RUBRIC}send-back/", review_views.rubric_send_back_view, name="rubric_send_back"),
+    path(f"{RUBRIC}submit/", review_views.rubric_act, {"action": "submit"}, name="rubric_submit"),
+    path(
+        f"{RUBRIC}confirm/", review_views.rubric_act, {"action": "confirm"}, name="rubric_confirm"
+    ),
+    path(
+        f"{RUBRIC}send-back/",
+        review_views.rubric_act,
+        {"action": "send_back"},
+        name="rubric_send_back",
+    ),
     path("rubrics/queue/", review_views.review_queue, name="review_queue"),
 ]

@@ -64,6 +64,18 @@ def status_retryable(status: int) -> bool:
     return status in RETRYABLE_STATUS or status >= 500
 
 
+def http_error(
+    *, url: str, status: int, message: object, retry_after: float | None
+) -> ProviderError:
+    """The error of a request the server answered with ``status``."""
+    return ProviderError(
+        HTTP_ERROR.format(url=url, status=status, message=message),
+        retryable=status_retryable(status),
+        status=status,
+        retry_after=retry_after,
+    )
+
+
 def retry_after_parse(value: str | None) -> float | None:
     """Seconds from a ``Retry-After`` header: a number of seconds or an HTTP date."""
     if not value:

@@ -10,13 +10,12 @@ from google.genai import errors, types
 from ..config import Target
 from ..types import JSONSchema, Message
 from . import (
-    HTTP_ERROR,
     TIMED_OUT,
     UNREACHABLE,
     Completion,
     ProviderError,
+    http_error,
     retry_after_parse,
-    status_retryable,
 )
 
 GEMINI_URL = "generativelanguage.googleapis.com"
@@ -126,9 +125,6 @@ class GeminiAdapter:
         retry_after = retry_after_parse(headers.get("retry-after"))
         if retry_after is None:
             retry_after = _retry_delay(error.details)
-        return ProviderError(
-            HTTP_ERROR.format(url=self.url, status=status, message=error.message or error),
-            retryable=status_retryable(status),
-            status=status,
-            retry_after=retry_after,
+        return http_error(
+            url=self.url, status=status, message=error.message or error, retry_after=retry_after
         )

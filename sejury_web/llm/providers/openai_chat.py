@@ -17,13 +17,12 @@ from ..answers import schema_instruction, strict_compatible
 from ..config import Target
 from ..types import JSONSchema, Message
 from . import (
-    HTTP_ERROR,
     TIMED_OUT,
     UNREACHABLE,
     Completion,
     ProviderError,
+    http_error,
     retry_after_parse,
-    status_retryable,
 )
 
 MODES = ("json_schema", "json_object", "prompt")
@@ -164,11 +163,10 @@ class OpenAIChatAdapter:
         )
 
     def _provider_error(self, error: openai.APIStatusError) -> ProviderError:
-        status = error.status_code
         headers: httpx2.Headers = error.response.headers
-        return ProviderError(
-            HTTP_ERROR.format(url=self.url, status=status, message=_error_message(error)),
-            retryable=status_retryable(status),
-            status=status,
+        return http_error(
+            url=self.url,
+            status=error.status_code,
+            message=_error_message(error),
             retry_after=retry_after_parse(headers.get("retry-after")),
         )
