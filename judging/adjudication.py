@@ -92,7 +92,7 @@ class AdjudicationItem:
     @property
     def disputed(self) -> bool:
         """The decisive labels disagree: the lead must tag the disagreement."""
-        return len(set(self.consensus.decisive)) > 1
+        return len(set(self.consensus.decisive.values())) > 1
 
     @property
     def theme_labels(self) -> list[str]:

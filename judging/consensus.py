@@ -34,8 +34,11 @@ class PatchConsensus:
     consensus: str | None  # VALID, INVALID, or None while it waits
 
     @property
-    def decisive(self) -> list[str]:
-        return [label for label in self.labels.values() if label != Label.UNSURE]
+    def decisive(self) -> dict[int, str]:
+        """The VALID and INVALID labels by annotator id: UNSURE counts as no label."""
+        return {
+            annotator: label for annotator, label in self.labels.items() if label != Label.UNSURE
+        }
 
     @property
     def is_unanimous(self) -> bool:
@@ -44,8 +47,9 @@ class PatchConsensus:
         An adjudicated patch whose labels became unanimous later (an annotator changed their
         label while the campaign was open) counts only if the lead's label is theirs.
         """
-        agreed = unanimous_label(self.labels.values())
-        return agreed is not None and agreed == self.consensus
+        return (
+            self.consensus is not None and unanimous_label(self.labels.values()) == self.consensus
+        )
 
 
 def unanimous_label(labels: Iterable[str]) -> str | None:
@@ -60,13 +64,12 @@ def patch_consensus(
     patch_id: int, labels: dict[int, str], adjudicated: str | None
 ) -> PatchConsensus:
     """The consensus of one patch from its labels and its adjudication (if any)."""
-    decisive = [label for label in labels.values() if label != Label.UNSURE]
-    agreed = unanimous_label(decisive)
     if adjudicated:
         return PatchConsensus(patch_id, labels, State.ADJUDICATED, adjudicated)
-    if agreed:
+    if agreed := unanimous_label(labels.values()):
         return PatchConsensus(patch_id, labels, State.UNANIMOUS, agreed)
-    state = State.DISPUTED if len(set(decisive)) > 1 else State.TOO_FEW
+    decisive = {label for label in labels.values() if label != Label.UNSURE}
+    state = State.DISPUTED if len(decisive) > 1 else State.TOO_FEW
     return PatchConsensus(patch_id, labels, state, None)
 
 

@@ -19,7 +19,7 @@ from .calibration_data import calibration_patch_ids
 from .campaign_selectors import campaign_patch_ids
 from .consensus import dataset_consensus
 from .models import Campaign, Context, JudgingRun, PatchJudgment
-from .report_figures import DECISIVE, PatchRecord, Sampling
+from .report_figures import PatchRecord, Sampling
 from .report_humans import HumanSection, PairCache, human_section
 from .report_judges import (
     BREAKDOWNS,
@@ -129,7 +129,7 @@ def _records(dataset: Dataset, patch_ids: set[int] | None) -> tuple[list[PatchRe
                 bug_type=bug_type,
                 source=source,
                 labels=consensus.labels,
-                decisive={a: label for a, label in consensus.labels.items() if label in DECISIVE},
+                decisive=consensus.decisive,
                 consensus=consensus.consensus,
                 unanimous=consensus.is_unanimous,
             )

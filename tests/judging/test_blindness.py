@@ -25,7 +25,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.urls.converters import IntConverter
 from django.urls.exceptions import NoReverseMatch
 
-from judging.campaigns import annotation_record, campaign_create
+from judging.campaigns import annotation_record
 from judging.models import (
     Adjudication,
     Annotation,
@@ -40,6 +40,7 @@ from sejury_web.roles import Role
 from sejury_web.users import user_create
 from tests.conftest import PASSWORD
 from tests.judging.test_campaign_views import rubric_for
+from tests.judging.test_campaigns import create_campaign
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
 
 pytestmark = pytest.mark.django_db
@@ -155,15 +156,8 @@ def world(annotator: User) -> dict[str, Any]:
             cost_usd=Decimal("0.001"),
         )
     other = user_create(username=OTHER_NAME, password=None, roles=[Role.ANNOTATOR])
-    campaign = campaign_create(
-        dataset=dataset,
-        name="Blind round",
-        purpose="calibration",
-        selection="all",
-        annotators=[annotator, other],
-        overlap=2,
-        show_rubric=True,
-        created_by=None,
+    campaign = create_campaign(
+        dataset, [annotator, other], name="Blind round", purpose="calibration"
     )
     for patch in patches:
         annotation_record(
@@ -171,16 +165,7 @@ def world(annotator: User) -> dict[str, Any]:
         )
     annotation_record(campaign=campaign, annotator=annotator, patch=patches[0], label="VALID")
     # Another campaign of the other annotator alone, and a patch labelled outside campaigns.
-    campaign_create(
-        dataset=dataset,
-        name="Theirs only",
-        purpose="benchmark",
-        selection="all",
-        annotators=[other],
-        overlap=1,
-        show_rubric=False,
-        created_by=None,
-    )
+    create_campaign(dataset, [other], name="Theirs only", overlap=1, show_rubric=False)
     extra = PatchFactory(bug=second, key="BP-extra", diff=make_diff(new="x = 99"))
     Annotation.objects.create(
         patch=extra, annotator=other, label="VALID", note=OTHER_NOTE, origin="imported"

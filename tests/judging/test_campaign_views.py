@@ -12,12 +12,13 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from judging.campaign_views import CLOSED, REOPENED
-from judging.campaigns import CAMPAIGN_CLOSED, annotation_record, campaign_close, campaign_create
+from judging.campaigns import CAMPAIGN_CLOSED, annotation_record, campaign_close
 from judging.models import Annotation, Campaign
 from rubrics.models import Bug, Dataset, Rubric, RubricRevision
 from sejury_web.roles import Role
 from sejury_web.users import user_create
 from tests.conftest import PASSWORD
+from tests.judging.test_campaigns import create_campaign
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
 
 pytestmark = pytest.mark.django_db
@@ -72,15 +73,9 @@ def dataset() -> Dataset:
 @pytest.fixture
 def campaign(dataset: Dataset, annotator: User, lead: User) -> Campaign:
     """Every patch for ``annotator`` and one other annotator."""
-    return campaign_create(
-        dataset=dataset,
-        name="Calibration 1",
-        purpose="calibration",
-        selection="all",
-        annotators=[annotator, make_annotator("rater-b")],
-        overlap=2,
-        show_rubric=True,
-        created_by=lead,
+    people = [annotator, make_annotator("rater-b")]
+    return create_campaign(
+        dataset, people, name="Calibration 1", purpose="calibration", created_by=lead
     )
 
 
@@ -276,16 +271,7 @@ def test_the_labelling_page_shows_the_bug_the_golden_rubric_and_the_diff(
 def test_a_campaign_without_rubrics_shows_none(
     dataset: Dataset, annotator: User, annotator_client: Client
 ) -> None:
-    campaign = campaign_create(
-        dataset=dataset,
-        name="No rubric",
-        purpose="benchmark",
-        selection="all",
-        annotators=[annotator],
-        overlap=1,
-        show_rubric=False,
-        created_by=None,
-    )
+    campaign = create_campaign(dataset, [annotator], name="No rubric", overlap=1, show_rubric=False)
     for n in range(1, 5):
         html = annotator_client.get(annotate_url(campaign, n)).content.decode()
         assert "Return two" not in html
@@ -366,16 +352,7 @@ def test_annotators_reach_only_their_own_campaigns_and_positions(
     campaign: Campaign, dataset: Dataset, annotator: User, annotator_client: Client
 ) -> None:
     stranger = make_annotator("rater-z")
-    theirs = campaign_create(
-        dataset=dataset,
-        name="Not yours",
-        purpose="benchmark",
-        selection="all",
-        annotators=[stranger],
-        overlap=1,
-        show_rubric=True,
-        created_by=None,
-    )
+    theirs = create_campaign(dataset, [stranger], name="Not yours", overlap=1)
     for url in (
         reverse("judging:annotate_queue", args=[theirs.pk]),
         annotate_url(theirs, 1),
@@ -419,16 +396,8 @@ def test_the_pages_run_as_many_queries_for_many_patches_as_for_few(
             bug = BugFactory(dataset=dataset, key=f"BUG-{n}")
             rubric_for(bug, draft=DRAFT_TEXT, golden=GOLDEN_TEXT)
             PatchFactory(bug=bug, key=f"P-{n}", diff=make_diff(new=f"total = {n}"))
-        campaign = campaign_create(
-            dataset=dataset,
-            name=f"Size {size}",
-            purpose="benchmark",
-            selection="all",
-            annotators=[annotator, make_annotator(f"other-{size}")],
-            overlap=2,
-            show_rubric=True,
-            created_by=lead,
-        )
+        people = [annotator, make_annotator(f"other-{size}")]
+        campaign = create_campaign(dataset, people, name=f"Size {size}", created_by=lead)
         for position in range(1, size, 2):
             annotation_record(
                 campaign=campaign,

@@ -63,7 +63,8 @@ def dataset_of(count: int, **fields: Any) -> Dataset:
     return dataset
 
 
-def create(dataset: Dataset, people: list[User], **fields: Any) -> Campaign:
+def create_campaign(dataset: Dataset, people: list[User], **fields: Any) -> Campaign:
+    """``campaign_create`` of every patch with ``people``: a benchmark, k=2, the rubric shown."""
     arguments: dict[str, Any] = {
         "dataset": dataset,
         "name": "Round 1",
@@ -135,7 +136,7 @@ def test_campaign_create_writes_balanced_assignments_in_1_based_queues(
     patches: int, people: int, overlap: int
 ) -> None:
     dataset = dataset_of(patches)
-    campaign = create(dataset, annotators(people), overlap=overlap)
+    campaign = create_campaign(dataset, annotators(people), overlap=overlap)
     queues = queues_of(campaign)
     check_balanced(queues, list(dataset.patches.values_list("pk", flat=True)), overlap)
     for annotator in queues:
@@ -156,7 +157,7 @@ def test_a_sample_is_reproducible_from_its_seed() -> None:
     people = annotators(2)
 
     def sampled(seed: int) -> set[int]:
-        campaign = create(dataset, people, selection="sample", sample_size=10, seed=seed)
+        campaign = create_campaign(dataset, people, selection="sample", sample_size=10, seed=seed)
         return {a.patch_id for a in campaign.assignments.all()}
 
     first = sampled(5)
@@ -173,11 +174,13 @@ def test_a_sample_is_reproducible_from_its_seed() -> None:
 
 def test_a_calibration_sample_has_20_patches_by_default_and_a_random_stored_seed() -> None:
     dataset = dataset_of(30)
-    campaign = create(dataset, annotators(2), purpose="calibration", selection="sample")
+    campaign = create_campaign(dataset, annotators(2), purpose="calibration", selection="sample")
     assert campaign.sample_size == 20
     assert campaign.seed is not None
     assert campaign.assignments.values("patch").distinct().count() == 20
-    small = create(dataset_of(6), annotators(2, "small"), purpose="calibration", selection="sample")
+    small = create_campaign(
+        dataset_of(6), annotators(2, "small"), purpose="calibration", selection="sample"
+    )
     assert small.sample_size == 6  # the default never asks for more than there is
 
 
@@ -191,7 +194,7 @@ def test_filters_narrow_the_patches() -> None:
     people = annotators(2)
 
     def selected(**filters: Any) -> set[Patch]:
-        campaign = create(dataset, people, selection="filter", filters=filters)
+        campaign = create_campaign(dataset, people, selection="filter", filters=filters)
         return {assignment.patch for assignment in campaign.assignments.all()}
 
     assert selected(bug_type="null_deref") == {a, b}
@@ -201,7 +204,7 @@ def test_filters_narrow_the_patches() -> None:
     assert selected(tests_pass=None) == {c}
     assert selected(patches=["C", "B", "C"]) == {b, c}
     assert selected(bug_type="null_deref", source="tool-x") == {a}
-    campaign = create(
+    campaign = create_campaign(
         dataset, people, selection="sample", sample_size=1, filters={"source": "tool-y"}
     )
     assert {x.patch for x in campaign.assignments.all()} == {b}
@@ -230,7 +233,7 @@ def test_filters_narrow_the_patches() -> None:
 def test_campaign_create_refuses_what_cannot_be_done(fields: dict[str, Any], message: str) -> None:
     dataset = dataset_of(10)
     with pytest.raises(CampaignError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        create(dataset, annotators(3), **fields)
+        create_campaign(dataset, annotators(3), **fields)
     assert not Campaign.objects.exists()
     assert not Assignment.objects.exists()
 
@@ -240,10 +243,10 @@ def test_annotators_must_hold_the_annotator_role_and_a_dataset_needs_patches(
 ) -> None:
     dataset = dataset_of(4)
     with pytest.raises(CampaignError) as excinfo:
-        create(dataset, [*annotators(1), lead, reviewer], overlap=1)
+        create_campaign(dataset, [*annotators(1), lead, reviewer], overlap=1)
     assert str(excinfo.value) == NOT_ANNOTATORS.format(names="lead, reviewer")
     with pytest.raises(CampaignError, match="holds no patch"):
-        create(DatasetFactory(), annotators(2, "other"))
+        create_campaign(DatasetFactory(), annotators(2, "other"))
     assert not Campaign.objects.exists()
 
 
@@ -253,7 +256,7 @@ def test_annotators_must_hold_the_annotator_role_and_a_dataset_needs_patches(
 @pytest.fixture
 def campaign() -> Campaign:
     """Four patches, two annotators, each labelling every patch."""
-    return create(dataset_of(4), annotators(2), overlap=2)
+    return create_campaign(dataset_of(4), annotators(2), overlap=2)
 
 
 def first_patch(campaign: Campaign, user: User) -> Patch:
@@ -364,8 +367,8 @@ def test_only_assigned_patches_and_known_labels_are_recorded(campaign: Campaign)
 def test_a_label_given_in_a_closed_campaign_is_final_in_another(lead: User) -> None:
     dataset = dataset_of(2)
     people = annotators(1)
-    first = create(dataset, people, overlap=1, name="First")
-    second = create(dataset, people, overlap=1, name="Second")
+    first = create_campaign(dataset, people, overlap=1, name="First")
+    second = create_campaign(dataset, people, overlap=1, name="Second")
     target = dataset.patches.first()
     assert target is not None
     annotation_record(campaign=first, annotator=people[0], patch=target, label="VALID")
@@ -385,7 +388,7 @@ def test_imported_labels_count_as_done_and_join_the_history() -> None:
     records = (bug("BUG-1"), patch("P-1"), patch("P-2"), label("P-1", "rater-a", "INVALID"))
     summary = bundle_import(source=source(*records), dataset_name="Imported", acting_user=None)
     rater = User.objects.get(username="rater-a")
-    campaign = create(summary.dataset, [rater], overlap=1)
+    campaign = create_campaign(summary.dataset, [rater], overlap=1)
     (row,) = selectors.campaign_progress(campaign)
     assert (row.progress.assigned, row.progress.done, row.imported) == (2, 1, 1)
     queue = selectors.annotator_queue(campaign=campaign, annotator=rater)
