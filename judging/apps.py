@@ -1,4 +1,8 @@
+import logging
+
 from django.apps import AppConfig
+
+log = logging.getLogger(__name__)
 
 
 class JudgingConfig(AppConfig):
@@ -19,10 +23,8 @@ class JudgingConfig(AppConfig):
 
 def resume_unfinished_runs(**_: object) -> None:
     """A worker starting finishes what a killed worker left: every queued or running run."""
-    import logging
-
     from .services import runs_resume_unfinished
 
     resumed = runs_resume_unfinished()
     if resumed:
-        logging.getLogger(__name__).info("resumed judging runs %s", resumed)
+        log.info("resumed judging runs %s", resumed)

@@ -239,8 +239,8 @@ def _failed_requirements(
 def _verdict(judgment: PatchJudgment | None, revision: RubricRevision) -> PreviewVerdict:
     if judgment is None:
         return NOT_JUDGED
-    results = [r for r in judgment.results.all() if r.strategy == PREVIEW_STRATEGY]
-    result = results[0] if results else None
+    # ``_judgments`` prefetched the rubric judge's result only.
+    result = next(iter(judgment.results.all()), None)
     return PreviewVerdict(
         status=judgment.status,
         verdict=judgment.verdict if judgment.status == PatchJudgment.Status.DONE else "",

@@ -33,6 +33,7 @@ OFFLINE_NOTE = f"{OFFLINE_MARKER}: scores are not judgements of correctness"
 CANCELLED = "Cancelled run {run}: no new model call starts; finished verdicts stay."
 RESUMED = "Resumed run {run}: its pending patches are queued again."
 RETRIED = "Queued run {run}'s failed and pending patches again."
+NO_VERDICT = "run {run} has no verdict {judgment}"
 
 
 def _run(run_id: int) -> JudgingRun:
@@ -165,7 +166,7 @@ def verdict_detail(request: HtmxHttpRequest, run_id: int, judgment_id: int) -> H
     try:
         verdict = verdict_selectors.verdict_get(run=run, judgment_id=judgment_id)
     except PatchJudgment.DoesNotExist:
-        raise Http404(f"run {run.pk} has no verdict {judgment_id}") from None
+        raise Http404(NO_VERDICT.format(run=run.pk, judgment=judgment_id)) from None
     context = {
         "verdict": verdict,
         "judgment": verdict.judgment,

@@ -17,6 +17,7 @@ from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 from sejury_web.llm.models import LLMCall
 
 from .models import BugStep, JudgingRun, Label, PatchJudgment, StrategyResult
+from .run_selectors import run_get
 from .strategies import Strategy, get_strategy
 
 RUNS_PER_PAGE = 50
@@ -329,7 +330,7 @@ class Comparison:
 
 def _run(run_id: int) -> JudgingRun:
     try:
-        return JudgingRun.objects.select_related("dataset", "created_by").get(pk=run_id)
+        return run_get(run_id=run_id)
     except JudgingRun.DoesNotExist:
         raise CompareError(UNKNOWN_RUN.format(run=run_id)) from None
 

@@ -57,15 +57,25 @@ class Outcome:
     extra: dict[str, Any] = field(default_factory=dict)  # non-LLM details (baselines)
 
 
+NO_REFERENCE = "the bug has no reference fix to compare with"
+
+
 class StrategyError(Exception):
     """The strategy cannot judge this case (for example: the context it needs is missing)."""
+
+
+def require_reference(case: Case) -> None:
+    """Raise ``StrategyError`` unless the bug has a reference fix to compare with."""
+    if not (case.reference_diff or "").strip():
+        raise StrategyError(NO_REFERENCE)
 
 
 class Strategy:
     """Base of every strategy; subclasses register with ``@register``.
 
-    ``bug_step`` names a first step that depends only on the bug (s4, s5): the runner calls
-    ``prepare`` once per bug and passes its answer to ``judge`` for every patch of the bug.
+    ``bug_step`` names a first step that depends only on the bug (s4, s5; see ``two_step``):
+    the runner calls ``prepare`` once per bug and passes its answer to ``judge`` for every
+    patch of the bug.
     """
 
     name: ClassVar[str]

@@ -11,12 +11,11 @@ from typing import Any
 from sejury_web.diffs import DiffError
 from sejury_web.similarity import bleu, changed_lines, chrf, edit_similarity
 
-from .base import Ask, Case, Outcome, Strategy, StrategyError
+from .base import Ask, Case, Outcome, Strategy, StrategyError, require_reference
 from .registry import register
 
 PROMPT_VERSION = "match-v1"  # no prompt: the version of the rule above
 UNREADABLE = "cannot read the {which}: {error}"  # DiffError says what is wrong
-NO_REFERENCE = "the bug has no reference fix to compare with"
 
 
 def changed_text(diff: str, which: str) -> str:
@@ -35,10 +34,9 @@ class MatchBaseline(Strategy):
         raise NotImplementedError
 
     def judge(self, case: Case, ask: Ask, *, prepared: dict[str, Any] | None = None) -> Outcome:
-        if not (case.reference_diff or "").strip():
-            raise StrategyError(NO_REFERENCE)
+        require_reference(case)
         candidate = changed_text(case.candidate_diff, "candidate patch")
-        reference = changed_text(case.reference_diff or "", "reference fix")
+        reference = changed_text(case.reference_diff, "reference fix")
         score = round(self.measure(candidate, reference), 2)
         reasoning = (
             f"{self.label} of the candidate's changed lines against the reference's: {score:.2f}. "

@@ -7,13 +7,12 @@ from typing import Any
 
 from sejury_web.llm import LLMRequest
 
-from .base import Ask, Case, Outcome, Strategy, StrategyError, scored
+from .base import Ask, Case, Outcome, Strategy, require_reference, scored
 from .prompts import SCORE_ANSWER, SCORE_SCHEMA, bug_block, candidate_block, reference_block
 from .prompts import request as one_turn
 from .registry import register
 
 PROMPT_VERSION = "s1-v1"
-NO_REFERENCE = "the bug has no reference fix to compare with"
 
 TASK = """\
 [Task Description]
@@ -56,11 +55,6 @@ def s1_request(case: Case, *, with_reference: bool) -> LLMRequest:
     purpose = "judge.s1b" if with_reference else "judge.s1a"
     user = f"{s1_user(case, with_reference=with_reference)}\n\n{SCORE_ANSWER}"
     return one_turn(purpose, user, SCORE_SCHEMA, s1_inputs(case, with_reference=with_reference))
-
-
-def require_reference(case: Case) -> None:
-    if not (case.reference_diff or "").strip():
-        raise StrategyError(NO_REFERENCE)
 
 
 @register

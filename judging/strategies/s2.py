@@ -11,10 +11,11 @@ from typing import Any
 
 from sejury_web.llm import LLMRequest, Message
 
-from .base import Ask, Case, Outcome, Step, Strategy, clamp_score
-from .prompts import SCORE_ANSWER, SCORE_SCHEMA, SYSTEM
+from .base import Ask, Case, Outcome, Step, Strategy, clamp_score, require_reference
+from .prompts import SCORE_ANSWER, SCORE_SCHEMA
+from .prompts import request as one_turn
 from .registry import register
-from .s1 import require_reference, s1_inputs, s1_user
+from .s1 import s1_inputs, s1_user
 
 PROMPT_VERSION = "s2-v1"
 
@@ -55,12 +56,7 @@ Reasons:
 
 def _first_turn(case: Case) -> LLMRequest:
     user = f"{s1_user(case, with_reference=True)}\n\n{REASONS_ANSWER}"
-    return LLMRequest(
-        purpose="judge.s2.assess",
-        messages=(Message("system", SYSTEM), Message("user", user)),
-        schema=REASONS_SCHEMA,
-        inputs=s1_inputs(case, with_reference=True),
-    )
+    return one_turn("judge.s2.assess", user, REASONS_SCHEMA, s1_inputs(case, with_reference=True))
 
 
 def _rethink(case: Case, first: LLMRequest, answer: dict[str, Any]) -> LLMRequest:

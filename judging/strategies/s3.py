@@ -3,11 +3,11 @@ semantically equivalent to the reference fix?"""
 
 from typing import Any
 
-from .base import Ask, Case, Outcome, Strategy, scored
+from .base import Ask, Case, Outcome, Strategy, require_reference, scored
 from .prompts import SCORE_ANSWER, SCORE_SCHEMA, bug_block, candidate_block, reference_block
 from .prompts import request as one_turn
 from .registry import register
-from .s1 import require_reference
+from .s1 import s1_inputs
 
 PROMPT_VERSION = "s3-v1"
 
@@ -48,10 +48,6 @@ class EquivalenceAssess(Strategy):
                 SCORE_ANSWER,
             ]
         )
-        inputs = {
-            "bug": case.bug_inputs,
-            "candidate_diff": case.candidate_diff,
-            "reference_diff": case.reference_diff,
-        }
+        inputs = s1_inputs(case, with_reference=True)
         response = ask(one_turn("judge.s3", user, SCORE_SCHEMA, inputs))
         return scored(response)

@@ -6,11 +6,8 @@ does the candidate keep them? Step 2 shows the model the properties, not the ref
 
 from typing import Any
 
-from .base import Ask, Case, Outcome, Step, Strategy, StrategyError, scored
-from .prompts import SCORE_ANSWER, SCORE_SCHEMA, bug_block, candidate_block, reference_block
-from .prompts import request as one_turn
 from .registry import register
-from .s1 import require_reference
+from .two_step import TwoStepStrategy
 
 PROMPT_VERSION = "s4-v1"
 NOT_PREPARED = "s4 needs the properties of the reference fix (step 1) first"
@@ -52,7 +49,7 @@ correct fix of the bug, and to rate its correctness.
 
 
 @register
-class AnalyzeReferenceAndAssess(Strategy):
+class AnalyzeReferenceAndAssess(TwoStepStrategy):
     name = "s4"
     label = "S4 Analyze Reference and Assess"
     description = (
@@ -61,32 +58,15 @@ class AnalyzeReferenceAndAssess(Strategy):
     )
     prompt_version = PROMPT_VERSION
     bug_step = "judge.s4.analyze"
+    step_name = "analyze"
+    step_task = ANALYZE
+    step_answer = ANALYZE_ANSWER
+    step_schema = PROPERTIES_SCHEMA
+    assess_task = ASSESS
+    not_prepared = NOT_PREPARED
 
-    def prepare(self, case: Case, ask: Ask) -> Step:
-        require_reference(case)
-        user = "\n\n".join([ANALYZE, bug_block(case), reference_block(case), ANALYZE_ANSWER])
-        inputs = {"bug": case.bug_inputs, "reference_diff": case.reference_diff}
-        return Step("analyze", ask(one_turn(self.bug_step, user, PROPERTIES_SCHEMA, inputs)))
-
-    def judge(self, case: Case, ask: Ask, *, prepared: dict[str, Any] | None = None) -> Outcome:
-        if not prepared:
-            raise StrategyError(NOT_PREPARED)
+    def findings(self, prepared: dict[str, Any]) -> tuple[str, Any, str]:
         properties = [str(p) for p in prepared["properties"]]
         listed = "\n".join(f"{n}. {p}" for n, p in enumerate(properties, start=1))
-        user = "\n\n".join(
-            [
-                ASSESS,
-                bug_block(case),
-                f"The critical properties of a correct fix:\n<properties>\n{listed}\n</properties>",
-                candidate_block(case),
-                SCORE_ANSWER,
-            ]
-        )
-        inputs = {
-            "bug": case.bug_inputs,
-            "candidate_diff": case.candidate_diff,
-            "reference_diff": None,
-            "properties": properties,
-        }
-        response = ask(one_turn("judge.s4", user, SCORE_SCHEMA, inputs))
-        return scored(response)
+        block = f"The critical properties of a correct fix:\n<properties>\n{listed}\n</properties>"
+        return "properties", properties, block

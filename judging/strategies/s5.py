@@ -6,11 +6,8 @@ would the candidate pass them? Step 2 shows the model the tests, not the referen
 
 from typing import Any
 
-from .base import Ask, Case, Outcome, Step, Strategy, StrategyError, scored
-from .prompts import SCORE_ANSWER, SCORE_SCHEMA, bug_block, candidate_block, reference_block
-from .prompts import request as one_turn
 from .registry import register
-from .s1 import require_reference
+from .two_step import TwoStepStrategy
 
 PROMPT_VERSION = "s5-v1"
 NOT_PREPARED = "s5 needs the generated tests (step 1) first"
@@ -64,7 +61,7 @@ the test cases, and to rate its correctness.
 
 
 @register
-class GenerateTestsAndAssess(Strategy):
+class GenerateTestsAndAssess(TwoStepStrategy):
     name = "s5"
     label = "S5 Generate Tests and Assess"
     description = (
@@ -73,35 +70,17 @@ class GenerateTestsAndAssess(Strategy):
     )
     prompt_version = PROMPT_VERSION
     bug_step = "judge.s5.tests"
+    step_name = "tests"
+    step_task = GENERATE
+    step_answer = GENERATE_ANSWER
+    step_schema = TESTS_SCHEMA
+    assess_task = ASSESS
+    not_prepared = NOT_PREPARED
 
-    def prepare(self, case: Case, ask: Ask) -> Step:
-        require_reference(case)
-        user = "\n\n".join([GENERATE, bug_block(case), reference_block(case), GENERATE_ANSWER])
-        inputs = {"bug": case.bug_inputs, "reference_diff": case.reference_diff}
-        return Step("tests", ask(one_turn(self.bug_step, user, TESTS_SCHEMA, inputs)))
-
-    def judge(self, case: Case, ask: Ask, *, prepared: dict[str, Any] | None = None) -> Outcome:
-        if not prepared:
-            raise StrategyError(NOT_PREPARED)
+    def findings(self, prepared: dict[str, Any]) -> tuple[str, Any, str]:
         tests = [
             {"name": str(t.get("name", "")), "description": str(t.get("description", ""))}
             for t in prepared["tests"]
         ]
         listed = "\n".join(f"- {t['name']}: {t['description']}" for t in tests)
-        user = "\n\n".join(
-            [
-                ASSESS,
-                bug_block(case),
-                f"The tests:\n<tests>\n{listed}\n</tests>",
-                candidate_block(case),
-                SCORE_ANSWER,
-            ]
-        )
-        inputs = {
-            "bug": case.bug_inputs,
-            "candidate_diff": case.candidate_diff,
-            "reference_diff": None,
-            "tests": tests,
-        }
-        response = ask(one_turn("judge.s5", user, SCORE_SCHEMA, inputs))
-        return scored(response)
+        return "tests", tests, f"The tests:\n<tests>\n{listed}\n</tests>"

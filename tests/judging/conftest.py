@@ -9,7 +9,8 @@ import pytest
 
 from judging.models import JudgingRun
 from judging.services import run_create, run_resume
-from rubrics.models import Bug
+from rubrics.models import Bug, Rubric
+from rubrics.services import rubric_draft_write
 from sejury_web.celery import app as celery_app
 from sejury_web.llm import LLMRequest, LLMResponse, Provider
 from sejury_web.llm.answers import schema_check
@@ -32,30 +33,28 @@ def eager_tasks() -> Iterator[None]:
     celery_app.conf.task_eager_propagates = False
 
 
-@pytest.fixture
-def judge_now(eager_tasks: None, django_capture_on_commit_callbacks: Callable[..., Any]) -> Judge:
-    """``run_create(**kwargs)``, judged to the end before it returns."""
+def _judged_at_once(service: Callable[..., JudgingRun], on_commit: Callable[..., Any]) -> Judge:
+    """``service(**kwargs)`` with its on-commit task run, then the run as the tasks left it."""
 
-    def judge(**kwargs: Any) -> JudgingRun:
-        with django_capture_on_commit_callbacks(execute=True):
-            run = run_create(**kwargs)
+    def call(**kwargs: Any) -> JudgingRun:
+        with on_commit(execute=True):
+            run = service(**kwargs)
         run.refresh_from_db()
         return run
 
-    return judge
+    return call
+
+
+@pytest.fixture
+def judge_now(eager_tasks: None, django_capture_on_commit_callbacks: Callable[..., Any]) -> Judge:
+    """``run_create(**kwargs)``, judged to the end before it returns."""
+    return _judged_at_once(run_create, django_capture_on_commit_callbacks)
 
 
 @pytest.fixture
 def resume_now(eager_tasks: None, django_capture_on_commit_callbacks: Callable[..., Any]) -> Judge:
     """``run_resume(**kwargs)``, judged to the end before it returns."""
-
-    def resume(**kwargs: Any) -> JudgingRun:
-        with django_capture_on_commit_callbacks(execute=True):
-            run = run_resume(**kwargs)
-        run.refresh_from_db()
-        return run
-
-    return resume
+    return _judged_at_once(run_resume, django_capture_on_commit_callbacks)
 
 
 SCORE = {"score": 70, "reasoning": "It returns 2 as the bug asks."}
@@ -111,6 +110,14 @@ def bug_with_patches(count: int, **fields: Any) -> Bug:
     for number in range(count):
         PatchFactory(bug=bug, key=f"{bug.key}-{number}", diff=make_diff(new=f"x = {number + 3}"))
     return bug
+
+
+def make_golden(bug: Bug) -> None:
+    """Give ``bug`` a golden rubric: its offline draft, confirmed as it is."""
+    rubric = rubric_draft_write(rubric_id=Rubric.objects.create(bug=bug).pk)
+    rubric.golden_revision = rubric.revisions.get(number=0)
+    rubric.status = Rubric.Status.GOLDEN
+    rubric.save()
 
 
 def reply(answer: dict[str, Any], **usage: Any) -> Reply:

@@ -8,7 +8,7 @@ import sacrebleu
 
 from judging.models import StrategyResult
 from judging.strategies import Case, StrategyError, get_strategy
-from judging.strategies.baselines import NO_REFERENCE
+from judging.strategies.base import NO_REFERENCE
 from tests.rubrics.factories import PatchFactory
 
 from .conftest import Judge, Recorder

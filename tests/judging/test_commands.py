@@ -6,7 +6,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,20 +28,13 @@ from judging.management.commands.judge import (
 )
 from judging.models import JudgingRun, PatchJudgment, StrategyResult
 from judging.services import NOTHING_TO_RESUME, run_cancel, run_create, run_start
-from rubrics.models import Bug, Dataset, Rubric
-from rubrics.services import rubric_draft_write
-from sejury_web.celery import app as celery_app
+from rubrics.models import Dataset
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
 from tests.workers import database_url, running_worker
 
+from .conftest import make_golden
+
 OnCommit = Callable[..., Any]
-
-
-@pytest.fixture
-def eager_tasks() -> Iterator[None]:
-    celery_app.conf.task_always_eager = True
-    yield
-    celery_app.conf.task_always_eager = False
 
 
 def two_bugs(name: str = "Demo Set") -> Dataset:
@@ -52,14 +45,6 @@ def two_bugs(name: str = "Demo Set") -> Dataset:
         for n in (1, 2, 3):
             PatchFactory(bug=bug, key=f"{bug_key}-{n}", diff=make_diff(new=f"x = {n}"))
     return dataset
-
-
-def make_golden(bug: Bug) -> None:
-    """Give ``bug`` a golden rubric: its offline draft, confirmed as it is."""
-    rubric = rubric_draft_write(rubric_id=Rubric.objects.create(bug=bug).pk)
-    rubric.golden_revision = rubric.revisions.get(number=0)
-    rubric.status = Rubric.Status.GOLDEN
-    rubric.save()
 
 
 def judge(*args: str) -> str:

@@ -3,7 +3,7 @@
 import csv
 import io
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,23 +17,16 @@ from judging.export import csv_columns, verdict_records
 from judging.management.commands.export_verdicts import UNKNOWN_RUN
 from judging.models import JudgingRun, PatchJudgment, StrategyResult
 from judging.services import run_create
-from rubrics.models import Bug, Dataset, Rubric
-from rubrics.services import rubric_draft_write
-from sejury_web.celery import app as celery_app
+from rubrics.models import Dataset
 from sejury_web.llm import OFFLINE_MARKER
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
+
+from .conftest import make_golden
 
 pytestmark = pytest.mark.django_db
 
 OnCommit = Callable[..., Any]
 TEAM = ["s1b", "rubric", "s3"]  # the rubric judge not first: columns follow the team
-
-
-@pytest.fixture
-def eager_tasks() -> Iterator[None]:
-    celery_app.conf.task_always_eager = True
-    yield
-    celery_app.conf.task_always_eager = False
 
 
 def dataset_of(bugs: int, patches: int) -> Dataset:
@@ -43,13 +36,6 @@ def dataset_of(bugs: int, patches: int) -> Dataset:
         for p in range(patches):
             PatchFactory(bug=bug, key=f"BUG-{b}-{p}", diff=make_diff(new=f"x = {p}"))
     return dataset
-
-
-def make_golden(bug: Bug) -> None:
-    rubric = rubric_draft_write(rubric_id=Rubric.objects.create(bug=bug).pk)
-    rubric.golden_revision = rubric.revisions.get(number=0)
-    rubric.status = Rubric.Status.GOLDEN
-    rubric.save()
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ it stands and with its draft, on the offline provider, through the service, the 
 the editor's panel."""
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -22,7 +22,6 @@ from judging.preview import (
 )
 from rubrics.models import Patch, Rubric, RubricRevision
 from rubrics.services import rubric_draft_write, rubric_revise
-from sejury_web.celery import app as celery_app
 from sejury_web.llm import OFFLINE_MARKER
 from tests.rubrics.factories import BugFactory, PatchFactory, make_diff
 
@@ -34,13 +33,6 @@ HX = {"HTTP_HX_REQUEST": "true"}
 OTHER_FILE = "src/other.py"
 
 Capture = Callable[..., Any]
-
-
-@pytest.fixture
-def eager_tasks() -> Iterator[None]:
-    celery_app.conf.task_always_eager = True
-    yield
-    celery_app.conf.task_always_eager = False
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 and two runs compared. Runs are judged for real by the offline model, on eager tasks."""
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -19,7 +19,6 @@ from judging.strategies import STRATEGIES
 from judging.strategies.prompts import SYSTEM
 from judging.verdict_selectors import OTHER_DATASETS, SAME_RUN, UNKNOWN_RUN
 from rubrics.models import Dataset
-from sejury_web.celery import app as celery_app
 from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.llm.config import MISSING_KEY
 from sejury_web.llm.models import LLMCall
@@ -29,13 +28,6 @@ pytestmark = pytest.mark.django_db
 
 Capture = Callable[..., Any]
 TEAM = ["rubric", "s1b", "bleu"]
-
-
-@pytest.fixture
-def eager_tasks() -> Iterator[None]:
-    celery_app.conf.task_always_eager = True
-    yield
-    celery_app.conf.task_always_eager = False
 
 
 @pytest.fixture

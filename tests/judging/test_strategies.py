@@ -13,12 +13,12 @@ from judging.strategies import (
     StrategyError,
     get_strategy,
     parse_team,
-    s1,
     s2,
     s4,
     s5,
 )
 from judging.strategies import rubric as rubric_module
+from judging.strategies.base import NO_REFERENCE
 from judging.strategies.prompts import SCORE_SCHEMA, SYSTEM
 from judging.strategies.registry import EMPTY_TEAM, REPEATED_STRATEGY
 from rubrics.rubric_text import rubric_markdown
@@ -119,7 +119,7 @@ def test_strategies_that_read_the_reference_refuse_a_bug_without_one(
     ask = Recorder()
     first_step = strategy.prepare if strategy.bug_step else strategy.judge
 
-    with pytest.raises(StrategyError, match=s1.NO_REFERENCE):
+    with pytest.raises(StrategyError, match=NO_REFERENCE):
         first_step(case(reference_diff=reference), ask)
 
     assert ask.requests == []
