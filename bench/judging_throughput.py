@@ -9,11 +9,14 @@ that ``run_create`` queues, exactly as for the web application; this process onl
 database until the run is finished.
 
 C is ``SEJURY_LLM_MAX_CONCURRENCY``: the LLM layer's machine-wide limit on calls in flight,
-the ideal's concurrency. The worker has 1.5·C threads (the README's advice for a worker
-that judges), so that while C threads wait on the model the others do the database work
-between two calls; the limiter still lets only C calls out at once, and the server's peak of
-requests in flight is printed and checked against C. ``--workers``/``--worker-threads``
-change the processes and threads.
+the ideal's concurrency. As the README advises for a machine that judges, there is one
+worker process per CPU core (Celery's own default concurrency) and 1.5·C threads in all, so
+that while C threads wait on the model the others do the database work between two calls;
+the limiter still lets only C calls out at once, and the server's peak of requests in
+flight is printed and checked against C. ``--workers``/``--worker-threads`` change the
+processes and threads: ``--workers 1`` measures one process, which Python's interpreter lock
+holds to one core (1.11–1.26 on a 2-core machine, depending on the host's load, against
+1.10–1.11 for two processes).
 
 Printed: patches, provider calls (counted by the server and by ``run_progress``), the
 server's peak of requests in flight (at most C), the wall
@@ -23,8 +26,8 @@ which must reach the server zero times (every answer from the LLMCall cache). Ex
 on any FAIL.
 
 Run with ``make bench`` or ``.venv/bin/python bench/judging_throughput.py [--patches 500]
-[--latency 0.2] [--concurrency 16] [--workers 1] [--worker-threads C]``. By default in a throwaway
-directory (SQLite database, SQLite broker: the embedded defaults); ``DATABASE_URL`` and
+[--latency 0.2] [--concurrency 16] [--workers CORES] [--worker-threads N]``. By default in a
+throwaway directory (SQLite database, SQLite broker: the embedded defaults); ``DATABASE_URL`` and
 ``CELERY_BROKER_URL`` are honoured (the worker inherits them), and the dataset is then
 deleted afterwards.
 """
@@ -252,7 +255,12 @@ def main() -> None:
     parser.add_argument(
         "--concurrency", type=int, default=16, help="SEJURY_LLM_MAX_CONCURRENCY: the ideal's C"
     )
-    parser.add_argument("--workers", type=int, default=1, help="worker processes")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="worker processes (default: one per CPU core)",
+    )
     parser.add_argument(
         "--worker-threads",
         type=int,
