@@ -30,7 +30,7 @@ from django.core.management import call_command  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.urls import reverse  # noqa: E402
 
-from rubrics.bundle import bundle_import  # noqa: E402
+from rubrics.bundle.services import bundle_import  # noqa: E402
 from rubrics.models import Dataset  # noqa: E402
 from sejury_web.roles import Role  # noqa: E402
 from sejury_web.users import user_create  # noqa: E402

@@ -66,8 +66,8 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 
 from judging.models import JudgingRun  # noqa: E402
-from judging.run_selectors import run_progress  # noqa: E402
-from judging.services import run_create  # noqa: E402
+from judging.runs.selectors import run_progress  # noqa: E402
+from judging.runs.services import run_create  # noqa: E402
 from rubrics.models import Bug, Dataset, Patch  # noqa: E402
 
 TARGET_RATIO = 1.25

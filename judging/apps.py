@@ -10,9 +10,8 @@ class JudgingConfig(AppConfig):
     verbose_name = "Judging, annotations and agreement"
 
     def ready(self) -> None:
-        from rubrics.bundle import register_kind
-
-        from .bundle_kinds import LabelKind
+        from judging.annotations.bundle import LabelKind
+        from rubrics.bundle.base import register_kind
 
         register_kind(LabelKind())
 
@@ -23,7 +22,7 @@ class JudgingConfig(AppConfig):
 
 def resume_unfinished_runs(**_: object) -> None:
     """A worker starting finishes what a killed worker left: every queued or running run."""
-    from .services import runs_resume_unfinished
+    from judging.runs.services import runs_resume_unfinished
 
     resumed = runs_resume_unfinished()
     if resumed:

@@ -7,8 +7,7 @@ and tasks of an older generation return without judging.
 
 from celery import shared_task
 
-from .execution import patch_judge
-from .services import bug_prepare, run_start
+from judging.runs.execution import bug_prepare, patch_judge, run_start
 
 
 @shared_task(name="judging.start_run", acks_late=True, ignore_result=True)

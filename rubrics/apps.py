@@ -6,6 +6,9 @@ class RubricsConfig(AppConfig):
     verbose_name = "Datasets, bugs, patches and rubrics"
 
     def ready(self) -> None:
-        from . import bundle
+        from rubrics.bundle.base import register_kind
+        from rubrics.bundle.bugs import BugKind, PatchKind
+        from rubrics.bundle.rubrics import RubricKind
 
-        bundle.register_core_kinds()
+        for kind in (BugKind(), PatchKind(), RubricKind()):
+            register_kind(kind)

@@ -104,17 +104,6 @@ class BundleImport(models.Model):
     def __str__(self) -> str:
         return f"{self.filename or 'bundle'} → {self.dataset} ({self.created_at:%Y-%m-%d %H:%M})"
 
-    def counts_text(self) -> str:
-        """What the import did, e.g. ``6 bugs, 24 patches created``."""
-        from .bundle import KindCounts, summary_text
-
-        counts = {
-            kind: KindCounts(**value)
-            for kind, value in self.summary.items()
-            if kind != "notes" and isinstance(value, dict)
-        }
-        return summary_text(counts)
-
 
 class Rubric(models.Model):
     """What a valid fix of one bug must do, refined by reviewers from an LLM draft.

@@ -9,7 +9,9 @@ from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet,
 from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 
-from .models import Bug, Dataset, DraftBatch, Patch, Rubric
+from rubrics.models import Patch, Rubric, RubricRevision
+
+from .models import Bug, Dataset, DraftBatch
 
 BUGS_PER_PAGE = 50
 
@@ -174,3 +176,16 @@ def rubric_reviewers_since_draft(rubric: Rubric) -> set[int]:
     if rubric.submitted_by_id is not None:
         authors.add(rubric.submitted_by_id)
     return authors
+
+
+def golden_rubric(*, bug_id: int) -> RubricRevision | None:
+    """The bug's golden rubric: its last confirmed revision, never a draft or an edit that
+    awaits confirmation. What the golden-context judge and the annotators both read."""
+    rubric = (
+        Rubric.objects.filter(bug_id=bug_id, golden_revision__isnull=False)
+        .select_related("golden_revision")
+        # the templated rubric first: it is the one paper 004's reviewers refine
+        .order_by("-variant")
+        .first()
+    )
+    return rubric.golden_revision if rubric else None

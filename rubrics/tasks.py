@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from .services import rubric_draft_write
+from rubrics.review.drafting import rubric_draft_write
 
 
 @shared_task(name="rubrics.draft_rubric", acks_late=True)

@@ -1,6 +1,9 @@
 from django.urls import path
 
-from . import draft_views, report_views, review_views, views
+from rubrics import views
+from rubrics import views as report_views
+from rubrics.review import views as draft_views
+from rubrics.review import views as review_views
 
 app_name = "rubrics"
 

@@ -1,15 +1,46 @@
+"""The rubric report page: a dataset's edit statistics (paper 004, §5.1), and its JSON."""
+
 from django.contrib.messages import success
-from django.http import HttpResponse, StreamingHttpResponse
+from django.http import HttpResponse, HttpResponseBadRequest, JsonResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
+from rubrics import selectors
+from rubrics.analytics import dataset_rubric_report, report_dict
+from rubrics.bundle.base import BundleImportError, import_counts_text, summary_text
+from rubrics.bundle.services import bundle_export, bundle_import
+from rubrics.forms import BundleUploadForm
+from rubrics.models import Rubric
+from rubrics.review.forms import DraftRequestForm
 from sejury_web.htmx import HtmxHttpRequest
 from sejury_web.roles import Role, role_required, user_has_role
 
-from . import selectors
-from .bundle import BundleImportError, bundle_export, bundle_import, summary_text
-from .forms import BundleUploadForm, DraftRequestForm
+UNKNOWN_VARIANT = "unknown rubric variant {variant!r}: use one of {choices}"
+
+
+# Reviewers see it too: it measures their own edits and shows no human verdicts.
+@require_GET
+@role_required(Role.LEAD, Role.REVIEWER)
+def rubric_report(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    dataset = selectors.dataset_get(slug=slug)
+    variant = request.GET.get("variant", Rubric.Variant.TEMPLATED)
+    if variant not in Rubric.Variant.values:
+        choices = ", ".join(Rubric.Variant.values)
+        message = UNKNOWN_VARIANT.format(variant=variant, choices=choices)
+        return HttpResponseBadRequest(message, content_type="text/plain; charset=utf-8")
+    report = dataset_rubric_report(dataset, variant=variant)
+    if request.GET.get("format") == "json":
+        response = JsonResponse(report_dict(report), json_dumps_params={"indent": 2})
+        filename = f"{dataset.slug}-rubric-report-{variant}.json"
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
+    return render(
+        request,
+        "rubrics/rubric_report.html",
+        {"dataset": dataset, "report": report, "variants": Rubric.Variant.choices},
+    )
+
 
 BROWSE_ROLES = (Role.LEAD, Role.REVIEWER)
 
@@ -32,7 +63,10 @@ def dataset_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     context = {"dataset": dataset, "page": page, "query": query}
     if request.htmx and request.htmx.target == "bug-table":
         return render(request, "rubrics/_bug_table.html", context)
-    context["imports"] = dataset.imports.select_related("imported_by")[:5]
+    context["imports"] = [
+        (bundle_import, import_counts_text(bundle_import))
+        for bundle_import in dataset.imports.select_related("imported_by")[:5]
+    ]
     context["rubric_counts"] = selectors.dataset_rubric_counts(dataset)
     context["draft_form"] = DraftRequestForm(dataset=dataset)
     context["draft_batches"] = dataset.draft_batches.select_related("requested_by")[:3]
@@ -79,7 +113,7 @@ def bundle_upload(request: HtmxHttpRequest) -> HttpResponse:
     status = 400 if (form.errors or errors) else 200
     return render(
         request,
-        "rubrics/bundle_upload.html",
+        "rubrics/bundle/bundle_upload.html",
         {"form": form, "import_error": errors, "datasets": selectors.dataset_list()},
         status=status,
     )

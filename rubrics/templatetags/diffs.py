@@ -73,7 +73,7 @@ def _render_hunk(hunk: Hunk, lexer: Lexer, budget: list[int]) -> RenderedHunk:
     )
 
 
-@register.inclusion_tag("rubrics/_diff.html")
+@register.inclusion_tag("components/_diff.html")
 def diff_view(text: str, collapse_files: bool = True) -> dict[str, object]:
     try:
         parsed = parse_diff(text)

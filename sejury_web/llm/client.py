@@ -29,7 +29,8 @@ from .limits import ProviderLimiter
 from .models import LLMCall
 from .offline import offline_answer
 from .prices import call_cost
-from .providers import Completion, ProviderError, adapter_for
+from .providers import adapter_for
+from .providers.base import Completion, ProviderError
 from .types import (
     CachePolicy,
     LLMError,

@@ -31,14 +31,14 @@ from judging.models import (
     Label,
     PatchJudgment,
 )
-from judging.services import run_create
+from judging.runs.services import run_create
 from rubrics.models import Dataset, Patch
 from sejury_web.celery import app as celery_app
-from sejury_web.llm import OFFLINE_MARKER
+from sejury_web.llm.types import OFFLINE_MARKER
 from sejury_web.roles import Role
 from sejury_web.users import user_create
 from tests.e2e.test_rubric_review import log_in
-from tests.judging.test_campaign_views import DRAFT_TEXT, GOLDEN_TEXT, rubric_for
+from tests.judging.annotations.test_views import DRAFT_TEXT, GOLDEN_TEXT, rubric_for
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
 
 VALID, INVALID, UNSURE = Label.VALID, Label.INVALID, Label.UNSURE

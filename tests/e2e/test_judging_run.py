@@ -10,9 +10,9 @@ from playwright.sync_api import Page, expect
 from pytest_django.live_server_helper import LiveServer
 
 from judging.models import JudgingRun, PatchJudgment
-from judging.run_views import OFFLINE_NOTE
+from judging.runs.views import OFFLINE_NOTE
 from judging.strategies.prompts import SYSTEM
-from sejury_web.llm import OFFLINE_MARKER
+from sejury_web.llm.types import OFFLINE_MARKER
 from sejury_web.roles import Role
 from sejury_web.users import user_create
 from tests.e2e.test_rubric_review import PASSWORD, log_in

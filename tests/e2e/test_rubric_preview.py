@@ -12,8 +12,9 @@ from pytest_django.live_server_helper import LiveServer
 
 from judging.models import JudgingRun
 from rubrics.models import Rubric
-from rubrics.services import rubric_draft_write, rubric_revise
-from sejury_web.llm import OFFLINE_MARKER
+from rubrics.review.drafting import rubric_draft_write
+from rubrics.review.services import rubric_revise
+from sejury_web.llm.types import OFFLINE_MARKER
 from sejury_web.roles import Role
 from sejury_web.users import user_create
 from tests.e2e.test_rubric_review import PASSWORD, log_in

@@ -10,7 +10,7 @@ from django.conf import settings
 from playwright.sync_api import Page, expect
 from pytest_django.live_server_helper import LiveServer
 
-from rubrics.bundle import dataset_slug
+from rubrics.bundle.services import dataset_slug
 from rubrics.models import Dataset
 from sejury_web.roles import Role
 from sejury_web.users import user_create

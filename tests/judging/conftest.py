@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 
 from judging.models import JudgingRun
-from judging.services import run_create, run_resume
+from judging.runs.services import run_create, run_resume
 from rubrics.models import Bug, Rubric
-from rubrics.services import rubric_draft_write
+from rubrics.review.drafting import rubric_draft_write
 from sejury_web.celery import app as celery_app
-from sejury_web.llm import LLMRequest, LLMResponse, Provider
 from sejury_web.llm.answers import schema_check
+from sejury_web.llm.types import LLMRequest, LLMResponse, Provider
 
 # The LLM tests' servers, parametrized over both wire protocols.
 from tests.llm.conftest import provided  # noqa: F401

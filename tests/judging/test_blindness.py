@@ -25,7 +25,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.urls.converters import IntConverter
 from django.urls.exceptions import NoReverseMatch
 
-from judging.campaigns import annotation_record
+from judging.annotations.services import annotation_record
 from judging.models import (
     Adjudication,
     Annotation,
@@ -39,8 +39,8 @@ from sejury_web.llm.models import LLMCall
 from sejury_web.roles import Role
 from sejury_web.users import user_create
 from tests.conftest import PASSWORD
-from tests.judging.test_campaign_views import rubric_for
-from tests.judging.test_campaigns import create_campaign
+from tests.judging.annotations.test_services import create_campaign
+from tests.judging.annotations.test_views import rubric_for
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
 
 pytestmark = pytest.mark.django_db

@@ -27,7 +27,8 @@ from judging.management.commands.judge import (
     Command,
 )
 from judging.models import JudgingRun, PatchJudgment, StrategyResult
-from judging.services import NOTHING_TO_RESUME, run_cancel, run_create, run_start
+from judging.runs.execution import run_start
+from judging.runs.services import NOTHING_TO_RESUME, run_cancel, run_create
 from rubrics.models import Dataset
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
 from tests.workers import database_url, running_worker

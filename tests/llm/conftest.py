@@ -6,8 +6,8 @@ from typing import Any
 import pytest
 from pytest_django.fixtures import Settings
 
-from sejury_web.llm import LLMRequest, Message
 from sejury_web.llm.providers import openai_chat
+from sejury_web.llm.types import LLMRequest, Message
 
 from .fake_servers import FakeLLMServer, GeminiServer, OpenAIServer
 

@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 from pytest_django.fixtures import Settings
 
-from sejury_web.llm import LLMError, LLMParseError, LLMRequest, Message, complete
+from sejury_web.llm import complete
 from sejury_web.llm.client import BAD_INPUTS, RATE_LIMITED
 from sejury_web.llm.models import LLMCall
 from sejury_web.llm.prices import call_cost
+from sejury_web.llm.types import LLMError, LLMParseError, LLMRequest, Message
 
 from .conftest import GOOD_ANSWER, Provided, point_at, score_request
 from .fake_servers import OpenAIServer, Reply, error, ok

@@ -6,8 +6,9 @@ from decimal import Decimal
 import pytest
 from django.db import connection
 
-from sejury_web.llm import OFFLINE_MARKER, LLMError, LLMRequest, Message, Provider, complete
+from sejury_web.llm import complete
 from sejury_web.llm.models import LLMCall
+from sejury_web.llm.types import OFFLINE_MARKER, LLMError, LLMRequest, Message, Provider
 
 from .conftest import SCORE_SCHEMA
 

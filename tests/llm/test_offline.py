@@ -16,13 +16,13 @@ from django.conf import settings
 from sejury_web.llm.offline import (
     BAD_INPUT,
     MISSING_INPUT,
-    PREFIX,
     SCORE_PURPOSES,
     SUPPORTED_PURPOSES,
     UNSUPPORTED_PURPOSE,
     OfflineUnsupported,
     offline_answer,
 )
+from sejury_web.llm.offline.patches import PREFIX
 from sejury_web.llm.types import OFFLINE_MARKER
 from tests.conftest import DEMO_BUNDLE
 

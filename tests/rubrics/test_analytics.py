@@ -27,7 +27,8 @@ from rubrics.analytics import (
     rubric_report_data,
 )
 from rubrics.models import Dataset, Rubric, RubricRevision, Theme
-from rubrics.services import rubric_confirm, rubric_draft_write, rubric_revise, rubric_submit
+from rubrics.review.drafting import rubric_draft_write
+from rubrics.review.services import rubric_confirm, rubric_revise, rubric_submit
 from rubrics.templatetags.charts import cdf_svg, x_ticks
 from rubrics.templatetags.charts import number as number_filter
 from rubrics.templatetags.charts import percent as percent_filter

@@ -8,10 +8,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from judging.report_export import report_csv, report_dict
-from judging.report_figures import RESAMPLES, Sampling
-from judging.reports import ReportError, agreement_report, report_campaign, report_runs
-from rubrics.bundle import dataset_resolve
+from judging.reports.export import report_csv, report_dict
+from judging.reports.figures import RESAMPLES, Sampling
+from judging.reports.selectors import ReportError, agreement_report, report_campaign, report_runs
+from rubrics.bundle.services import dataset_resolve
 
 UNKNOWN_DATASET = "no dataset named {name!r}"
 BAD_RESAMPLES = "--resamples must be at least 1, got {resamples}"

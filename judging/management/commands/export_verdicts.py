@@ -6,9 +6,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from judging.export import EXPORTERS
 from judging.models import JudgingRun
-from judging.run_selectors import run_get
+from judging.runs.export import EXPORTERS
+from judging.runs.selectors import run_get
 
 UNKNOWN_RUN = "no judging run {run}"
 

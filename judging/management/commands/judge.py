@@ -7,13 +7,13 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from judging.export import verdict_records
 from judging.models import Context, JudgingRun, PatchJudgment
-from judging.run_selectors import RunProgress, run_get, run_progress
-from judging.services import RunError, run_create, run_resume
-from rubrics.bundle import dataset_resolve
+from judging.runs.export import verdict_records
+from judging.runs.selectors import RunProgress, run_get, run_progress
+from judging.runs.services import RunError, run_create, run_resume
+from rubrics.bundle.services import dataset_resolve
 from rubrics.selectors import dataset_patches_named
-from sejury_web.llm import OFFLINE_MARKER, Provider
+from sejury_web.llm.types import OFFLINE_MARKER, Provider
 
 UNKNOWN_DATASET = "no dataset named {name!r}"
 UNKNOWN_PATCHES = "no patch {keys} in {dataset}"

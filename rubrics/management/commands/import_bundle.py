@@ -5,7 +5,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from rubrics.bundle import FILE_TOO_LARGE, BundleImportError, ImportSummary, bundle_import
+from rubrics.bundle.base import FILE_TOO_LARGE, BundleImportError, ImportSummary
+from rubrics.bundle.services import bundle_import
 
 
 def summary_lines(summary: ImportSummary) -> list[str]:

@@ -11,7 +11,7 @@ from rubrics.analytics import (
     dataset_rubric_report,
     report_dict,
 )
-from rubrics.bundle import dataset_resolve
+from rubrics.bundle.services import dataset_resolve
 from rubrics.models import Rubric
 from rubrics.templatetags.charts import number, percent
 

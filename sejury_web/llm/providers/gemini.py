@@ -9,7 +9,7 @@ from google.genai import errors, types
 
 from ..config import Target
 from ..types import JSONSchema, Message
-from . import (
+from .base import (
     TIMED_OUT,
     UNREACHABLE,
     Completion,

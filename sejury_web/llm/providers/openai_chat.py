@@ -16,7 +16,7 @@ from openai.types.chat import ChatCompletionMessageParam
 from ..answers import schema_instruction, strict_compatible
 from ..config import Target
 from ..types import JSONSchema, Message
-from . import (
+from .base import (
     TIMED_OUT,
     UNREACHABLE,
     Completion,

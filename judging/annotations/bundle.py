@@ -1,0 +1,141 @@
+"""The ``label`` record kind of the bundle: annotators' labels of patches."""
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.contrib.auth.validators import UnicodeUsernameValidator
+from django.core.exceptions import ValidationError
+from django.db.models import F
+
+from judging.models import Annotation, AnnotationRevision, Label
+from rubrics.bundle.base import ImportContext, KindCounts, RecordKind
+from rubrics.bundle.bugs import upsert
+from rubrics.bundle.read import KEY_FIELD, FieldSpec, Record, shorten
+from rubrics.models import Dataset
+from sejury_web.users import annotators_ensure, non_annotator_usernames
+
+UNKNOWN_LABEL = "unknown label {value!r}; expected one of: {choices}"
+BAD_ANNOTATOR = "an annotator name may hold letters, digits and @ . + - _ only"
+NOT_AN_ANNOTATOR = (
+    "{name!r} is an existing user without the annotator role; a lead must give them the "
+    "role before labels can be imported under their name"
+)
+
+_username = UnicodeUsernameValidator()
+
+
+def _check_label(value: str) -> str | None:
+    if value not in Label.values:
+        return UNKNOWN_LABEL.format(value=shorten(value), choices=", ".join(Label.values))
+    return None
+
+
+def _check_annotator(value: str) -> str | None:
+    try:
+        _username(value)
+    except ValidationError:
+        return BAD_ANNOTATOR
+    return None
+
+
+def _revisions_record(
+    dataset: Dataset, annotators: Iterable[User], idents: set[tuple[int, int]]
+) -> None:
+    """Append the current value of the imported labels ``idents`` (patch id, annotator id)
+    to their history, as ``annotation_record`` does for labels given in the app."""
+    annotations = Annotation.objects.filter(
+        patch__dataset=dataset, annotator__in=list(annotators)
+    ).only("id", "patch_id", "annotator_id", "label", "note")
+    AnnotationRevision.objects.bulk_create(
+        [
+            AnnotationRevision(annotation_id=a.pk, label=a.label, note=a.note)
+            for a in annotations.iterator(chunk_size=1000)
+            if (a.patch_id, a.annotator_id) in idents
+        ],
+        batch_size=500,
+    )
+
+
+class LabelKind(RecordKind):
+    name = "label"
+    order = 30
+    fields = {
+        "patch": KEY_FIELD,
+        "annotator": FieldSpec(
+            (str,), required=True, non_empty=True, max_length=150, check=_check_annotator
+        ),
+        "label": FieldSpec((str,), required=True, check=_check_label),
+        "note": FieldSpec((str,)),
+    }
+
+    def identity(self, data: dict[str, Any]) -> tuple[str, str]:
+        # User names are case-insensitive: "Rater-1" and "rater-1" are one annotator.
+        return "annotator", f"of patch {data['patch']!r} by {data['annotator'].lower()!r}"
+
+    def check(self, record: Record, ctx: ImportContext) -> None:
+        if message := ctx.reference_error("patch", record.data["patch"]):
+            ctx.error(record, "patch", message)
+        # Importing labels never hands the annotator role to an existing lead or reviewer.
+        others = ctx.cached("non_annotators", non_annotator_usernames)
+        name = record.data["annotator"]
+        if name.lower() in others:
+            ctx.error(record, "annotator", NOT_AN_ANNOTATOR.format(name=others[name.lower()]))
+
+    def write(self, records: list[Record], ctx: ImportContext) -> KindCounts:
+        dataset = ctx.dataset
+        assert dataset is not None
+        if not records:
+            return KindCounts()
+        users = annotators_ensure(usernames={r.data["annotator"] for r in records})
+        patch_ids = dict(dataset.patches.values_list("key", "id"))
+        wanted: dict[tuple[int, int], dict[str, Any]] = {
+            (patch_ids[r.data["patch"]], users[r.data["annotator"]].pk): {
+                "label": r.data["label"],
+                "note": r.data.get("note", ""),
+            }
+            for r in records
+        }
+        existing: dict[tuple[int, int], Annotation] = {
+            (a.patch_id, a.annotator_id): a
+            for a in Annotation.objects.filter(
+                patch__dataset=dataset, annotator__in=list(users.values())
+            )
+        }
+        # Labels the import creates or changes: each new value joins the label's history.
+        changing = {
+            ident
+            for ident, values in wanted.items()
+            if ident not in existing
+            or any(getattr(existing[ident], name) != value for name, value in values.items())
+        }
+        # The campaign a label was last given in stays: an import does not move it.
+        counts = upsert(
+            model=Annotation,
+            existing=existing,
+            wanted=wanted,
+            build=lambda ident, values: Annotation(
+                patch_id=ident[0],
+                annotator_id=ident[1],
+                origin=Annotation.Origin.IMPORTED,
+                **values,
+            ),
+            on_update={"origin": Annotation.Origin.IMPORTED},
+        )
+        if changing:
+            _revisions_record(dataset, users.values(), changing)
+        return counts
+
+    def export(self, dataset: Dataset) -> Iterator[dict[str, Any]]:
+        annotations = (
+            Annotation.objects.filter(patch__dataset=dataset)
+            .annotate(patch_key=F("patch__key"), annotator_name=F("annotator__username"))
+            .order_by("patch__key", "annotator__username")
+        )
+        for a in annotations.iterator(chunk_size=1000):
+            yield {
+                "patch": a.patch_key,
+                "annotator": a.annotator_name,
+                "label": a.label,
+                "note": a.note,
+            }

@@ -1,0 +1,120 @@
+"""Forms of the campaign pages: a lead's new campaign, and an annotator's label."""
+
+from typing import Any
+
+from django import forms
+from django.contrib.auth.models import User
+
+from judging.annotations.selectors import annotator_users
+from judging.annotations.services import DEFAULT_CALIBRATION_SAMPLE, clamp_seconds
+from judging.models import Campaign, Label
+from judging.runs.forms import DatasetChoiceField
+from rubrics.models import Dataset
+from rubrics.selectors import dataset_list
+from sejury_web.forms import split_keys
+
+NOTE_MAX_LENGTH = 5000
+# The tests filter's choices, and the value each stands for in the campaign's filters.
+TESTS_CHOICES = [
+    ("", "Any"),
+    ("pass", "Tests pass"),
+    ("fail", "Tests fail"),
+    ("unknown", "Unknown"),
+]
+TESTS_VALUES: dict[str, bool | None] = {"pass": True, "fail": False, "unknown": None}
+
+
+class AnnotatorsField(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, obj: Any) -> str:
+        return str(obj.username)
+
+
+class CampaignForm(forms.Form):
+    """What ``campaign_create`` needs, from a lead."""
+
+    dataset = DatasetChoiceField(queryset=Dataset.objects.none(), to_field_name="slug")
+    name = forms.CharField(max_length=200)
+    purpose = forms.ChoiceField(
+        choices=Campaign.Purpose.choices,
+        initial=Campaign.Purpose.CALIBRATION,
+        widget=forms.RadioSelect,
+    )
+    selection = forms.ChoiceField(
+        choices=Campaign.Selection.choices,
+        initial=Campaign.Selection.SAMPLE,
+        widget=forms.RadioSelect,
+    )
+    sample_size = forms.IntegerField(
+        required=False,
+        min_value=1,
+        label="Sample size (N)",
+        help_text=f"Empty: {DEFAULT_CALIBRATION_SAMPLE} for a calibration campaign.",
+    )
+    seed = forms.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=2**62,
+        help_text="Empty: a random seed. It is stored: it draws the sample and orders each "
+        "annotator's queue, so the campaign can be drawn again.",
+    )
+    bug_type = forms.CharField(required=False, max_length=100, label="Bug type")
+    source = forms.CharField(required=False, max_length=200, label="Patch source")
+    tests = forms.ChoiceField(required=False, choices=TESTS_CHOICES, label="Tests")
+    patch_keys = forms.CharField(
+        label="Patch keys",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="Only these patches: keys one per line or separated by commas.",
+    )
+    annotators = AnnotatorsField(
+        queryset=User.objects.none(),
+        widget=forms.CheckboxSelectMultiple,
+        error_messages={"required": "pick at least one annotator"},
+    )
+    overlap = forms.IntegerField(
+        min_value=1, initial=2, label="Labels per patch (k)", help_text="Distinct annotators."
+    )
+    show_rubric = forms.BooleanField(
+        required=False, initial=True, label="Annotators see the bug's golden rubric"
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["dataset"].queryset = dataset_list()  # type: ignore[attr-defined]
+        self.fields["annotators"].queryset = annotator_users()  # type: ignore[attr-defined]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        filters: dict[str, Any] = {}
+        for name in ("bug_type", "source"):
+            if value := cleaned.get(name, "").strip():
+                filters[name] = value
+        if tests := cleaned.get("tests"):
+            filters["tests_pass"] = TESTS_VALUES[tests]
+        if keys := split_keys(cleaned.get("patch_keys", "")):
+            filters["patches"] = keys
+        cleaned["filters"] = filters
+        return cleaned
+
+    def annotator_options(self) -> list[tuple[User, bool]]:
+        """Each annotator user, and whether their box is ticked."""
+        chosen = {str(pk) for pk in self["annotators"].value() or ()}
+        return [
+            (user, str(user.pk) in chosen)
+            for user in self.fields["annotators"].queryset  # type: ignore[attr-defined]
+        ]
+
+
+class LabelForm(forms.Form):
+    """An annotator's label of one patch; ``seconds`` is the time on the page (set by JS)."""
+
+    label = forms.ChoiceField(choices=Label.choices)
+    note = forms.CharField(required=False, max_length=NOTE_MAX_LENGTH, widget=forms.Textarea)
+    seconds = forms.CharField(required=False, max_length=32, widget=forms.HiddenInput)
+
+    def clean_seconds(self) -> float:
+        # A time that does not parse never costs the annotator their label: it counts as 0.
+        try:
+            return clamp_seconds(float(self.cleaned_data.get("seconds") or 0))
+        except ValueError:
+            return 0.0

@@ -1,0 +1,345 @@
+"""Reads of annotation campaigns: the lead's overview and progress, and the annotator's queue.
+
+The lead's reads may show labels. The annotator's reads are built from the annotator's own
+assignments and own annotations only, so that a page built from them cannot leak a judge's
+verdict or another annotator's label (blind by construction).
+"""
+
+import dataclasses
+import datetime
+import statistics
+from collections import Counter, defaultdict
+
+from django.contrib.auth.models import User
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+
+from judging.models import Annotation, Assignment, Campaign, Label
+from rubrics.models import Dataset
+from rubrics.selectors import golden_rubric
+from sejury_web.roles import Role
+
+
+@dataclasses.dataclass(frozen=True)
+class Progress:
+    """Labels given out of labels asked for (a campaign's, or one annotator's)."""
+
+    assigned: int
+    done: int
+
+    @classmethod
+    def of_queue(cls, queue: "list[QueueItem]") -> "Progress":
+        return cls(len(queue), sum(1 for item in queue if item.done))
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.done / self.assigned) if self.assigned else 0
+
+    @property
+    def finished(self) -> bool:
+        return self.done >= self.assigned
+
+
+@dataclasses.dataclass(frozen=True)
+class CampaignRow:
+    campaign: Campaign
+    patches: int
+    progress: Progress
+
+
+@dataclasses.dataclass(frozen=True)
+class AnnotatorProgress:
+    annotator: User
+    progress: Progress
+    unsure: int
+    imported: int
+    median_seconds: float | None  # over the labels with a measured time
+
+
+@dataclasses.dataclass(frozen=True)
+class PatchCoverage:
+    patch_id: int
+    patch_key: str
+    bug_key: str
+    labels: list[tuple[str, str | None]]  # (annotator's name, label or None), by name
+
+
+@dataclasses.dataclass(frozen=True)
+class QueueItem:
+    """One place in an annotator's queue, with their own label of its patch."""
+
+    position: int
+    patch_id: int
+    label: str | None  # the annotator's own current label
+
+    @property
+    def done(self) -> bool:
+        return self.label is not None
+
+
+def _labelled() -> Exists:
+    """Whether an assignment's annotator has a label for its patch, whatever its origin."""
+    return Exists(
+        Annotation.objects.filter(
+            patch_id=OuterRef("patch_id"), annotator_id=OuterRef("annotator_id")
+        )
+    )
+
+
+def annotator_users() -> QuerySet[User]:
+    """The users who may be given a campaign's patches."""
+    return User.objects.filter(groups__name=Role.ANNOTATOR, is_active=True).order_by("username")
+
+
+def _progress_by_campaign(campaign_ids: list[int]) -> dict[int, tuple[int, int, int]]:
+    """Campaign id → (patches, assignments, assignments done), in one query."""
+    rows = (
+        Assignment.objects.filter(campaign_id__in=campaign_ids)
+        .annotate(labelled=_labelled())
+        .values("campaign_id")
+        .annotate(
+            patches=Count("patch_id", distinct=True),
+            assigned=Count("id"),
+            done=Count("id", filter=Q(labelled=True)),
+        )
+        .order_by()
+    )
+    return {row["campaign_id"]: (row["patches"], row["assigned"], row["done"]) for row in rows}
+
+
+def campaign_list(*, dataset: Dataset | None = None) -> list[CampaignRow]:
+    """Every campaign (of ``dataset``, if given), newest first, with its overall progress."""
+    campaigns = Campaign.objects.select_related("dataset", "created_by")
+    if dataset is not None:
+        campaigns = campaigns.filter(dataset=dataset)
+    found = list(campaigns)
+    counts = _progress_by_campaign([c.pk for c in found])
+    rows = []
+    for campaign in found:
+        patches, assigned, done = counts.get(campaign.pk, (0, 0, 0))
+        rows.append(CampaignRow(campaign, patches, Progress(assigned, done)))
+    return rows
+
+
+def campaign_get(*, campaign_id: int) -> Campaign:
+    """One campaign, for the lead's pages; ``Campaign.DoesNotExist`` otherwise."""
+    return Campaign.objects.select_related("dataset", "created_by").get(pk=campaign_id)
+
+
+def campaign_patch_ids(campaign: Campaign) -> set[int]:
+    """The patches a campaign asked labels for (its assignments' patches)."""
+    return set(
+        Assignment.objects.filter(campaign=campaign).values_list("patch_id", flat=True).distinct()
+    )
+
+
+def _campaign_labels(campaign: Campaign) -> dict[tuple[int, int], Annotation]:
+    """The current labels of the campaign's assignments, by (patch id, annotator id)."""
+    annotations = Annotation.objects.filter(
+        patch_id__in=Assignment.objects.filter(campaign=campaign).values("patch_id"),
+        annotator__in=campaign.annotators.all(),
+    ).only("patch_id", "annotator_id", "label", "origin", "seconds_spent")
+    return {(a.patch_id, a.annotator_id): a for a in annotations}
+
+
+def campaign_progress(campaign: Campaign) -> list[AnnotatorProgress]:
+    """Each annotator's progress in the campaign, by name (for the lead), in three queries."""
+    pairs = list(
+        Assignment.objects.filter(campaign=campaign).values_list("annotator_id", "patch_id")
+    )
+    labels = _campaign_labels(campaign)
+    mine: dict[int, list[Annotation]] = defaultdict(list)
+    assigned: Counter[int] = Counter()
+    for annotator_id, patch_id in pairs:
+        assigned[annotator_id] += 1
+        if (annotation := labels.get((patch_id, annotator_id))) is not None:
+            mine[annotator_id].append(annotation)
+    rows = []
+    for user in campaign.annotators.order_by("username"):
+        given = mine[user.pk]
+        timed = [a.seconds_spent for a in given if a.seconds_spent > 0]
+        rows.append(
+            AnnotatorProgress(
+                annotator=user,
+                progress=Progress(assigned[user.pk], len(given)),
+                unsure=sum(1 for a in given if a.label == Label.UNSURE),
+                imported=sum(1 for a in given if a.origin == Annotation.Origin.IMPORTED),
+                median_seconds=statistics.median(timed) if timed else None,
+            )
+        )
+    return rows
+
+
+def campaign_coverage(campaign: Campaign) -> tuple[list[PatchCoverage], Counter[int]]:
+    """Each patch with its annotators' labels (for the lead), and how many patches have
+    0, 1, …, k labels."""
+    # Plain values: the page lists every patch, and a patch row holds its whole diff.
+    assignments = (
+        Assignment.objects.filter(campaign=campaign)
+        .order_by("patch__key", "annotator__username")
+        .values_list(
+            "patch_id", "patch__key", "patch__bug__key", "annotator_id", "annotator__username"
+        )
+    )
+    labels = _campaign_labels(campaign)
+    by_patch: dict[int, PatchCoverage] = {}
+    for patch_id, patch_key, bug_key, annotator_id, username in assignments:
+        row = by_patch.setdefault(patch_id, PatchCoverage(patch_id, patch_key, bug_key, []))
+        annotation = labels.get((patch_id, annotator_id))
+        row.labels.append((username, annotation.label if annotation else None))
+    rows = list(by_patch.values())
+    histogram = Counter(sum(1 for _, label in row.labels if label) for row in rows)
+    return rows, histogram
+
+
+# The annotator's side: their own assignments and labels, nothing else. Their pages get plain
+# values, never model instances, so that no template can follow a relation from a campaign or
+# a patch to other annotators' labels or to a judge's verdicts.
+
+
+@dataclasses.dataclass(frozen=True)
+class CampaignSummary:
+    """What an annotator may know of a campaign."""
+
+    pk: int
+    name: str
+    dataset_name: str
+    status: str
+    status_display: str
+    is_open: bool
+    show_rubric: bool
+
+    @classmethod
+    def of(cls, campaign: Campaign) -> "CampaignSummary":
+        return cls(
+            pk=campaign.pk,
+            name=campaign.name,
+            dataset_name=campaign.dataset.name,
+            status=campaign.status,
+            status_display=campaign.get_status_display(),
+            is_open=campaign.is_open,
+            show_rubric=campaign.show_rubric,
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class OwnCampaignRow:
+    campaign: CampaignSummary
+    progress: Progress
+
+
+@dataclasses.dataclass(frozen=True)
+class LabellingCase:
+    """One patch as its annotator sees it: the bug, the golden rubric, the candidate."""
+
+    position: int
+    bug_key: str
+    bug_title: str
+    bug_description: str
+    reference_patch: str
+    diff: str
+    golden_rubric: str | None  # its Markdown; None without one (or if the campaign hides it)
+
+
+@dataclasses.dataclass(frozen=True)
+class OwnLabel:
+    label: str
+    note: str
+    origin_display: str
+
+
+@dataclasses.dataclass(frozen=True)
+class OwnRevision:
+    label: str
+    note: str
+    recorded_at: datetime.datetime
+    campaign_name: str | None  # None for an imported value
+
+
+def annotator_campaigns(*, annotator: User) -> list[OwnCampaignRow]:
+    """The campaigns with patches in ``annotator``'s queue, newest first, with their own
+    progress (not the other annotators')."""
+    rows = (
+        Assignment.objects.filter(annotator=annotator)
+        .annotate(labelled=_labelled())
+        .values("campaign_id")
+        .annotate(assigned=Count("id"), done=Count("id", filter=Q(labelled=True)))
+        .order_by()
+    )
+    counts = {row["campaign_id"]: (row["assigned"], row["done"]) for row in rows}
+    campaigns = Campaign.objects.filter(pk__in=counts).select_related("dataset")
+    return [OwnCampaignRow(CampaignSummary.of(c), Progress(*counts[c.pk])) for c in campaigns]
+
+
+def annotator_campaign_get(*, campaign_id: int, annotator: User) -> Campaign:
+    """A campaign in which ``annotator`` has patches; ``Campaign.DoesNotExist`` otherwise."""
+    return Campaign.objects.select_related("dataset").get(
+        pk=campaign_id, pk__in=Assignment.objects.filter(annotator=annotator).values("campaign_id")
+    )
+
+
+def annotator_queue(*, campaign: Campaign, annotator: User) -> list[QueueItem]:
+    """The annotator's queue in the campaign, in order, with their own current labels."""
+    mine = Assignment.objects.filter(campaign=campaign, annotator=annotator)
+    own = dict(
+        Annotation.objects.filter(
+            annotator=annotator, patch_id__in=mine.values("patch_id")
+        ).values_list("patch_id", "label")
+    )
+    return [
+        QueueItem(position, patch_id, own.get(patch_id))
+        for position, patch_id in mine.order_by("position").values_list("position", "patch_id")
+    ]
+
+
+def annotator_assignment(*, campaign: Campaign, annotator: User, position: int) -> Assignment:
+    """The annotator's assignment at ``position``; ``Assignment.DoesNotExist`` otherwise."""
+    return Assignment.objects.select_related("patch__bug").get(
+        campaign=campaign, annotator=annotator, position=position
+    )
+
+
+def next_unlabelled(queue: list[QueueItem], after: int) -> QueueItem | None:
+    """The first unlabelled item after position ``after``, wrapping around to the start."""
+    waiting = [item for item in queue if not item.done]
+    return next((item for item in waiting if item.position > after), None) or next(
+        iter(waiting), None
+    )
+
+
+def labelling_case(*, campaign: Campaign, assignment: Assignment) -> LabellingCase:
+    """The patch of ``assignment`` (``annotator_assignment``) as its annotator sees it."""
+    patch, bug = assignment.patch, assignment.patch.bug
+    golden = golden_rubric(bug_id=bug.pk) if campaign.show_rubric else None
+    return LabellingCase(
+        position=assignment.position,
+        bug_key=bug.key,
+        bug_title=bug.title,
+        bug_description=bug.description,
+        reference_patch=bug.reference_patch,
+        diff=patch.diff,
+        golden_rubric=golden.text if golden else None,
+    )
+
+
+def own_label(*, patch_id: int, annotator: User) -> tuple[OwnLabel | None, list[OwnRevision]]:
+    """The annotator's current label of the patch and every value it took, newest first."""
+    annotation = Annotation.objects.filter(patch_id=patch_id, annotator=annotator).first()
+    if annotation is None:
+        return None, []
+    revisions = annotation.revisions.select_related("campaign").order_by("-recorded_at", "-id")
+    return (
+        OwnLabel(annotation.label, annotation.note, annotation.get_origin_display()),
+        [
+            OwnRevision(r.label, r.note, r.recorded_at, r.campaign.name if r.campaign else None)
+            for r in revisions
+        ],
+    )
+
+
+def annotations_of(*, annotator: User) -> QuerySet[Annotation]:
+    """An annotator's own labels, newest first. Never anyone else's."""
+    return (
+        Annotation.objects.filter(annotator=annotator)
+        .select_related("patch", "patch__dataset", "patch__bug")
+        .order_by("-updated_at")
+    )

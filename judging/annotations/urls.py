@@ -1,0 +1,26 @@
+"""URLs of annotation: ``campaigns/`` for leads; ``annotate/`` and ``labels/mine/`` for
+annotators."""
+
+from django.urls import URLPattern, path
+
+from judging.annotations import views
+
+urlpatterns: list[URLPattern] = [
+    path("labels/mine/", views.my_labels, name="my_labels"),
+    path("campaigns/", views.campaign_list, name="campaign_list"),
+    path("campaigns/new/", views.campaign_new, name="campaign_new"),
+    path("campaigns/<int:campaign_id>/", views.campaign_detail, name="campaign_detail"),
+    path("campaigns/<int:campaign_id>/close/", views.campaign_close, name="campaign_close"),
+    path(
+        "campaigns/<int:campaign_id>/reopen/",
+        views.campaign_reopen,
+        name="campaign_reopen",
+    ),
+    path("annotate/", views.annotate_campaigns, name="annotate_campaigns"),
+    path("annotate/<int:campaign_id>/", views.annotate_queue, name="annotate_queue"),
+    path(
+        "annotate/<int:campaign_id>/<int:position>/",
+        views.annotate,
+        name="annotate",
+    ),
+]

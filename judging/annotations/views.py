@@ -1,0 +1,282 @@
+"""Pages of annotation campaigns.
+
+Leads (``campaign_*``): the list, a new campaign, a campaign's progress and coverage (with
+the labels), closing and reopening. Annotators (``annotate*``): their campaigns, their queue
+in one campaign, and the labelling page, one patch at a time.
+
+The annotator's pages are blind by construction: every object they show is reached through
+the requesting annotator's own assignments (anything else is a 404), and their context
+holds the bug, the patch, the golden rubric and the annotator's own label, nothing more.
+Labelling is a plain form POST followed by a redirect; ``static/js/annotate.js`` only adds
+keyboard shortcuts and measures the time the page was visible.
+"""
+
+import dataclasses
+import datetime
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.models import User
+from django.core.paginator import Paginator
+from django.http import Http404, HttpResponse, HttpResponseRedirect
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from judging.annotations import selectors, services
+from judging.annotations.forms import CampaignForm, LabelForm
+from judging.annotations.services import CampaignError
+from judging.models import Assignment, Campaign, Label
+from rubrics.selectors import dataset_get
+from sejury_web.htmx import HtmxHttpRequest
+from sejury_web.roles import Role, role_required
+
+PATCHES_PER_PAGE = 50
+UNKNOWN_CAMPAIGN = "no campaign {campaign}"
+NOT_YOURS = "you have no patch {position} in campaign {campaign}"
+CREATED = "Created campaign {name!r}: {patches} patches, {assignments} labels to give."
+CLOSED = "Closed campaign {name!r}: its labels are final."
+REOPENED = "Reopened campaign {name!r}: annotators may label and change their labels again."
+# The label buttons of the labelling page and their keys (static/js/annotate.js).
+SHORTCUTS = [(Label.VALID.value, "v"), (Label.INVALID.value, "i"), (Label.UNSURE.value, "u")]
+
+
+def _campaign(campaign_id: int) -> Campaign:
+    try:
+        return selectors.campaign_get(campaign_id=campaign_id)
+    except Campaign.DoesNotExist:
+        raise Http404(UNKNOWN_CAMPAIGN.format(campaign=campaign_id)) from None
+
+
+# Leads
+
+
+@require_GET
+@role_required(Role.LEAD)
+def campaign_list(request: HtmxHttpRequest) -> HttpResponse:
+    slug = request.GET.get("dataset", "")
+    dataset = dataset_get(slug=slug) if slug else None
+    rows = selectors.campaign_list(dataset=dataset)
+    return render(
+        request, "judging/annotations/campaign_list.html", {"rows": rows, "dataset": dataset}
+    )
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(Role.LEAD)
+def campaign_new(request: HtmxHttpRequest) -> HttpResponse:
+    form = CampaignForm(request.POST or None, initial={"dataset": request.GET.get("dataset")})
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            campaign = services.campaign_create(
+                dataset=data["dataset"],
+                name=data["name"],
+                purpose=data["purpose"],
+                selection=data["selection"],
+                sample_size=data["sample_size"],
+                seed=data["seed"],
+                filters=data["filters"],
+                annotators=data["annotators"],
+                overlap=data["overlap"],
+                show_rubric=data["show_rubric"],
+                created_by=request.user,  # type: ignore[arg-type]
+            )
+        except CampaignError as error:
+            form.add_error(None, str(error))
+        else:
+            assignments = campaign.assignments.count()
+            messages.success(
+                request,
+                CREATED.format(
+                    name=campaign.name,
+                    patches=assignments // campaign.overlap,
+                    assignments=assignments,
+                ),
+            )
+            return redirect(campaign)
+    status = 400 if form.errors else 200
+    return render(request, "judging/annotations/campaign_new.html", {"form": form}, status=status)
+
+
+@require_GET
+@role_required(Role.LEAD)
+def campaign_detail(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = _campaign(campaign_id)
+    progress = selectors.campaign_progress(campaign)
+    coverage, histogram = selectors.campaign_coverage(campaign)
+    page = Paginator(coverage, PATCHES_PER_PAGE).get_page(request.GET.get("page", 1))
+    context = {
+        "campaign": campaign,
+        "progress": progress,
+        "total": selectors.Progress(
+            sum(row.progress.assigned for row in progress),
+            sum(row.progress.done for row in progress),
+        ),
+        "patch_count": len(coverage),
+        "coverage": [(count, histogram.get(count, 0)) for count in range(campaign.overlap + 1)],
+        "page": page,
+    }
+    return render(request, "judging/annotations/campaign_detail.html", context)
+
+
+def _status_change(
+    request: HtmxHttpRequest,
+    campaign_id: int,
+    change: Callable[..., Campaign],
+    done: str,
+) -> HttpResponse:
+    """Close or reopen the campaign (``change``), and say how it went on its page."""
+    campaign = _campaign(campaign_id)
+    try:
+        change(campaign=campaign, acting_user=request.user)
+    except CampaignError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, done.format(name=campaign.name))
+    return redirect(campaign)
+
+
+@require_POST
+@role_required(Role.LEAD)
+def campaign_close(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    return _status_change(request, campaign_id, services.campaign_close, CLOSED)
+
+
+@require_POST
+@role_required(Role.LEAD)
+def campaign_reopen(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    return _status_change(request, campaign_id, services.campaign_reopen, REOPENED)
+
+
+# Annotators: only their own assignments, and nothing about anyone else's labels or judges.
+
+
+def _own_campaign(campaign_id: int, annotator: User) -> Campaign:
+    try:
+        return selectors.annotator_campaign_get(campaign_id=campaign_id, annotator=annotator)
+    except Campaign.DoesNotExist:
+        raise Http404(UNKNOWN_CAMPAIGN.format(campaign=campaign_id)) from None
+
+
+def _annotate_url(campaign: Campaign, position: int) -> str:
+    return reverse("judging:annotate", args=[campaign.pk, position])
+
+
+@require_GET
+@role_required(Role.ANNOTATOR)
+def annotate_campaigns(request: HtmxHttpRequest) -> HttpResponse:
+    rows = selectors.annotator_campaigns(annotator=request.user)  # type: ignore[arg-type]
+    return render(request, "judging/annotations/annotate_campaigns.html", {"rows": rows})
+
+
+@require_GET
+@role_required(Role.ANNOTATOR)
+def annotate_queue(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    """The annotator's queue in one campaign: where they are, and their own labels."""
+    user: User = request.user  # type: ignore[assignment]
+    campaign = _own_campaign(campaign_id, user)
+    queue = selectors.annotator_queue(campaign=campaign, annotator=user)
+    context = {
+        "campaign": selectors.CampaignSummary.of(campaign),
+        "queue": queue,
+        "progress": selectors.Progress.of_queue(queue),
+        "next_item": selectors.next_unlabelled(queue, after=0),
+    }
+    return render(request, "judging/annotations/annotate_queue.html", context)
+
+
+def _after_label(request: HtmxHttpRequest, campaign: Campaign, position: int) -> HttpResponse:
+    """On to the annotator's next unlabelled patch, or to their queue once all are done."""
+    user: User = request.user  # type: ignore[assignment]
+    queue = selectors.annotator_queue(campaign=campaign, annotator=user)
+    following = selectors.next_unlabelled(queue, after=position)
+    if following is None:  # the queue page says they are done
+        return HttpResponseRedirect(reverse("judging:annotate_queue", args=[campaign.pk]))
+    return HttpResponseRedirect(_annotate_url(campaign, following.position))
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(Role.ANNOTATOR)
+def annotate(request: HtmxHttpRequest, campaign_id: int, position: int) -> HttpResponse:
+    """One patch of the annotator's queue: its bug, golden rubric and diff, and the label."""
+    user: User = request.user  # type: ignore[assignment]
+    campaign = _own_campaign(campaign_id, user)
+    try:
+        assignment = selectors.annotator_assignment(
+            campaign=campaign, annotator=user, position=position
+        )
+    except Assignment.DoesNotExist:
+        raise Http404(NOT_YOURS.format(position=position, campaign=campaign_id)) from None
+    form = LabelForm(request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.annotation_record(
+                campaign=campaign,
+                annotator=user,
+                patch=assignment.patch,
+                label=form.cleaned_data["label"],
+                note=form.cleaned_data["note"],
+                seconds_spent=form.cleaned_data["seconds"],
+            )
+        except CampaignError as error:
+            form.add_error(None, str(error))
+        else:
+            return _after_label(request, campaign, position)
+    context = _annotate_context(campaign, assignment, user)
+    context["form"] = form
+    return render(
+        request, "judging/annotations/annotate.html", context, status=400 if form.errors else 200
+    )
+
+
+def _annotate_context(campaign: Campaign, assignment: Assignment, user: User) -> dict[str, Any]:
+    """Plain values only: the page cannot reach anything but the annotator's own work."""
+    queue = selectors.annotator_queue(campaign=campaign, annotator=user)
+    position = assignment.position
+    positions = [item.position for item in queue]
+    own, history = selectors.own_label(patch_id=assignment.patch_id, annotator=user)
+    return {
+        "campaign": selectors.CampaignSummary.of(campaign),
+        "case": selectors.labelling_case(campaign=campaign, assignment=assignment),
+        "position": position,
+        "progress": selectors.Progress.of_queue(queue),
+        "previous": max((p for p in positions if p < position), default=None),
+        "next": min((p for p in positions if p > position), default=None),
+        "own": own,
+        "history": history,
+        "shortcuts": SHORTCUTS,
+    }
+
+
+@dataclasses.dataclass(frozen=True)
+class OwnLabelRow:
+    """One of the annotator's labels, as plain values: the page can follow no relation from it
+    to other annotators' labels."""
+
+    dataset_name: str
+    bug_key: str
+    patch_key: str
+    label: str
+    note: str
+    updated_at: datetime.datetime
+
+
+@require_GET
+@role_required(Role.ANNOTATOR)
+def my_labels(request: HtmxHttpRequest) -> HttpResponse:
+    """The annotator's own labels: what they gave, never judges' verdicts or others' labels;
+    and their campaigns, with their own progress."""
+    page = Paginator(selectors.annotations_of(annotator=request.user), 50).get_page(  # type: ignore[arg-type]
+        request.GET.get("page", 1)
+    )
+    labels: list[Any] = [
+        OwnLabelRow(
+            a.patch.dataset.name, a.patch.bug.key, a.patch.key, a.label, a.note, a.updated_at
+        )
+        for a in page.object_list
+    ]
+    page.object_list = labels
+    rows = selectors.annotator_campaigns(annotator=request.user)  # type: ignore[arg-type]
+    return render(request, "judging/annotations/my_labels.html", {"page": page, "rows": rows})

@@ -1,0 +1,105 @@
+"""The lead's consensus and calibration pages: the adjudication queue, and picking a team.
+
+Both are for leads only: they show every annotator's label side by side, and judges' scores.
+"""
+
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from judging.calibration import data as calibration_data
+from judging.calibration.data import CalibrationError
+from judging.calibration.forms import CalibrationChooseForm, CalibrationPickForm
+from judging.models import Calibration
+from sejury_web.htmx import HtmxHttpRequest
+from sejury_web.llm.types import OFFLINE_MARKER
+from sejury_web.roles import Role, role_required
+
+BODY_TARGET = "calibration-body"
+CHOSEN = "Calibration stored: team {team}."
+
+
+@require_GET
+@role_required(Role.LEAD)
+@vary_on_headers("HX-Request")
+def calibration(request: HtmxHttpRequest) -> HttpResponse:
+    """Pick a campaign and a run; see every candidate team ranked, the best pre-selected."""
+    form = CalibrationPickForm(request.GET or None)
+    outcome, error, run, campaign = None, "", None, None
+    if form.is_bound and form.is_valid():
+        campaign = form.cleaned_data["campaign"]
+        run = form.chosen_run()
+        if campaign is not None and run is not None:
+            try:
+                outcome = calibration_data.calibration_evaluate(campaign=campaign, run=run)
+            except CalibrationError as exc:
+                error = str(exc)
+    context = {
+        "form": form,
+        "campaign": campaign,
+        "run": run,
+        "outcome": outcome,
+        "error": error,
+        "offline_marker": OFFLINE_MARKER,
+        "calibrations": (
+            calibration_data.dataset_calibrations(campaign.dataset) if campaign else []
+        ),
+    }
+    if request.htmx and request.htmx.target == BODY_TARGET:
+        return render(request, "judging/calibration/_calibration_body.html", context)
+    return render(
+        request, "judging/calibration/calibration.html", context, status=400 if form.errors else 200
+    )
+
+
+@require_POST
+@role_required(Role.LEAD)
+def calibration_choose(request: HtmxHttpRequest) -> HttpResponse:
+    """Store the picked team as the dataset's calibration."""
+    form = CalibrationChooseForm(request.POST)
+    if not form.is_valid():
+        problems = [str(error) for errors in form.errors.values() for error in errors]
+        messages.error(request, "; ".join(problems))
+        return redirect("judging:calibration")
+    data = form.cleaned_data
+    back = reverse("judging:calibration")
+    back += "?" + urlencode({"campaign": data["campaign"].pk, "run": data["run"].pk})
+    try:
+        chosen = calibration_data.calibration_create(
+            campaign=data["campaign"],
+            run=data["run"],
+            team=data["team"],
+            chosen_by=request.user,  # type: ignore[arg-type]
+        )
+    except CalibrationError as error:
+        messages.error(request, str(error))
+        return redirect(back)
+    messages.success(request, CHOSEN.format(team=", ".join(chosen.team)))
+    return redirect("judging:calibration_detail", calibration_id=chosen.pk)
+
+
+def run_with_team_url(chosen: Calibration) -> str:
+    """The new-run form for the calibrated team on the calibration's dataset."""
+    query = urlencode({"dataset": chosen.campaign.dataset.slug, "team": ",".join(chosen.team)})
+    return f"{reverse('judging:run_new')}?{query}"
+
+
+@require_GET
+@role_required(Role.LEAD)
+def calibration_detail(request: HtmxHttpRequest, calibration_id: int) -> HttpResponse:
+    try:
+        chosen = calibration_data.calibration_get(calibration_id=calibration_id)
+    except Calibration.DoesNotExist:
+        raise Http404(f"no calibration {calibration_id}") from None
+    context = {
+        "calibration": chosen,
+        "run_url": run_with_team_url(chosen),
+        "calibrations": calibration_data.dataset_calibrations(chosen.campaign.dataset),
+        "offline_marker": OFFLINE_MARKER,
+    }
+    return render(request, "judging/calibration/calibration_detail.html", context)

@@ -1,0 +1,217 @@
+"""The lead's adjudication: the consensus of patches whose labels are not unanimous.
+
+A waiting patch (annotators disagree, or fewer than two decisive labels) gets its consensus
+from a lead, who also says why the annotators disagreed with the themes of paper 004
+§5.2.1. Recording again updates the adjudication: the queue lists adjudicated patches too.
+"""
+
+import dataclasses
+from collections import Counter
+from collections.abc import Iterable
+
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.db.models import Count, QuerySet
+
+from judging.annotations.selectors import campaign_patch_ids
+from judging.consensus.rules import PatchConsensus, State, dataset_consensus
+from judging.models import Adjudication, Annotation, Campaign, DisagreementTheme, Label
+from rubrics.models import Dataset, Patch
+
+NOT_DECISIVE = "the consensus label must be VALID or INVALID, not {label!r}"
+UNKNOWN_THEME = "unknown disagreement theme {theme!r}; the themes are {known}"
+THEMES_REQUIRED = "the annotators disagreed: tag the disagreement with at least one theme"
+OTHER_NEEDS_NOTE = "the theme “Other” needs a note that says what the disagreement was"
+CAMPAIGN_ELSEWHERE = "campaign {campaign} is on dataset {other}, not {dataset}"
+
+# Waiting patches in this order: a disagreement is what the lead is there for.
+WAITING_ORDER = (State.DISPUTED, State.TOO_FEW)
+
+
+class AdjudicationError(ValueError):
+    """An adjudication cannot be recorded as given; ``field`` names the form field at fault."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def _themes(themes: Iterable[str]) -> list[str]:
+    """Known theme values, each once, in the order of ``DisagreementTheme``."""
+    given = set(themes)
+    unknown = sorted(given - set(DisagreementTheme.values))
+    if unknown:
+        known = ", ".join(DisagreementTheme.values)
+        raise AdjudicationError(UNKNOWN_THEME.format(theme=unknown[0], known=known), field="themes")
+    return [value for value in DisagreementTheme.values if value in given]
+
+
+def adjudication_record(
+    *, patch: Patch, label: str, themes: Iterable[str], note: str, acting_user: User
+) -> Adjudication:
+    """Record (or change) the lead's consensus on ``patch``.
+
+    Themes are required when the annotators' decisive labels disagree, and "other" needs a
+    note; a patch that merely lacks labels may be decided without a theme.
+    """
+    if label not in (Label.VALID, Label.INVALID):
+        raise AdjudicationError(NOT_DECISIVE.format(label=label), field="label")
+    chosen = _themes(themes)
+    note = note.strip()
+    labels = set(Annotation.objects.filter(patch=patch).values_list("label", flat=True))
+    if len(labels - {Label.UNSURE}) > 1 and not chosen:
+        raise AdjudicationError(THEMES_REQUIRED, field="themes")
+    if DisagreementTheme.OTHER in chosen and not note:
+        raise AdjudicationError(OTHER_NEEDS_NOTE, field="note")
+    with transaction.atomic():
+        adjudication, _ = Adjudication.objects.update_or_create(
+            patch=patch,
+            defaults={"label": label, "themes": chosen, "note": note, "decided_by": acting_user},
+        )
+    return adjudication
+
+
+@dataclasses.dataclass(frozen=True)
+class GivenLabel:
+    """One annotator's label of a patch, as the lead sees it when adjudicating."""
+
+    annotator: str
+    label: str
+    note: str
+    imported: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class AdjudicationItem:
+    patch: Patch  # with its bug
+    consensus: PatchConsensus
+    labels: list[GivenLabel]  # by annotator name
+    adjudication: Adjudication | None
+
+    @property
+    def disputed(self) -> bool:
+        """The decisive labels disagree: the lead must tag the disagreement."""
+        return len(set(self.consensus.decisive.values())) > 1
+
+    @property
+    def theme_labels(self) -> list[str]:
+        themes = self.adjudication.themes if self.adjudication else []
+        return [DisagreementTheme(theme).label for theme in themes]
+
+
+@dataclasses.dataclass(frozen=True)
+class QueueCounts:
+    unanimous: int
+    adjudicated: int
+    disputed: int
+    too_few: int
+    unlabelled: int  # a campaign's patches nobody has labelled yet (0 without a campaign)
+
+    @property
+    def waiting(self) -> int:
+        return self.disputed + self.too_few
+
+
+@dataclasses.dataclass(frozen=True)
+class AdjudicationQueue:
+    dataset: Dataset
+    campaign: Campaign | None
+    waiting: list[AdjudicationItem]  # disputed first, then too few labels
+    adjudicated: list[AdjudicationItem]
+    counts: QueueCounts
+
+
+def _consensus(
+    dataset: Dataset, campaign: Campaign | None
+) -> tuple[dict[int, PatchConsensus], QueueCounts]:
+    patch_ids: set[int] | None = None
+    if campaign is not None:
+        if campaign.dataset_id != dataset.pk:
+            message = CAMPAIGN_ELSEWHERE.format(
+                campaign=campaign, other=campaign.dataset, dataset=dataset
+            )
+            raise AdjudicationError(message, field="campaign")
+        patch_ids = campaign_patch_ids(campaign)
+    consensus = dataset_consensus(
+        dataset, patch_ids=None if patch_ids is None else sorted(patch_ids)
+    )
+    states = Counter(state.state for state in consensus.values())
+    counts = QueueCounts(
+        unanimous=states[State.UNANIMOUS],
+        adjudicated=states[State.ADJUDICATED],
+        disputed=states[State.DISPUTED],
+        too_few=states[State.TOO_FEW],
+        unlabelled=0 if patch_ids is None else len(patch_ids - consensus.keys()),
+    )
+    return consensus, counts
+
+
+def adjudication_counts(*, dataset: Dataset, campaign: Campaign | None = None) -> QueueCounts:
+    """How many patches are unanimous, adjudicated and waiting (optionally in a campaign)."""
+    return _consensus(dataset, campaign)[1]
+
+
+def _labels_by_patch(patch_ids: Iterable[int]) -> dict[int, list[GivenLabel]]:
+    rows = (
+        Annotation.objects.filter(patch_id__in=list(patch_ids))
+        .order_by("patch_id", "annotator__username")
+        .values_list("patch_id", "annotator__username", "label", "note", "origin")
+    )
+    labels: dict[int, list[GivenLabel]] = {}
+    for patch_id, name, label, note, origin in rows:
+        given = GivenLabel(name, label, note, origin == Annotation.Origin.IMPORTED)
+        labels.setdefault(patch_id, []).append(given)
+    return labels
+
+
+def adjudication_queue(*, dataset: Dataset, campaign: Campaign | None = None) -> AdjudicationQueue:
+    """The dataset's patches without a unanimous consensus (optionally a campaign's only)."""
+    consensus, counts = _consensus(dataset, campaign)
+    shown = [c for c in consensus.values() if c.state != State.UNANIMOUS]
+    ids = [c.patch_id for c in shown]
+    patches = Patch.objects.select_related("bug__dataset", "dataset").in_bulk(ids)
+    adjudications = Adjudication.objects.select_related("decided_by").in_bulk(
+        ids, field_name="patch_id"
+    )
+    labels = _labels_by_patch(ids)
+    items = [
+        AdjudicationItem(
+            patches[c.patch_id], c, labels.get(c.patch_id, []), adjudications.get(c.patch_id)
+        )
+        for c in shown
+    ]
+    items.sort(key=lambda item: (item.patch.bug.key, item.patch.key))
+    return AdjudicationQueue(
+        dataset=dataset,
+        campaign=campaign,
+        waiting=[
+            item for state in WAITING_ORDER for item in items if item.consensus.state == state
+        ],
+        adjudicated=[item for item in items if item.consensus.state == State.ADJUDICATED],
+        counts=counts,
+    )
+
+
+def adjudication_item(*, patch: Patch) -> AdjudicationItem:
+    """One patch as the queue shows it (after the lead records its adjudication)."""
+    consensus = dataset_consensus(patch.dataset, patch_ids=[patch.pk])
+    state = consensus.get(patch.pk) or PatchConsensus(patch.pk, {}, State.TOO_FEW, None)
+    adjudication = Adjudication.objects.select_related("decided_by").filter(patch=patch).first()
+    return AdjudicationItem(
+        patch, state, _labels_by_patch([patch.pk]).get(patch.pk, []), adjudication
+    )
+
+
+def adjudication_datasets() -> QuerySet[Dataset]:
+    """Datasets with labels, each with its label count and campaigns (the queue's index)."""
+    return (
+        Dataset.objects.annotate(label_count=Count("patches__annotations"))
+        .filter(label_count__gt=0)
+        .prefetch_related("campaigns")
+        .order_by("name")
+    )
+
+
+def dataset_campaign(*, dataset: Dataset, campaign_id: int) -> Campaign:
+    """One of the dataset's campaigns (``Campaign.DoesNotExist`` otherwise)."""
+    return Campaign.objects.get(dataset=dataset, pk=campaign_id)

@@ -1,0 +1,15 @@
+"""URLs of the lead's adjudication queue."""
+
+from django.urls import URLPattern, path
+
+from judging.consensus import views
+
+urlpatterns: list[URLPattern] = [
+    path("adjudication/", views.adjudication_index, name="adjudication_index"),
+    path("adjudication/<slug:slug>/", views.adjudication_queue, name="adjudication_queue"),
+    path(
+        "adjudication/<slug:slug>/patches/<int:patch_id>/",
+        views.adjudication_save,
+        name="adjudication_save",
+    ),
+]

@@ -1,0 +1,144 @@
+from typing import Any
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from judging.consensus import adjudication
+from judging.consensus.adjudication import AdjudicationError, AdjudicationItem
+from judging.consensus.forms import AdjudicationForm
+from judging.models import Campaign, DisagreementTheme, Label
+from rubrics.models import Dataset, Patch
+from rubrics.selectors import dataset_get
+from sejury_web.htmx import HtmxHttpRequest
+from sejury_web.roles import Role, role_required
+
+RECORDED = "Recorded the consensus of {patch}: {label}."
+
+
+def _campaign(dataset: Dataset, value: Any) -> Campaign | None:
+    if value in (None, ""):
+        return None
+    try:
+        return adjudication.dataset_campaign(dataset=dataset, campaign_id=int(value))
+    except (ValueError, Campaign.DoesNotExist):
+        raise Http404(f"{dataset} has no campaign {value}") from None
+
+
+def _queue_url(dataset: Dataset, campaign: Campaign | None) -> str:
+    url = reverse("judging:adjudication_queue", args=[dataset.slug])
+    return f"{url}?{urlencode({'campaign': campaign.pk})}" if campaign else url
+
+
+def _item_context(dataset: Dataset, campaign: Campaign | None) -> dict[str, Any]:
+    return {
+        "dataset": dataset,
+        "campaign": campaign,
+        "themes": DisagreementTheme.choices,
+        "labels": [Label.VALID, Label.INVALID],
+    }
+
+
+def _card(item: AdjudicationItem, form: AdjudicationForm | None = None) -> dict[str, Any]:
+    """One patch's card: what its form shows (the posted values after a refusal)."""
+    if form is not None and form.errors:
+        return {
+            "item": item,
+            "label": form["label"].value() or "",
+            "themes": form["themes"].value() or [],
+            "note": form["note"].value() or "",
+            "errors": form.errors,
+            "general": form.non_field_errors(),
+        }
+    done = item.adjudication
+    return {
+        "item": item,
+        "label": done.label if done else "",
+        "themes": done.themes if done else [],
+        "note": done.note if done else "",
+        "errors": {},
+        "general": [],
+    }
+
+
+def _queue_context(
+    dataset: Dataset,
+    campaign: Campaign | None,
+    *,
+    refused: tuple[int, AdjudicationForm] | None = None,
+) -> dict[str, Any]:
+    """The queue page; ``refused`` is a patch id and its form, shown with its errors."""
+    queue = adjudication.adjudication_queue(dataset=dataset, campaign=campaign)
+    refused_id, form = refused or (None, None)
+
+    def cards(items: list[AdjudicationItem]) -> list[dict[str, Any]]:
+        return [_card(item, form if item.patch.pk == refused_id else None) for item in items]
+
+    return {
+        "queue": queue,
+        "counts": queue.counts,
+        "waiting": cards(queue.waiting),
+        "adjudicated": cards(queue.adjudicated),
+        "campaigns": dataset.campaigns.all(),
+        **_item_context(dataset, campaign),
+    }
+
+
+@require_GET
+@role_required(Role.LEAD)
+def adjudication_index(request: HtmxHttpRequest) -> HttpResponse:
+    datasets = adjudication.adjudication_datasets()
+    return render(request, "judging/consensus/adjudication_index.html", {"datasets": datasets})
+
+
+@require_GET
+@role_required(Role.LEAD)
+def adjudication_queue(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    dataset = dataset_get(slug=slug)
+    campaign = _campaign(dataset, request.GET.get("campaign"))
+    context = _queue_context(dataset, campaign)
+    return render(request, "judging/consensus/adjudication_queue.html", context)
+
+
+@require_POST
+@role_required(Role.LEAD)
+@vary_on_headers("HX-Request")
+def adjudication_save(request: HtmxHttpRequest, slug: str, patch_id: int) -> HttpResponse:
+    """Record a patch's consensus; htmx gets the patch's card back (and the counts)."""
+    dataset = dataset_get(slug=slug)
+    patches = Patch.objects.select_related("bug__dataset", "dataset")
+    patch = get_object_or_404(patches, dataset=dataset, pk=patch_id)
+    form = AdjudicationForm(request.POST)
+    campaign = _campaign(dataset, request.POST.get("campaign"))
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            adjudication.adjudication_record(
+                patch=patch,
+                label=data["label"],
+                themes=data["themes"],
+                note=data["note"],
+                acting_user=request.user,  # type: ignore[arg-type]
+            )
+        except AdjudicationError as error:
+            form.add_error(error.field, str(error))
+    if not request.htmx:
+        if not form.errors:
+            label = form.cleaned_data["label"]
+            messages.success(request, RECORDED.format(patch=patch.key, label=label))
+            return redirect(f"{_queue_url(dataset, campaign)}#adjudication-{patch.pk}")
+        context = _queue_context(dataset, campaign, refused=(patch.pk, form))
+        return render(request, "judging/consensus/adjudication_queue.html", context, status=400)
+    context = {
+        "card": _card(adjudication.adjudication_item(patch=patch), form),
+        "saved": not form.errors,
+        "counts": adjudication.adjudication_counts(dataset=dataset, campaign=campaign),
+        "oob": True,
+        **_item_context(dataset, campaign),
+    }
+    # htmx swaps only 2xx answers: a refused adjudication is still the card to show.
+    return render(request, "judging/consensus/_adjudication_item.html", context)

@@ -1,0 +1,113 @@
+"""Load the built-in demo: role groups, demo users, the demo dataset with its labels, a
+calibration campaign and a judging run by the offline model. Safe to re-run."""
+
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+
+from judging.annotations.services import campaign_create
+from judging.models import Campaign, Context
+from judging.runs.services import run_create
+from rubrics.bundle.base import BundleImportError, kind_plural
+from rubrics.bundle.services import bundle_import
+from rubrics.models import Dataset
+from sejury_web.roles import Role, roles_sync
+from sejury_web.users import user_create
+
+DEMO_BUNDLE = Path(settings.BASE_DIR) / "rubrics" / "demo" / "bundle.jsonl"
+DEMO_DATASET = "Demo"
+DEMO_DESCRIPTION = (
+    "Six small bugs in several languages, written for this demo, with candidate patches that "
+    "cover a correct fix, an alternative correct fix, a test-only change, a symptom-masking "
+    "fix and an incomplete fix. Not real data."
+)
+DEMO_PASSWORD = "sejury-demo"  # noqa: S105 - printed on purpose: local demo accounts only
+# Every SE-Jury strategy, so that the calibration page has teams to rank; the offline model,
+# whatever provider is configured, so that the demo never spends money. Its output is
+# labelled as not an LLM's wherever it is shown.
+DEMO_TEAM = "s1a,s1b,s2,s3,s4,s5"
+DEMO_RUN_NAME = "Demo: every SE-Jury strategy (offline model)"
+DEMO_CAMPAIGN = "Demo calibration round"
+DEMO_ANNOTATORS = ("annotator1", "annotator2", "annotator3")
+DEMO_USERS: list[tuple[str, list[str]]] = [
+    ("lead", [Role.LEAD]),
+    ("reviewer", [Role.REVIEWER]),
+    ("reviewer2", [Role.REVIEWER]),
+    ("annotator1", [Role.ANNOTATOR]),
+    ("annotator2", [Role.ANNOTATOR]),
+    ("annotator3", [Role.ANNOTATOR]),
+]
+
+
+class Command(BaseCommand):
+    help = "Create the demo users and import the demo dataset (idempotent)."
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        roles_sync()
+        User = get_user_model()
+        for username, roles in DEMO_USERS:
+            user = User.objects.filter(username=username).first()
+            if user is None:
+                user_create(username=username, password=DEMO_PASSWORD, roles=roles)
+            elif not user.has_usable_password():
+                # An annotator first named by an imported label: make it a demo login.
+                user.set_password(DEMO_PASSWORD)
+                user.save(update_fields=["password"])
+        try:
+            with DEMO_BUNDLE.open("rb") as source:
+                summary = bundle_import(
+                    source=source,
+                    dataset_name=DEMO_DATASET,
+                    acting_user=None,
+                    filename=DEMO_BUNDLE.name,
+                )
+        except BundleImportError as exc:  # the demo bundle is ours: this is a bug
+            raise SystemExit(f"The demo bundle is invalid:\n{exc}") from exc
+        if not summary.dataset.description:
+            summary.dataset.description = DEMO_DESCRIPTION
+            summary.dataset.save(update_fields=["description"])
+        counts = ", ".join(
+            f"{c.created + c.updated + c.unchanged} {kind_plural(kind)}"
+            for kind, c in summary.counts.items()
+        )
+        self.stdout.write(f"Demo dataset {summary.dataset.name!r}: {counts}.")
+        self._demo_campaign(summary.dataset)
+        self._demo_run(summary.dataset)
+        self.stdout.write("\nDemo logins (password for all: " + DEMO_PASSWORD + "):")
+        for username, roles in DEMO_USERS:
+            self.stdout.write(f"  {username:<12} {', '.join(roles)}")
+
+    def _demo_campaign(self, dataset: Dataset) -> None:
+        """A calibration sample for the demo annotators, two labels a patch; once."""
+        if dataset.campaigns.exists():
+            return
+        User = get_user_model()
+        campaign = campaign_create(
+            dataset=dataset,
+            name=DEMO_CAMPAIGN,
+            purpose=Campaign.Purpose.CALIBRATION,
+            selection=Campaign.Selection.SAMPLE,
+            sample_size=12,
+            seed=2026,
+            annotators=User.objects.filter(username__in=DEMO_ANNOTATORS),
+            overlap=2,
+            show_rubric=True,
+            created_by=User.objects.filter(username="lead").first(),
+        )
+        self.stdout.write(f"Campaign {campaign.name!r}: {campaign.assignments.count()} labels.")
+
+    def _demo_run(self, dataset: Dataset) -> None:
+        """A judging run of the demo dataset, judged by the worker that `make run` starts."""
+        if dataset.judging_runs.exists():
+            return
+        run = run_create(
+            dataset=dataset,
+            strategies=DEMO_TEAM,
+            context=Context.REFERENCE,
+            provider="offline",
+            name=DEMO_RUN_NAME,
+        )
+        self.stdout.write(f"Judging run {run.pk} queued: team {DEMO_TEAM}, offline model.")

@@ -1,0 +1,268 @@
+"""An agreement report as data: one JSON document with a key per section, or CSV with one
+row per (section, figure, column) and its value, interval and n.
+
+Both carry everything the page shows: the intervals, the "small sample" flag (n under
+``SMALL_SAMPLE``), which runs are offline heuristics rather than LLMs, which calibration
+patches were left out, and how many patches had no verdict.
+"""
+
+import csv
+import io
+from collections.abc import Iterator
+from typing import Any
+
+from judging.agreement import SMALL_SAMPLE
+from judging.reports.figures import Figure
+from judging.reports.humans import HumanColumn, PairAgreement
+from judging.reports.judges import METRICS, BenchmarkResult, JudgeColumn, RunVerdicts
+from judging.reports.selectors import AgreementReport
+from sejury_web.llm.types import OFFLINE_MARKER
+
+CSV_HEADER = ("section", "figure", "column", "value", "ci_lo", "ci_hi", "n", "small_sample")
+CONFUSION = ("tp", "fp", "fn", "tn")
+# A spreadsheet reads a cell that starts with one of these as a formula (OWASP CSV injection).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# The human section's rows, as (key, label) in the order of paper 004 Table 5.
+HUMAN_ROWS = (
+    ("bugs", "Number of bugs"),
+    ("patches", "Number of patches"),
+    ("unanimous", "Unanimous agreement"),
+    ("alpha", "Krippendorff's α"),
+    ("fleiss", "Fleiss' κ"),
+    ("weighted_kappa", "Weighted average Cohen's κ against the consensus"),
+    ("consensus_valid", "Consensus: VALID patches"),
+    ("consensus_invalid", "Consensus: INVALID patches"),
+    ("awaiting", "Waiting for a consensus"),
+)
+
+Cell = tuple[str, str, str, Figure]
+
+
+def figure_dict(figure: Figure) -> dict[str, Any]:
+    """A figure in JSON: its value, interval, n and the small-sample flag."""
+    return {
+        "value": figure.value,
+        "ci_lo": figure.ci_lo,
+        "ci_hi": figure.ci_hi,
+        "n": figure.n,
+        "small_sample": figure.small_sample,
+    }
+
+
+def run_dict(run: RunVerdicts, *, by_default: bool) -> dict[str, Any]:
+    """What identifies a run's column: its team, context, model, and any calibration."""
+    calibration = run.calibration
+    return {
+        "id": run.run.pk,
+        "name": run.run.name,
+        "team": list(run.run.strategies),
+        "context": run.run.context,
+        "provider": run.run.provider,
+        "model": run.run.model,
+        "status": run.run.status,
+        "offline": run.offline,
+        "note": OFFLINE_MARKER if run.offline else "",
+        "chosen_by_default": by_default,
+        "calibration": None
+        if calibration is None
+        else {
+            "id": calibration.pk,
+            "campaign": calibration.campaign.name,
+            "team": list(calibration.team),
+            "patches_left_out": len(run.excluded),
+        },
+    }
+
+
+def _column_dict(column: HumanColumn, names: dict[int, str]) -> dict[str, Any]:
+    data: dict[str, Any] = {key: figure_dict(getattr(column, key)) for key, _ in HUMAN_ROWS}
+    data["unanimous_count"] = column.unanimous_count
+    data["fleiss_labels_per_patch"] = column.fleiss_labels
+    data["labels"] = {label: figure.value for label, figure in column.labels.items()}
+    data["annotators"] = [
+        {
+            "annotator": names[row.annotator_id],
+            "labels": row.labels,
+            "unsure": row.unsure,
+            "kappa_vs_consensus": figure_dict(row.kappa),
+            "weight": row.weight,
+        }
+        for row in column.annotators
+    ]
+    return data
+
+
+def _pairs_dict(pairs: PairAgreement, names: dict[int, str]) -> dict[str, Any]:
+    return {
+        "pairs": [
+            {"a": names[a], "b": names[b], "kappa": figure_dict(figure)}
+            for (a, b), figure in pairs.kappas.items()
+        ],
+        "mean": figure_dict(pairs.mean),
+        "median": pairs.median,
+    }
+
+
+def _benchmark_dict(result: BenchmarkResult) -> dict[str, Any]:
+    return {
+        "n": result.n,
+        **{key: figure_dict(result.metrics[key]) for key in METRICS},
+        "confusion": dict(result.confusion),
+    }
+
+
+def _judge_dict(column: JudgeColumn) -> dict[str, Any]:
+    return {
+        "run": column.run.run.pk,
+        "patches_with_consensus": column.with_consensus,
+        "calibration_patches_left_out": column.excluded,
+        "without_verdict": dict(column.without_verdict),
+        "benchmarks": {name: _benchmark_dict(r) for name, r in column.benchmarks.items()},
+    }
+
+
+def report_dict(report: AgreementReport) -> dict[str, Any]:
+    """The whole report as one JSON-ready document, a key per section."""
+    names = report.annotators
+    sampling = report.sampling
+    return {
+        "dataset": {"name": report.dataset.name, "slug": report.dataset.slug},
+        "campaign": None
+        if report.campaign is None
+        else {"id": report.campaign.pk, "name": report.campaign.name},
+        "patches_in_scope": report.patches_in_scope,
+        "intervals": {
+            "method": "percentile bootstrap over patches",
+            "level": sampling.level,
+            "resamples": sampling.resamples,
+            "seed": sampling.seed,
+            "small_sample_below": SMALL_SAMPLE,
+        },
+        "runs": [run_dict(run, by_default=report.runs_by_default) for run in report.runs],
+        "humans": {
+            "annotators": list(names.values()),
+            "columns": {c.name: _column_dict(c, names) for c in report.humans.columns},
+            "pairs": _pairs_dict(report.humans.pairs, names),
+        },
+        "judges": [_judge_dict(column) for column in report.judges],
+        "human_judge": [
+            {
+                "run": agreement.run.run.pk,
+                "patches": agreement.patches,
+                "judge_annotator": [
+                    {"annotator": names[a], "kappa": figure_dict(figure)}
+                    for a, figure in agreement.judge_pairs.items()
+                ],
+                "judge_mean": figure_dict(agreement.judge_mean),
+                "judge_median": agreement.judge_median,
+                "annotator_pairs": _pairs_dict(agreement.humans, names),
+            }
+            for agreement in report.human_judge
+        ],
+        "breakdowns": {
+            breakdown.key: {
+                "groups": breakdown.groups,
+                "rows": [
+                    {
+                        "group": row.group,
+                        "patches": row.patches,
+                        "unanimous": figure_dict(row.unanimous),
+                        "weighted_kappa": figure_dict(row.weighted_kappa),
+                        "runs": {str(pk): _benchmark_dict(r) for pk, r in row.judges.items()},
+                    }
+                    for row in breakdown.rows
+                ],
+            }
+            for breakdown in report.breakdowns
+        },
+    }
+
+
+def _count_cell(section: str, figure: str, column: str, value: int) -> Cell:
+    return (section, figure, column, Figure(value, value, estimated=False))
+
+
+def run_label(run: RunVerdicts) -> str:
+    """How a run is named in CSV columns: offline heuristics say so in every row."""
+    return f"run {run.run.pk} ({OFFLINE_MARKER})" if run.offline else f"run {run.run.pk}"
+
+
+def _benchmark_cells(section: str, column: str, result: BenchmarkResult) -> Iterator[Cell]:
+    for key in METRICS:
+        yield (section, key, column, result.metrics[key])
+    for key in CONFUSION:
+        yield _count_cell(section, key, column, result.confusion[key])
+
+
+def _pair_cells(
+    section: str, column: str, pairs: PairAgreement, names: dict[int, str]
+) -> Iterator[Cell]:
+    for (a, b), figure in pairs.kappas.items():
+        yield (section, f"kappa {names[a]} × {names[b]}", column, figure)
+    yield (section, "mean pair kappa", column, pairs.mean)
+
+
+def report_cells(report: AgreementReport) -> Iterator[Cell]:
+    """Every figure of the report as (section, figure, column, Figure)."""
+    names = report.annotators
+    for column in report.humans.columns:
+        for key, _ in HUMAN_ROWS:
+            yield ("humans", key, column.name, getattr(column, key))
+        for label, figure in column.labels.items():
+            yield ("humans", f"labels {label}", column.name, figure)
+        for annotator in column.annotators:
+            yield (
+                "humans_vs_consensus",
+                f"kappa {names[annotator.annotator_id]}",
+                column.name,
+                annotator.kappa,
+            )
+    yield from _pair_cells("human_pairs", "labelled", report.humans.pairs, names)
+    for judge in report.judges:
+        run = run_label(judge.run)
+        for name, result in judge.benchmarks.items():
+            yield from _benchmark_cells("judges", f"{run} {name}", result)
+        for status, number in judge.without_verdict.items():
+            yield _count_cell("judges", f"without verdict: {status}", run, number)
+        yield _count_cell("judges", "calibration patches left out", run, judge.excluded)
+    for agreement in report.human_judge:
+        run = run_label(agreement.run)
+        for a, figure in agreement.judge_pairs.items():
+            yield ("human_judge", f"kappa judge × {names[a]}", run, figure)
+        yield ("human_judge", "mean judge kappa", run, agreement.judge_mean)
+        yield from _pair_cells("human_judge", run, agreement.humans, names)
+    labels = {run.run.pk: run_label(run) for run in report.runs}
+    for breakdown in report.breakdowns:
+        section = f"by_{breakdown.key}"
+        for row in breakdown.rows:
+            yield (section, "unanimous", row.group, row.unanimous)
+            yield (section, "weighted_kappa", row.group, row.weighted_kappa)
+            for pk, result in row.judges.items():
+                yield from _benchmark_cells(section, f"{row.group} {labels[pk]} b_full", result)
+
+
+def _csv_text(text: str) -> str:
+    """``text`` as a spreadsheet shows it, never as a formula: bug types and patch sources
+    come from imported bundles, and a cell such as ``=HYPERLINK(…)`` would run."""
+    return f"'{text}" if text.startswith(FORMULA_STARTS) else text
+
+
+def report_csv(report: AgreementReport) -> str:
+    """The report's figures as CSV, one row per (section, figure, column)."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(CSV_HEADER)
+    for section, figure, column, value in report_cells(report):
+        writer.writerow(
+            (
+                section,
+                _csv_text(figure),
+                _csv_text(column),
+                "" if value.value is None else value.value,
+                "" if value.ci_lo is None else value.ci_lo,
+                "" if value.ci_hi is None else value.ci_hi,
+                value.n,
+                "small sample" if value.small_sample else "",
+            )
+        )
+    return out.getvalue()

@@ -1,0 +1,198 @@
+"""Agreement reports (paper 004 Tables 5–6, paper 000 RQ2): what a lead reads about a
+dataset's labels and its judging runs, for the report page, its exports and
+``manage.py agreement_report``.
+
+The report reads everything it needs in a fixed number of queries, whatever the number of
+patches (the patches, the labels and adjudications, the runs' verdicts, and per run its
+calibration); the sections are then computed from plain records by ``report_humans`` and
+``report_judges``, every statistic by ``agreement``.
+"""
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+
+from django.contrib.auth.models import User
+
+from judging.annotations.selectors import campaign_patch_ids
+from judging.calibration.data import calibration_patch_ids
+from judging.consensus.rules import dataset_consensus
+from judging.models import Campaign, Context, JudgingRun, PatchJudgment
+from judging.reports.figures import PatchRecord, Sampling
+from judging.reports.humans import HumanSection, PairCache, human_section
+from judging.reports.judges import (
+    BREAKDOWNS,
+    Breakdown,
+    HumanJudgeAgreement,
+    JudgeColumn,
+    RunVerdicts,
+    breakdown,
+    human_judge_agreement,
+    judge_column,
+)
+from rubrics.models import Dataset, Patch
+
+UNKNOWN_RUN = "there is no judging run {run}"
+FOREIGN_RUN = "run {run} judged {other}, not {dataset}"
+UNKNOWN_CAMPAIGN = "there is no campaign {campaign}"
+FOREIGN_CAMPAIGN = "campaign {campaign} labels {other}, not {dataset}"
+NOT_AN_ID = "{what} must be a number, not {value!r}"
+
+
+class ReportError(ValueError):
+    """The report cannot be made as asked (an unknown or foreign run or campaign)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class AgreementReport:
+    dataset: Dataset
+    campaign: Campaign | None  # the patches of one campaign only, or the whole dataset
+    runs: list[RunVerdicts]
+    runs_by_default: bool  # no run was asked for: the newest finished run per context
+    annotators: dict[int, str]  # id → username, everyone with a label in scope
+    patches_in_scope: int  # with or without labels
+    humans: HumanSection
+    judges: list[JudgeColumn]
+    human_judge: list[HumanJudgeAgreement]
+    breakdowns: list[Breakdown]
+    sampling: Sampling
+
+
+def _ids(values: Iterable[int | str], what: str) -> list[int]:
+    ids = []
+    for value in values:
+        try:
+            ids.append(int(value))
+        except (TypeError, ValueError):
+            raise ReportError(NOT_AN_ID.format(what=what, value=value)) from None
+    return list(dict.fromkeys(ids))
+
+
+def report_campaign(*, dataset: Dataset, campaign_id: int | str | None) -> Campaign | None:
+    """The campaign asked for, checked to be on ``dataset``; None when none was asked."""
+    if campaign_id in (None, ""):
+        return None
+    (pk,) = _ids([campaign_id], "a campaign")
+    campaign = Campaign.objects.select_related("dataset").filter(pk=pk).first()
+    if campaign is None:
+        raise ReportError(UNKNOWN_CAMPAIGN.format(campaign=pk))
+    if campaign.dataset_id != dataset.pk:
+        raise ReportError(
+            FOREIGN_CAMPAIGN.format(campaign=pk, other=campaign.dataset, dataset=dataset)
+        )
+    return campaign
+
+
+def report_runs(*, dataset: Dataset, run_ids: Iterable[int | str]) -> list[JudgingRun]:
+    """The runs asked for, in the order asked, each checked to be of ``dataset``."""
+    ids = _ids(run_ids, "a run")
+    found = JudgingRun.objects.select_related("dataset").in_bulk(ids)
+    for pk in ids:
+        if pk not in found:
+            raise ReportError(UNKNOWN_RUN.format(run=pk))
+        if found[pk].dataset_id != dataset.pk:
+            raise ReportError(FOREIGN_RUN.format(run=pk, other=found[pk].dataset, dataset=dataset))
+    return [found[pk] for pk in ids]
+
+
+def default_runs(dataset: Dataset) -> list[JudgingRun]:
+    """The newest finished run of each context, in the order of Table 6's columns."""
+    newest: dict[str, JudgingRun] = {}
+    finished = JudgingRun.objects.filter(
+        dataset=dataset, kind=JudgingRun.Kind.RUN, status=JudgingRun.Status.FINISHED
+    ).order_by("-created_at", "-id")
+    for run in finished:
+        newest.setdefault(run.context, run)
+    return [newest[context] for context in Context.values if context in newest]
+
+
+def run_choices(dataset: Dataset) -> list[JudgingRun]:
+    """The runs a lead can put in the report: every judging run of the dataset."""
+    return list(JudgingRun.objects.filter(dataset=dataset, kind=JudgingRun.Kind.RUN))
+
+
+def _records(dataset: Dataset, patch_ids: set[int] | None) -> tuple[list[PatchRecord], int]:
+    """The scope's patches with labels or an adjudication, and how many patches it has."""
+    patches = Patch.objects.filter(dataset=dataset).values_list(
+        "id", "bug_id", "bug__bug_type", "source"
+    )
+    facts = {row[0]: row for row in patches if patch_ids is None or row[0] in patch_ids}
+    records = []
+    for patch_id, consensus in dataset_consensus(dataset).items():
+        if patch_id not in facts:
+            continue
+        _, bug_id, bug_type, source = facts[patch_id]
+        records.append(
+            PatchRecord(
+                patch_id=patch_id,
+                bug_id=bug_id,
+                bug_type=bug_type,
+                source=source,
+                labels=consensus.labels,
+                decisive=consensus.decisive,
+                consensus=consensus.consensus,
+                unanimous=consensus.is_unanimous,
+            )
+        )
+    return records, len(facts)
+
+
+def _run_verdicts(runs: Sequence[JudgingRun]) -> list[RunVerdicts]:
+    """Every run's verdicts and statuses in one query, and each run's calibration."""
+    verdicts: dict[int, dict[int, str]] = {run.pk: {} for run in runs}
+    statuses: dict[int, dict[int, str]] = {run.pk: {} for run in runs}
+    rows = PatchJudgment.objects.filter(run__in=runs).values_list(
+        "run_id", "patch_id", "status", "verdict"
+    )
+    for run_id, patch_id, status, verdict in rows:
+        statuses[run_id][patch_id] = status
+        if status == PatchJudgment.Status.DONE and verdict:
+            verdicts[run_id][patch_id] = verdict
+    result = []
+    for run in runs:
+        calibration, excluded = calibration_patch_ids(run)
+        result.append(
+            RunVerdicts(
+                run=run,
+                verdicts=verdicts[run.pk],
+                statuses=statuses[run.pk],
+                calibration=calibration,
+                excluded=frozenset(excluded),
+            )
+        )
+    return result
+
+
+def agreement_report(
+    dataset: Dataset,
+    *,
+    campaign: Campaign | None = None,
+    runs: Sequence[JudgingRun] | None = None,
+    sampling: Sampling | None = None,
+) -> AgreementReport:
+    """The report of ``dataset`` (or of one campaign's patches) and of ``runs``; without
+    runs, of the newest finished run of each context (pass ``[]`` for humans alone)."""
+    sampling = sampling or Sampling()
+    by_default = runs is None
+    chosen = default_runs(dataset) if runs is None else list(runs)
+    patch_ids = campaign_patch_ids(campaign) if campaign else None
+    records, in_scope = _records(dataset, patch_ids)
+    annotator_ids = {annotator for record in records for annotator in record.labels}
+    names = dict(User.objects.filter(pk__in=annotator_ids).values_list("pk", "username"))
+    ordered = sorted(annotator_ids, key=lambda pk: (names.get(pk, ""), pk))
+    run_verdicts = _run_verdicts(chosen)
+    pairs_on = PairCache(sampling)
+    return AgreementReport(
+        dataset=dataset,
+        campaign=campaign,
+        runs=run_verdicts,
+        runs_by_default=by_default,
+        annotators={pk: names.get(pk, f"user {pk}") for pk in ordered},
+        patches_in_scope=in_scope,
+        humans=human_section(records, ordered, sampling, pairs_on),
+        judges=[judge_column(records, run, sampling) for run in run_verdicts],
+        human_judge=[
+            human_judge_agreement(records, run, sampling, pairs_on) for run in run_verdicts
+        ],
+        breakdowns=[breakdown(records, key, run_verdicts, sampling) for key in BREAKDOWNS],
+        sampling=sampling,
+    )

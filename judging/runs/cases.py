@@ -1,0 +1,58 @@
+"""What a run shows its strategies of one patch: the ``Case``, built from the run's context."""
+
+from judging.models import Context, JudgingRun
+from judging.strategies.base import Case
+from rubrics.models import Patch, Rubric, RubricRevision
+from rubrics.selectors import golden_rubric
+
+NO_GOLDEN = "bug {bug} has no golden rubric yet"
+NO_DRAFT = "bug {bug} has no {variant} draft rubric"
+OTHER_BUG = "the run's rubric revision is of bug {owner}, not of bug {bug}"
+
+
+def _draft(patch: Patch, variant: str) -> RubricRevision | None:
+    return (
+        RubricRevision.objects.filter(
+            rubric__bug_id=patch.bug_id, rubric__variant=variant, number=0
+        )
+        .only("structure", "text")
+        .first()
+    )
+
+
+def _rubric_for(run: JudgingRun, patch: Patch) -> tuple[RubricRevision | None, str]:
+    """The rubric revision the run's context names for ``patch``'s bug, or why there is none."""
+    bug = patch.bug.key
+    if run.context == Context.GOLDEN:
+        revision = golden_rubric(bug_id=patch.bug_id)
+        return revision, "" if revision else NO_GOLDEN.format(bug=bug)
+    if run.context == Context.DRAFT:
+        revision = _draft(patch, Rubric.Variant.TEMPLATED)
+        return revision, "" if revision else NO_DRAFT.format(bug=bug, variant="templated")
+    if run.context == Context.FREE_FORM:
+        revision = _draft(patch, Rubric.Variant.FREE_FORM)
+        return revision, "" if revision else NO_DRAFT.format(bug=bug, variant="free-form")
+    if run.context == Context.REVISION:
+        revision = run.rubric_revision
+        if revision is not None and revision.rubric.bug_id != patch.bug_id:
+            # One bug's rubric says nothing about another bug's patches.
+            return None, OTHER_BUG.format(owner=revision.rubric.bug.key, bug=bug)
+        return revision, ""
+    return None, ""
+
+
+def case_for(run: JudgingRun, patch: Patch) -> Case:
+    """``patch`` as the run's strategies see it (``patch.bug`` should be loaded)."""
+    bug = patch.bug
+    revision, missing = _rubric_for(run, patch)
+    return Case(
+        bug_key=bug.key,
+        bug_title=bug.title,
+        bug_description=bug.description,
+        candidate_diff=patch.diff,
+        reference_diff=bug.reference_patch,
+        context=run.context,
+        rubric=revision.structure if revision else None,
+        rubric_text=revision.text if revision else "",
+        rubric_missing=missing,
+    )

@@ -1,0 +1,313 @@
+"""Judging one patch (and one bug's first steps) for a run: what the Celery tasks call.
+
+Every model call goes through the run's ``ask``, which sends it to the run's provider and
+model and first checks that the run is still going (not cancelled, not superseded by a
+resume): a cancelled run stops before its next call, not after the patch. Each member's
+result is written once (``StrategyResult`` is unique per judgment and strategy), so a
+patch judged again after a killed worker repeats only the members it had not finished.
+"""
+
+import dataclasses
+import logging
+from decimal import Decimal
+from typing import Any
+
+from django.core.exceptions import ImproperlyConfigured
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+
+from judging.models import BugStep, JudgingRun, PatchJudgment, StrategyResult
+from judging.runs.cases import case_for
+from judging.strategies.base import Case, Outcome, Step, StrategyError
+from judging.strategies.ensemble import combine
+from judging.strategies.registry import get_strategy
+from sejury_web.llm import complete
+from sejury_web.llm.models import LLMCall
+from sejury_web.llm.types import LLMError, LLMRequest, LLMResponse, Provider
+
+log = logging.getLogger(__name__)
+
+INTERNAL_ERROR = "internal error in {strategy}: {error!r} (see the worker's log)"
+MEMBERS_FAILED = "{count} of {total} members failed: {errors}"
+STEP_FAILED = "step 1 of {strategy} failed for bug {bug}: {error}"
+
+
+class RunStopped(Exception):
+    """The run was cancelled or resumed by another generation: stop before the next call."""
+
+
+def run_is_current(run_id: int, generation: int) -> bool:
+    """Whether the run still goes on under ``generation``: checked before every model call.
+
+    One indexed SELECT by hand, as in the LLM layer's cache lookup: building the ORM query
+    costs more CPU than running it, and a worker's threads share one interpreter.
+    """
+    table = connection.ops.quote_name(JudgingRun._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT 1 FROM {table} WHERE id = %s AND generation = %s "  # noqa: S608
+            "AND status IN (%s, %s)",
+            [run_id, generation, JudgingRun.Status.QUEUED, JudgingRun.Status.RUNNING],
+        )
+        return cursor.fetchone() is not None
+
+
+class Asker:
+    """The ``ask`` a strategy gets: the run's provider and model; records every response."""
+
+    def __init__(self, run: JudgingRun, generation: int) -> None:
+        self.run = run
+        self.generation = generation
+        self.responses: list[LLMResponse] = []
+        self.failed_call_ids: list[int] = []
+
+    def __call__(self, request: LLMRequest) -> LLMResponse:
+        if not run_is_current(self.run.pk, self.generation):
+            raise RunStopped
+        request = dataclasses.replace(
+            request, provider=Provider(self.run.provider), model=self.run.model
+        )
+        try:
+            response = complete(request)
+        except LLMError as error:
+            if error.call_id:
+                self.failed_call_ids.append(error.call_id)
+            raise
+        self.responses.append(response)
+        return response
+
+
+@dataclasses.dataclass
+class Spent:
+    """What the provider was actually asked for: calls not answered by the cache."""
+
+    provider_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: Decimal | None = Decimal(0)
+
+    def add(self, calls: int, input_tokens: int, output_tokens: int, cost: Decimal | None) -> None:
+        self.provider_calls += calls
+        self.input_tokens += input_tokens
+        self.output_tokens += output_tokens
+        self.cost_usd = None if self.cost_usd is None or cost is None else self.cost_usd + cost
+
+    @classmethod
+    def of(cls, asker: Asker) -> "Spent":
+        spent = cls()
+        for response in asker.responses:
+            if not response.from_cache:
+                spent.add(1, response.input_tokens, response.output_tokens, response.cost_usd)
+        if asker.failed_call_ids:  # rare: no query at all otherwise
+            for call in LLMCall.objects.filter(pk__in=asker.failed_call_ids):
+                spent.add(1, call.input_tokens, call.output_tokens, call.cost_usd)
+        return spent
+
+    def fields(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _attempt(run: JudgingRun, generation: int, name: str, action: Any) -> tuple[Any, Asker, str]:
+    """Run ``action(asker)``; return its value (None on failure), the asker, and the error."""
+    asker = Asker(run, generation)
+    try:
+        return action(asker), asker, ""
+    except RunStopped:
+        raise
+    except (StrategyError, LLMError, ImproperlyConfigured) as error:
+        # ImproperlyConfigured: this worker lacks the provider's key or URL; say so plainly.
+        return None, asker, str(error)
+    except Exception as error:  # a bug of ours: fail this member, never leave the patch hanging
+        log.exception("strategy %s failed on run %s", name, run.pk)
+        return None, asker, INTERNAL_ERROR.format(strategy=name, error=error)
+
+
+def bug_step_ensure(
+    run: JudgingRun, generation: int, case: Case, bug_id: int, name: str
+) -> BugStep:
+    """The strategy's bug-level first step for this run, computed if it is not stored yet."""
+    existing = BugStep.objects.filter(run=run, bug_id=bug_id, strategy=name).first()
+    if existing is not None:
+        return existing
+    strategy = get_strategy(name)
+    step, asker, error = _attempt(run, generation, name, lambda ask: strategy.prepare(case, ask))
+    call_ids = [r.call_id for r in asker.responses] + asker.failed_call_ids
+    row = BugStep(
+        run=run,
+        bug_id=bug_id,
+        strategy=name,
+        answer=step.response.answer if step else None,
+        error=error,
+        prompt_version=strategy.prompt_version,
+        call_id=call_ids[-1] if call_ids else None,
+        from_cache=bool(asker.responses) and all(r.from_cache for r in asker.responses),
+        **Spent.of(asker).fields(),
+    )
+    try:
+        with transaction.atomic():
+            row.save()
+    except IntegrityError:  # another delivery of this task wrote it first
+        return BugStep.objects.get(run=run, bug_id=bug_id, strategy=name)
+    return row
+
+
+def _result(
+    judgment: PatchJudgment, name: str, outcome: Outcome | None, asker: Asker, error: str
+) -> StrategyResult:
+    strategy = get_strategy(name)
+    steps: tuple[Step, ...] = outcome.steps if outcome else ()
+    answers = {step.name: step.response.answer for step in steps}
+    if outcome and outcome.extra:
+        answers["extra"] = outcome.extra
+    return StrategyResult(
+        judgment=judgment,
+        strategy=name,
+        status=StrategyResult.Status.FAILED if error else StrategyResult.Status.DONE,
+        score=outcome.score if outcome else None,
+        verdict=outcome.verdict if outcome else "",
+        reasoning=outcome.reasoning if outcome else "",
+        answers=answers,
+        prompt_version=strategy.prompt_version,
+        call_ids=[r.call_id for r in asker.responses] + asker.failed_call_ids,
+        cached_call_ids=[r.call_id for r in asker.responses if r.from_cache],
+        is_offline=any(r.is_offline for r in asker.responses)
+        or (strategy.uses_llm and judgment.run.provider == Provider.OFFLINE),
+        error=error,
+        **Spent.of(asker).fields(),
+    )
+
+
+def _judge_member(judgment: PatchJudgment, generation: int, case: Case, name: str) -> None:
+    run = judgment.run
+    strategy = get_strategy(name)
+    prepared: dict[str, Any] | None = None
+    if strategy.bug_step:
+        step = bug_step_ensure(run, generation, case, judgment.patch.bug_id, name)
+        if step.error:
+            error = STEP_FAILED.format(strategy=name, bug=case.bug_key, error=step.error)
+            _save(_result(judgment, name, None, Asker(run, generation), error))
+            return
+        prepared = step.answer
+    outcome, asker, error = _attempt(
+        run, generation, name, lambda ask: strategy.judge(case, ask, prepared=prepared)
+    )
+    _save(_result(judgment, name, outcome, asker, error))
+
+
+def _save(result: StrategyResult) -> None:
+    try:
+        with transaction.atomic():
+            result.save()
+    except IntegrityError:
+        pass  # another delivery of this task wrote it first: keep that one
+
+
+def patch_judge(judgment_id: int, generation: int) -> str:
+    """Judge one patch with the run's team; return the judgment's status.
+
+    Members already stored are not judged again. Stops quietly (leaving the judgment
+    pending) when the run was cancelled or resumed under a newer generation.
+    """
+    judgment = PatchJudgment.objects.select_related("run", "patch__bug").get(pk=judgment_id)
+    run = judgment.run
+    if judgment.status != PatchJudgment.Status.PENDING or not run_is_current(run.pk, generation):
+        return judgment.status
+    case = case_for(run, judgment.patch)
+    try:
+        stored = set(judgment.results.values_list("strategy", flat=True))
+        for name in run.strategies:
+            if name not in stored:
+                _judge_member(judgment, generation, case, name)
+    except RunStopped:
+        return judgment.status
+    _conclude(judgment)
+    run_finish_if_done(run.pk)
+    return judgment.status
+
+
+def _conclude(judgment: PatchJudgment) -> None:
+    """Combine the members' results into the team's verdict, or say which members failed."""
+    run = judgment.run
+    results = {r.strategy: r for r in judgment.results.all()}
+    failed = [
+        results[name]
+        for name in run.strategies
+        if results[name].status == StrategyResult.Status.FAILED
+    ]
+    judgment.finished_at = timezone.now()
+    if failed:
+        judgment.status = PatchJudgment.Status.FAILED
+        errors = "; ".join(f"{r.strategy}: {r.error}" for r in failed)
+        judgment.error = MEMBERS_FAILED.format(
+            count=len(failed), total=len(run.strategies), errors=errors
+        )
+    else:
+        team = combine(
+            [results[name].score for name in run.strategies],  # type: ignore[misc]
+            lo=run.scale_lo,
+            hi=run.scale_hi,
+            threshold=run.threshold,
+        )
+        judgment.status = PatchJudgment.Status.DONE
+        judgment.score, judgment.verdict, judgment.spread = team.score, team.verdict, team.spread
+        judgment.error = ""
+    judgment.save(update_fields=["status", "score", "verdict", "spread", "error", "finished_at"])
+
+
+def run_finish_if_done(run_id: int) -> bool:
+    """Mark the run finished once no judgment is pending; True if it is (now) finished."""
+    if PatchJudgment.objects.filter(run_id=run_id, status=PatchJudgment.Status.PENDING).exists():
+        return False
+    JudgingRun.objects.filter(
+        pk=run_id, status__in=[JudgingRun.Status.QUEUED, JudgingRun.Status.RUNNING]
+    ).update(status=JudgingRun.Status.FINISHED, finished_at=timezone.now())
+    return True
+
+
+def run_start(*, run_id: int, generation: int) -> list[tuple[str, Any]]:
+    """Mark the run running and return the tasks that judge it, as (task name, argument).
+
+    Teams with a bug-level step get one task per bug (the step, then its patches); others
+    one task per patch.
+    """
+    updated = JudgingRun.objects.filter(
+        pk=run_id,
+        generation=generation,
+        status__in=[JudgingRun.Status.QUEUED, JudgingRun.Status.RUNNING],
+    ).update(status=JudgingRun.Status.RUNNING)
+    if not updated:
+        return []
+    JudgingRun.objects.filter(pk=run_id, started_at__isnull=True).update(started_at=timezone.now())
+    run = JudgingRun.objects.get(pk=run_id)
+    pending = run.judgments.filter(status=PatchJudgment.Status.PENDING)
+    if not pending.exists():
+        run_finish_if_done(run_id)
+        return []
+    if any(get_strategy(name).bug_step for name in run.strategies):
+        bug_ids = (
+            pending.order_by("patch__bug_id").values_list("patch__bug_id", flat=True).distinct()
+        )
+        return [("bug", bug_id) for bug_id in bug_ids]
+    return [("patch", pk) for pk in pending.order_by("pk").values_list("pk", flat=True)]
+
+
+def bug_prepare(*, run_id: int, bug_id: int, generation: int) -> list[int]:
+    """Compute the team's bug-level steps for one bug; return its pending judgments."""
+    run = JudgingRun.objects.get(pk=run_id)
+    if not run_is_current(run_id, generation):
+        return []
+    pending = list(
+        run.judgments.filter(
+            patch__bug_id=bug_id, status=PatchJudgment.Status.PENDING
+        ).select_related("patch__bug")
+    )
+    if not pending:
+        return []
+    case = case_for(run, pending[0].patch)
+    try:
+        for name in run.strategies:
+            if get_strategy(name).bug_step:
+                bug_step_ensure(run, generation, case, bug_id, name)
+    except RunStopped:
+        return []
+    return [judgment.pk for judgment in pending]

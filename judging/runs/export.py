@@ -1,0 +1,134 @@
+"""Verdict records: one per patch of a judging run, as JSON lines or CSV.
+
+``export_verdicts`` writes them, and the run page's download will. A record holds the
+team's verdict and every member's score. Records stream: the judgments are read in chunks
+of ``CHUNK_SIZE``, with one query for each chunk's member results, so a run of 10,000
+patches is never in memory at once. Answers of the offline provider are labelled with
+``OFFLINE_MARKER`` in every record: they are not an LLM's.
+"""
+
+import csv
+import io
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from judging.models import JudgingRun, PatchJudgment, StrategyResult
+from sejury_web.llm.types import OFFLINE_MARKER, Provider
+
+CHUNK_SIZE = 500
+RUBRIC_JUDGE = "rubric"  # the strategy whose own VALID/INVALID label a record carries
+
+Record = dict[str, Any]
+
+
+def _members(judgment_ids: list[int], team: list[str]) -> dict[int, dict[str, dict[str, Any]]]:
+    """Each judgment's member results (score and verdict) by strategy: one query."""
+    members: dict[int, dict[str, dict[str, Any]]] = {pk: {} for pk in judgment_ids}
+    results = StrategyResult.objects.filter(judgment_id__in=judgment_ids, strategy__in=team)
+    for row in results.values("judgment_id", "strategy", "score", "verdict"):
+        members[row["judgment_id"]][row["strategy"]] = dict(row)
+    return members
+
+
+def _chunks(rows: Iterator[Any]) -> Iterator[list[Any]]:
+    chunk: list[Any] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) == CHUNK_SIZE:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def verdict_records(run: JudgingRun, *, status: str = "") -> Iterator[Record]:
+    """The run's records, by bug and patch key (only judgments with ``status``, if given).
+
+    Missing numbers and verdicts (a pending or failed patch, a failed member) are ``None``;
+    ``scores`` maps each member, in team order, to its 0–100 score; ``rubric_verdict`` is
+    there only when the rubric judge is in the team.
+    """
+    team: list[str] = list(run.strategies)
+    rows = (
+        PatchJudgment.objects.filter(run=run)
+        .order_by("patch__bug__key", "patch__key", "pk")
+        .values(
+            "pk", "patch__key", "patch__bug__key", "status", "score", "verdict", "spread", "error"
+        )
+    )
+    if status:
+        rows = rows.filter(status=status)
+    dataset = run.dataset.name
+    offline = OFFLINE_MARKER if run.provider == Provider.OFFLINE else ""
+    for chunk in _chunks(rows.iterator(chunk_size=CHUNK_SIZE)):
+        members = _members([row["pk"] for row in chunk], team)
+        for row in chunk:
+            results = members[row["pk"]]
+            record: Record = {
+                "run": run.pk,
+                "dataset": dataset,
+                "patch": row["patch__key"],
+                "bug": row["patch__bug__key"],
+                "status": row["status"],
+                "score": row["score"],
+                "verdict": row["verdict"] or None,
+                "spread": row["spread"],
+                "scores": {name: results.get(name, {}).get("score") for name in team},
+            }
+            if RUBRIC_JUDGE in team:
+                record["rubric_verdict"] = results.get(RUBRIC_JUDGE, {}).get("verdict") or None
+            record.update(
+                provider=run.provider,
+                model=run.model,
+                context=run.context,
+                threshold=run.threshold,
+                scale_lo=run.scale_lo,
+                scale_hi=run.scale_hi,
+                error=row["error"],
+                offline=offline,
+            )
+            yield record
+
+
+def verdict_jsonl(run: JudgingRun) -> Iterator[str]:
+    """The records as JSON lines (with their newline)."""
+    for record in verdict_records(run):
+        yield json.dumps(record, ensure_ascii=False) + "\n"
+
+
+def csv_columns(run: JudgingRun) -> list[str]:
+    """The CSV header: a record's fields, with ``scores`` as one ``score_<member>`` per member."""
+    columns = ["run", "dataset", "patch", "bug", "status", "score", "verdict", "spread"]
+    columns += [f"score_{name}" for name in run.strategies]
+    if RUBRIC_JUDGE in run.strategies:
+        columns.append("rubric_verdict")
+    return [
+        *columns,
+        *("provider", "model", "context", "threshold", "scale_lo", "scale_hi", "error", "offline"),
+    ]
+
+
+def verdict_csv(run: JudgingRun) -> Iterator[str]:
+    """The records as CSV lines, after a header; missing values are empty cells."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+
+    def line(values: list[Any]) -> str:
+        buffer.seek(0)
+        buffer.truncate()
+        writer.writerow(values)
+        return buffer.getvalue()
+
+    columns = csv_columns(run)
+    yield line(columns)
+    for record in verdict_records(run):
+        scores = record.pop("scores")
+        record.update({f"score_{name}": score for name, score in scores.items()})
+        yield line([record[column] for column in columns])
+
+
+EXPORTERS: dict[str, Callable[[JudgingRun], Iterator[str]]] = {
+    "jsonl": verdict_jsonl,
+    "csv": verdict_csv,
+}

@@ -1,0 +1,124 @@
+"""Forms of the judging run pages: a new run, and a pair of runs to compare."""
+
+from typing import Any
+
+from django import forms
+
+from judging.models import Context
+from judging.strategies.ensemble import check_scale
+from judging.strategies.registry import STRATEGIES
+from rubrics.models import Dataset
+from rubrics.selectors import dataset_list, dataset_patches_named
+from sejury_web.forms import split_keys
+from sejury_web.llm.config import llm_config
+from sejury_web.llm.types import Provider
+
+# A reference-based team that runs on any dataset: the rubric judge, plus SE-Jury's direct
+# assessment with the reference (S1b) and its equivalence check (S3).
+DEFAULT_TEAM = ["rubric", "s1b", "s3"]
+# The reference is the one context every bug has; rubric contexts need drafted or golden rubrics.
+DEFAULT_CONTEXT = Context.REFERENCE
+CONTEXT_HELP = {
+    Context.GOLDEN: "The bug's golden rubric, reviewed and confirmed by engineers. "
+    "Bugs without one fail the rubric judge.",
+    Context.DRAFT: "The LLM's templated draft rubric, before any review.",
+    Context.FREE_FORM: "The LLM's free-form draft rubric: prose, without numbered requirements.",
+    Context.REFERENCE: "No rubric: the developers' reference fix only.",
+    Context.NONE: "Nothing besides the bug and the candidate.",
+}
+NUMBER = forms.NumberInput(attrs={"step": "any"})
+NO_TEAM = "pick at least one strategy for the team"
+UNKNOWN_PATCHES = "no patch {keys} in {dataset}"
+BAD_SCALE_FIELD = "scale_hi"
+
+
+class DatasetChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj: Any) -> str:
+        return f"{obj.name} ({obj.patch_count} patches)"
+
+
+class RunForm(forms.Form):
+    """What ``run_create`` needs, from a lead."""
+
+    dataset = DatasetChoiceField(queryset=Dataset.objects.none(), to_field_name="slug")
+    strategies = forms.MultipleChoiceField(
+        label="Team",
+        choices=[(name, strategy.label) for name, strategy in STRATEGIES.items()],
+        widget=forms.CheckboxSelectMultiple,
+        initial=DEFAULT_TEAM,
+        error_messages={"required": NO_TEAM},
+    )
+    context = forms.ChoiceField(
+        choices=[(value, label) for value, label in Context.choices if value != Context.REVISION],
+        initial=DEFAULT_CONTEXT,
+    )
+    provider = forms.ChoiceField(required=False)
+    model = forms.CharField(
+        required=False, max_length=128, help_text="Blank: the provider's default model."
+    )
+    threshold = forms.FloatField(
+        initial=50.0, widget=NUMBER, help_text="A score at or above it is VALID."
+    )
+    scale_lo = forms.FloatField(label="Scale from", initial=0.0, widget=NUMBER)
+    scale_hi = forms.FloatField(
+        label="Scale to",
+        initial=100.0,
+        widget=forms.NumberInput(attrs={"step": "any", "aria-label": "Scale to"}),
+    )
+    patch_keys = forms.CharField(
+        label="Patches",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="Leave empty to judge every patch of the dataset; or name patch keys, "
+        "one per line or separated by commas.",
+    )
+    name = forms.CharField(required=False, max_length=200, help_text="Optional, for the list.")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["dataset"].queryset = dataset_list()  # type: ignore[attr-defined]
+        default = llm_config().provider
+        self.fields["provider"].choices = [  # type: ignore[attr-defined]
+            ("", f"Configured default ({default})"),
+            *[(provider.value, provider.value) for provider in Provider],
+        ]
+
+    def clean_strategies(self) -> list[str]:
+        chosen = set(self.cleaned_data["strategies"])
+        return [name for name in STRATEGIES if name in chosen]  # registry order
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        lo, hi, threshold = (cleaned.get(key) for key in ("scale_lo", "scale_hi", "threshold"))
+        if lo is not None and hi is not None and threshold is not None:
+            try:
+                check_scale(lo, hi, threshold)
+            except ValueError as error:
+                field = "threshold" if lo < hi else BAD_SCALE_FIELD
+                self.add_error(field, str(error))
+        dataset = cleaned.get("dataset")
+        keys = split_keys(cleaned.get("patch_keys", ""))
+        cleaned["patches"] = None
+        if dataset is not None and keys:
+            cleaned["patches"], missing = dataset_patches_named(dataset, keys)
+            if missing:
+                message = UNKNOWN_PATCHES.format(keys=", ".join(missing), dataset=dataset.name)
+                self.add_error("patch_keys", message)
+        return cleaned
+
+    def team_options(self) -> list[tuple[Any, bool]]:
+        """Each strategy in registry order, and whether its box is ticked."""
+        chosen = set(self["strategies"].value() or ())
+        return [(strategy, name in chosen) for name, strategy in STRATEGIES.items()]
+
+    def context_options(self) -> list[tuple[str, str, str]]:
+        """Each context a lead may pick: value, label, and what the rubric judge then sees."""
+        return [
+            (value, label, CONTEXT_HELP[Context(value)])
+            for value, label in self.fields["context"].choices  # type: ignore[attr-defined]
+        ]
+
+
+class CompareForm(forms.Form):
+    a = forms.IntegerField(label="Run A", min_value=1)
+    b = forms.IntegerField(label="Run B", min_value=1)

@@ -1,0 +1,181 @@
+"""Writes of the judging app: judging runs, from creation to resume."""
+
+import logging
+import time
+from collections.abc import Iterable
+from functools import partial
+
+from django.contrib.auth.models import User
+from django.core.exceptions import ImproperlyConfigured
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from judging.models import BugStep, Context, JudgingRun, PatchJudgment, StrategyResult
+from judging.runs.execution import run_finish_if_done
+from judging.strategies.ensemble import check_scale
+from judging.strategies.registry import parse_team
+from rubrics.models import Dataset, Patch, RubricRevision
+from sejury_web.llm.config import llm_config
+from sejury_web.llm.types import LLMRequest, Provider
+
+log = logging.getLogger(__name__)
+
+NO_PATCHES = "there are no patches to judge"
+FOREIGN_PATCHES = "every patch of a run must belong to the run's dataset ({dataset})"
+UNKNOWN_CONTEXT = "unknown context {context!r}; the contexts are {known}"
+REVISION_CONTEXT = "the context 'revision' needs a rubric revision, and only it does"
+NOT_ACTIVE = "run {run} is {status}: only a queued or running run can be cancelled"
+NOTHING_TO_RESUME = "run {run} has no pending patches{failed} to judge"
+
+
+class RunError(ValueError):
+    """A run cannot be created or changed as asked; the message says why."""
+
+
+def run_target(provider: str, model: str) -> tuple[str, str]:
+    """The provider and model a run will use, resolved now so the run page can name them."""
+    try:
+        target = llm_config().target(
+            LLMRequest(
+                purpose="judge",
+                messages=(),
+                schema={},
+                provider=Provider(provider) if provider else None,
+                model=model or None,
+            )
+        )
+    except (ImproperlyConfigured, ValueError) as error:
+        raise RunError(str(error)) from None
+    return str(target.provider), target.model
+
+
+def run_create(
+    *,
+    dataset: Dataset,
+    strategies: str | list[str],
+    context: str,
+    patches: Iterable[Patch] | None = None,
+    provider: str = "",
+    model: str = "",
+    threshold: float = 50.0,
+    scale_lo: float = 0.0,
+    scale_hi: float = 100.0,
+    name: str = "",
+    created_by: User | None = None,
+    kind: str = JudgingRun.Kind.RUN,
+    rubric_revision: RubricRevision | None = None,
+) -> JudgingRun:
+    """Create a run over ``patches`` (default: every patch of the dataset) and queue it."""
+
+    try:
+        team = parse_team(strategies)
+        check_scale(scale_lo, scale_hi, threshold)
+    except ValueError as error:
+        raise RunError(str(error)) from None
+    if context not in Context.values:
+        raise RunError(UNKNOWN_CONTEXT.format(context=context, known=", ".join(Context.values)))
+    if (context == Context.REVISION) != (rubric_revision is not None):
+        raise RunError(REVISION_CONTEXT)
+    provider, model = run_target(provider, model)
+    if patches is None:
+        patch_ids = list(dataset.patches.values_list("pk", flat=True))
+    else:
+        chosen = list(patches)  # any iterable, even one that can be read only once
+        patch_ids = sorted({p.pk for p in chosen if p.dataset_id == dataset.pk})
+        if len(patch_ids) != len({p.pk for p in chosen}):
+            raise RunError(FOREIGN_PATCHES.format(dataset=dataset.name))
+    if not patch_ids:
+        raise RunError(NO_PATCHES)
+    with transaction.atomic():
+        run = JudgingRun.objects.create(
+            dataset=dataset,
+            kind=kind,
+            name=name,
+            strategies=team,
+            context=context,
+            rubric_revision=rubric_revision,
+            provider=provider,
+            model=model,
+            scale_lo=scale_lo,
+            scale_hi=scale_hi,
+            threshold=threshold,
+            created_by=created_by,
+        )
+        PatchJudgment.objects.bulk_create(
+            [PatchJudgment(run=run, patch_id=pk) for pk in patch_ids], batch_size=500
+        )
+        transaction.on_commit(partial(_send_start, run.pk, run.generation))
+    return run
+
+
+def _send_start(run_id: int, generation: int) -> None:
+    """Queue the run's first task. The run is committed already: if the broker refuses (on a
+    fresh SQLite broker a worker starting at the same moment may be creating the queue), try
+    once more, then leave the run queued for the next worker start or Resume to pick up."""
+    from judging.tasks import start_run
+
+    for attempt in (1, 2):
+        try:
+            start_run.delay(run_id, generation)
+            return
+        except Exception:
+            if attempt == 2:
+                log.exception("could not queue run %s; a worker start or Resume will", run_id)
+                return
+            time.sleep(0.5)
+
+
+def run_cancel(*, run: JudgingRun) -> JudgingRun:
+    """Stop the run: no new model call starts; finished results stay."""
+    updated = JudgingRun.objects.filter(
+        pk=run.pk, status__in=[JudgingRun.Status.QUEUED, JudgingRun.Status.RUNNING]
+    ).update(status=JudgingRun.Status.CANCELLED, finished_at=timezone.now())
+    run.refresh_from_db()
+    if not updated:
+        raise RunError(NOT_ACTIVE.format(run=run.pk, status=run.get_status_display().lower()))
+    return run
+
+
+def run_resume(*, run: JudgingRun, retry_failed: bool = False) -> JudgingRun:
+    """Queue the run's pending patches again (and, with ``retry_failed``, its failed ones).
+
+    Completed members are kept: only what is missing is judged. The run's generation goes
+    up, so tasks of the earlier generation still in the queue stop without judging.
+    """
+
+    with transaction.atomic():
+        run = JudgingRun.objects.select_for_update().get(pk=run.pk)
+        if retry_failed:
+            failed = PatchJudgment.objects.filter(run=run, status=PatchJudgment.Status.FAILED)
+            StrategyResult.objects.filter(
+                judgment__in=failed, status=StrategyResult.Status.FAILED
+            ).delete()
+            BugStep.objects.filter(run=run).exclude(error="").delete()
+            failed.update(status=PatchJudgment.Status.PENDING, error="", finished_at=None)
+        if not run.judgments.filter(status=PatchJudgment.Status.PENDING).exists():
+            failed_text = " or failed" if retry_failed else ""
+            raise RunError(NOTHING_TO_RESUME.format(run=run.pk, failed=failed_text))
+        run.generation = F("generation") + 1
+        run.status = JudgingRun.Status.QUEUED
+        run.finished_at = None
+        run.save(update_fields=["generation", "status", "finished_at"])
+        run.refresh_from_db()
+        transaction.on_commit(partial(_send_start, run.pk, run.generation))
+    return run
+
+
+def runs_resume_unfinished() -> list[int]:
+    """Resume every queued or running run: a worker starting calls this, so a run whose
+    worker was killed finishes when a worker is back. Returns the runs resumed."""
+    resumed = []
+    for run in JudgingRun.objects.filter(
+        status__in=[JudgingRun.Status.QUEUED, JudgingRun.Status.RUNNING]
+    ):
+        try:
+            run_resume(run=run)
+        except RunError:
+            run_finish_if_done(run.pk)
+            continue
+        resumed.append(run.pk)
+    return resumed

@@ -1,0 +1,21 @@
+"""URLs of judging runs and their verdicts (leads), and the rubric editor's judge preview."""
+
+from django.urls import URLPattern, path
+
+from judging.runs import views
+
+urlpatterns: list[URLPattern] = [
+    path("runs/", views.run_list, name="run_list"),
+    path("runs/new/", views.run_new, name="run_new"),
+    path("runs/compare/", views.run_compare, name="run_compare"),
+    path("runs/<int:run_id>/", views.run_detail, name="run_detail"),
+    path("runs/<int:run_id>/progress/", views.run_progress, name="run_progress"),
+    path("runs/<int:run_id>/cancel/", views.run_cancel, name="run_cancel"),
+    path("runs/<int:run_id>/resume/", views.run_resume, name="run_resume"),
+    path(
+        "runs/<int:run_id>/verdicts/<int:judgment_id>/",
+        views.verdict_detail,
+        name="verdict_detail",
+    ),
+    path("rubrics/<int:rubric_id>/judge-preview/", views.rubric_preview, name="rubric_preview"),
+]

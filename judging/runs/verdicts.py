@@ -1,0 +1,399 @@
+"""Reads of judging runs for their pages: the run list, a run's verdict table, one verdict
+with every prompt and answer behind it, and two runs compared patch by patch.
+
+A page of the verdict table costs the same at 10,000 patches as at 10: a count, one query
+for the page of judgments and one for their members' results.
+"""
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+from urllib.parse import urlencode
+
+from django.core.paginator import Page, Paginator
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
+
+from judging.models import BugStep, JudgingRun, Label, PatchJudgment, StrategyResult
+from judging.runs.selectors import run_get
+from judging.strategies.base import Strategy
+from judging.strategies.registry import get_strategy
+from sejury_web.llm.models import LLMCall
+
+RUNS_PER_PAGE = 50
+VERDICTS_PER_PAGE = 50
+VERDICTS = (Label.VALID, Label.INVALID)
+# Sort keys of the verdict table besides the members' names, and the field each orders by.
+SORT_FIELDS = {
+    "patch": "patch__key",
+    "bug": "patch__bug__key",
+    "score": "score",
+    "spread": "spread",
+}
+DEFAULT_SORT = "patch"
+MEMBER_SCORE = "member_score"
+# What a row of the verdict table reads: never a diff.
+TABLE_FIELDS = ("id", "run_id", "status", "score", "verdict", "spread", "error")
+TABLE_PATCH_FIELDS = ("patch__id", "patch__key", "patch__bug__id", "patch__bug__key")
+
+UNKNOWN_RUN = "there is no run {run}"
+SAME_RUN = "pick two different runs: both sides are run {run}"
+OTHER_DATASETS = (
+    "run {a} judged {dataset_a} and run {b} judged {dataset_b}: only runs of one dataset compare"
+)
+
+
+class CompareError(ValueError):
+    """Two runs cannot be compared; the message says why."""
+
+
+@dataclass(frozen=True)
+class RunRow:
+    run: JudgingRun
+    total: int
+    finished: int  # done or failed
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.finished / self.total) if self.total else 100
+
+
+def runs_page(*, page: int | str = 1) -> Page:
+    """Judging runs (not rubric previews), newest first, as ``RunRow``s."""
+    finished = [PatchJudgment.Status.DONE, PatchJudgment.Status.FAILED]
+    runs: QuerySet[Any] = (
+        JudgingRun.objects.filter(kind=JudgingRun.Kind.RUN)
+        .select_related("dataset", "created_by")
+        .annotate(
+            total=Count("judgments"),
+            finished=Count("judgments", filter=Q(judgments__status__in=finished)),
+        )
+        .order_by("-created_at", "-id")
+    )
+    result = Paginator(runs, RUNS_PER_PAGE).get_page(page)
+    rows: list[Any] = [RunRow(run, run.total, run.finished) for run in result.object_list]
+    result.object_list = rows
+    return result
+
+
+def run_team(run: JudgingRun) -> list[Strategy]:
+    """The run's members, in team order."""
+    return [get_strategy(name) for name in run.strategies]
+
+
+@dataclass(frozen=True)
+class TableQuery:
+    """What the verdict table shows: filters, sort (``-`` first for descending) and page."""
+
+    verdict: str = ""
+    status: str = ""
+    q: str = ""
+    sort: str = DEFAULT_SORT
+    page: int | str = 1
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any], team: Iterable[str]) -> "TableQuery":
+        """The query the request's parameters ask for; anything unknown falls back to none."""
+        verdict = str(params.get("verdict", ""))
+        status = str(params.get("status", ""))
+        sort = str(params.get("sort", DEFAULT_SORT))
+        if sort.removeprefix("-") not in {*SORT_FIELDS, *team}:
+            sort = DEFAULT_SORT
+        return cls(
+            verdict=verdict if verdict in VERDICTS else "",
+            status=status if status in PatchJudgment.Status.values else "",
+            q=str(params.get("q", "")).strip(),
+            sort=sort,
+            page=params.get("page", 1),
+        )
+
+    @property
+    def sort_key(self) -> str:
+        return self.sort.removeprefix("-")
+
+    @property
+    def descending(self) -> bool:
+        return self.sort.startswith("-")
+
+    def params(self, **changes: Any) -> str:
+        """This query as URL parameters, with ``changes``; defaults are left out."""
+        query = replace(self, **changes)
+        pairs = {
+            "verdict": query.verdict,
+            "status": query.status,
+            "q": query.q,
+            "sort": "" if query.sort == DEFAULT_SORT else query.sort,
+            "page": "" if str(query.page) == "1" else query.page,
+        }
+        return urlencode({key: value for key, value in pairs.items() if value})
+
+    def sorted_by(self, key: str) -> str:
+        """The parameters of a click on column ``key``: ascending first, then reversed."""
+        sort = f"-{key}" if self.sort == key else key
+        return self.params(sort=sort, page=1)
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    label: str
+    params: str  # what a click on the heading asks for
+    arrow: str  # "▲"/"▼" on the column the table is sorted by
+
+
+@dataclass(frozen=True)
+class VerdictRow:
+    judgment: PatchJudgment
+    members: list[StrategyResult | None]  # in team order; None before a member ends
+
+
+@dataclass(frozen=True)
+class VerdictTable:
+    query: TableQuery
+    page: Page
+    rows: list[VerdictRow]
+    team: list[Strategy]
+    columns: dict[str, Column]  # patch, bug, score, spread
+    member_columns: list[Column]
+
+    @property
+    def previous_params(self) -> str:
+        return self.query.params(page=self.page.number - 1)
+
+    @property
+    def next_params(self) -> str:
+        return self.query.params(page=self.page.number + 1)
+
+
+def _column(query: TableQuery, key: str, label: str) -> Column:
+    arrow = ("▼" if query.descending else "▲") if query.sort_key == key else ""
+    return Column(key=key, label=label, params=query.sorted_by(key), arrow=arrow)
+
+
+def run_verdicts(*, run: JudgingRun, query: TableQuery) -> VerdictTable:
+    """One page of the run's verdicts as ``query`` filters and sorts them, with each member's
+    result. Unfinished scores sort last in either direction."""
+    judgments = PatchJudgment.objects.filter(run=run)
+    if query.verdict:
+        judgments = judgments.filter(verdict=query.verdict)
+    if query.status:
+        judgments = judgments.filter(status=query.status)
+    if query.q:
+        judgments = judgments.filter(
+            Q(patch__key__icontains=query.q) | Q(patch__bug__key__icontains=query.q)
+        )
+    field = SORT_FIELDS.get(query.sort_key)
+    if field is None:
+        field = MEMBER_SCORE
+        scores = StrategyResult.objects.filter(judgment=OuterRef("pk"), strategy=query.sort_key)
+        judgments = judgments.annotate(**{MEMBER_SCORE: Subquery(scores.values("score")[:1])})
+    order = F(field).desc(nulls_last=True) if query.descending else F(field).asc(nulls_last=True)
+    judgments = (
+        judgments.select_related("patch__bug")
+        .only(*TABLE_FIELDS, *TABLE_PATCH_FIELDS)
+        .order_by(order, "patch__key", "pk")
+    )
+    page = Paginator(judgments, VERDICTS_PER_PAGE).get_page(query.page)
+    page.object_list = list(page.object_list)
+    results = StrategyResult.objects.filter(
+        judgment__in=[judgment.pk for judgment in page.object_list]
+    ).only("id", "judgment_id", "strategy", "status", "score", "verdict", "error")
+    by_member = {(result.judgment_id, result.strategy): result for result in results}
+    team = run_team(run)
+    rows = [
+        VerdictRow(judgment, [by_member.get((judgment.pk, member.name)) for member in team])
+        for judgment in page.object_list
+    ]
+    headings = {"patch": "Patch", "bug": "Bug", "score": "Score", "spread": "Spread"}
+    return VerdictTable(
+        query=replace(query, page=page.number),
+        page=page,
+        rows=rows,
+        team=team,
+        columns={key: _column(query, key, label) for key, label in headings.items()},
+        member_columns=[_column(query, member.name, member.label) for member in team],
+    )
+
+
+@dataclass(frozen=True)
+class Call:
+    """One model call of a member, as the verdict page shows it."""
+
+    call_id: int
+    step: str  # the strategy's name for the step ("assess", "rethink", ...), if known
+    call: LLMCall | None  # None if the log row is gone
+    messages: list[tuple[str, str]]  # (role, content)
+    from_cache: bool
+
+    @property
+    def parsed(self) -> str:
+        """The parsed answer as indented JSON ("" when the call produced none)."""
+        return _json(self.call.answer) if self.call else ""
+
+
+@dataclass(frozen=True)
+class Member:
+    strategy: Strategy
+    result: StrategyResult | None
+    calls: list[Call]
+    bug_step: BugStep | None  # s4/s5's first step for the patch's bug
+    bug_step_call: Call | None
+
+    @property
+    def extra(self) -> str:
+        """What a strategy without a model computed (baselines), as indented JSON."""
+        extra = self.result.answers.get("extra") if self.result else None
+        return _json(extra)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    run: JudgingRun
+    judgment: PatchJudgment
+    members: list[Member]
+    previous_id: int | None  # the neighbours in the table's default order (patch key)
+    next_id: int | None
+
+
+def _json(value: Any) -> str:
+    return "" if value is None else json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _messages(call: LLMCall | None) -> list[tuple[str, str]]:
+    """The prompt as (role, content) pairs (``LLMCall.messages`` holds {role, content})."""
+    if call is None:
+        return []
+    return [(str(m["role"]), str(m["content"])) for m in call.messages or []]
+
+
+def verdict_get(*, run: JudgingRun, judgment_id: int) -> Verdict:
+    """One patch's verdict with everything behind it: each member's calls (prompts, raw and
+    parsed answers) and s4/s5's bug-level step. Raises ``PatchJudgment.DoesNotExist``."""
+    judgment = PatchJudgment.objects.select_related("patch__bug__dataset", "patch__dataset").get(
+        run=run, pk=judgment_id
+    )
+    results = {result.strategy: result for result in judgment.results.all()}
+    steps = {
+        step.strategy: step
+        for step in BugStep.objects.filter(run=run, bug_id=judgment.patch.bug_id)
+    }
+    call_ids = [call_id for result in results.values() for call_id in result.call_ids]
+    call_ids += [step.call_id for step in steps.values() if step.call_id]
+    calls = LLMCall.objects.in_bulk(call_ids)
+    members = []
+    for strategy in run_team(run):
+        result = results.get(strategy.name)
+        member_calls: list[Call] = []
+        if result is not None:
+            names = [name for name in result.answers if name != "extra"]
+            cached = set(result.cached_call_ids)
+            for index, call_id in enumerate(result.call_ids):
+                call = calls.get(call_id)
+                step = names[index] if index < len(names) else ""
+                member_calls.append(Call(call_id, step, call, _messages(call), call_id in cached))
+        bug_step = steps.get(strategy.name) if strategy.bug_step else None
+        bug_call = None
+        if bug_step is not None and bug_step.call_id:
+            call = calls.get(bug_step.call_id)
+            bug_call = Call(bug_step.call_id, "", call, _messages(call), bug_step.from_cache)
+        members.append(Member(strategy, result, member_calls, bug_step, bug_call))
+    neighbours = PatchJudgment.objects.filter(run=run).values_list("pk", flat=True)
+    key = judgment.patch.key
+    previous_id = neighbours.filter(patch__key__lt=key).order_by("-patch__key").first()
+    next_id = neighbours.filter(patch__key__gt=key).order_by("patch__key").first()
+    return Verdict(run, judgment, members, previous_id, next_id)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two runs' verdicts on the patches both judged."""
+
+    a: JudgingRun
+    b: JudgingRun
+    both_valid: int
+    both_invalid: int
+    a_valid_b_invalid: int
+    a_invalid_b_valid: int
+    unfinished: int  # judged by both, but failed or pending in at least one
+    only_a: int
+    only_b: int
+    differing: Page  # A's judgments annotated with B's: b_id, b_score, b_verdict
+
+    @property
+    def agreeing(self) -> int:
+        return self.both_valid + self.both_invalid
+
+    @property
+    def compared(self) -> int:
+        return self.agreeing + self.a_valid_b_invalid + self.a_invalid_b_valid
+
+
+def _run(run_id: int) -> JudgingRun:
+    try:
+        return run_get(run_id=run_id)
+    except JudgingRun.DoesNotExist:
+        raise CompareError(UNKNOWN_RUN.format(run=run_id)) from None
+
+
+def _paired(a: JudgingRun, b: JudgingRun) -> QuerySet[PatchJudgment]:
+    """A's judgments of the patches B judged too, each with B's judgment alongside."""
+    other = PatchJudgment.objects.filter(run=b, patch=OuterRef("patch"))
+    return (
+        PatchJudgment.objects.filter(run=a)
+        .filter(Exists(other))
+        .annotate(
+            b_id=Subquery(other.values("pk")[:1]),
+            b_status=Subquery(other.values("status")[:1]),
+            b_verdict=Subquery(other.values("verdict")[:1]),
+            b_score=Subquery(other.values("score")[:1]),
+        )
+    )
+
+
+def runs_compare(*, a_id: int, b_id: int, page: int | str = 1) -> Comparison:
+    """Compare run ``a_id`` with run ``b_id``; raises ``CompareError`` when they cannot be."""
+    if a_id == b_id:
+        raise CompareError(SAME_RUN.format(run=a_id))
+    a, b = _run(a_id), _run(b_id)
+    if a.dataset_id != b.dataset_id:
+        names = {"dataset_a": a.dataset.name, "dataset_b": b.dataset.name}
+        raise CompareError(OTHER_DATASETS.format(a=a.pk, b=b.pk, **names))
+    done = PatchJudgment.Status.DONE
+    paired = _paired(a, b)
+    both_done = Q(status=done, b_status=done)
+    valid, invalid = Label.VALID, Label.INVALID
+    counts = paired.aggregate(
+        total=Count("pk"),
+        both_valid=Count("pk", filter=both_done & Q(verdict=valid, b_verdict=valid)),
+        both_invalid=Count("pk", filter=both_done & Q(verdict=invalid, b_verdict=invalid)),
+        a_valid_b_invalid=Count("pk", filter=both_done & Q(verdict=valid, b_verdict=invalid)),
+        a_invalid_b_valid=Count("pk", filter=both_done & Q(verdict=invalid, b_verdict=valid)),
+    )
+    in_a = PatchJudgment.objects.filter(run=a, patch=OuterRef("patch"))
+    in_b = PatchJudgment.objects.filter(run=b, patch=OuterRef("patch"))
+    differing = (
+        paired.filter(both_done)
+        .exclude(verdict=F("b_verdict"))
+        .select_related("patch__bug", "patch__dataset")
+        .defer("patch__diff", "patch__metadata")
+        .order_by("patch__key")
+    )
+    compared = sum(counts[key] for key in counts if key != "total")
+    return Comparison(
+        a=a,
+        b=b,
+        both_valid=counts["both_valid"],
+        both_invalid=counts["both_invalid"],
+        a_valid_b_invalid=counts["a_valid_b_invalid"],
+        a_invalid_b_valid=counts["a_invalid_b_valid"],
+        unfinished=counts["total"] - compared,
+        only_a=PatchJudgment.objects.filter(run=a).exclude(Exists(in_b)).count(),
+        only_b=PatchJudgment.objects.filter(run=b).exclude(Exists(in_a)).count(),
+        differing=Paginator(differing, VERDICTS_PER_PAGE).get_page(page),
+    )
+
+
+def compare_choices(*, limit: int = 100) -> list[JudgingRun]:
+    """The latest runs a lead can pick to compare, newest first."""
+    runs = JudgingRun.objects.filter(kind=JudgingRun.Kind.RUN).select_related("dataset")
+    return list(runs.order_by("-created_at", "-id")[:limit])

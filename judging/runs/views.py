@@ -1,0 +1,259 @@
+"""Pages of judging runs, for leads: the list, a new run, a run's progress and verdicts, one
+verdict with the prompts and answers behind it, and two runs compared.
+
+A running run's page polls its progress partial every second; the poll that sees the run
+end stops the polling (status 286) and fires ``run-ended``, on which the verdict table
+reloads itself once.
+"""
+
+import contextlib
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.models import User
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import HTMX_STOP_POLLING, trigger_client_event
+
+from judging.models import Context, JudgingRun, PatchJudgment
+from judging.runs import selectors as run_selectors
+from judging.runs import services
+from judging.runs import verdicts as verdict_selectors
+from judging.runs.forms import CONTEXT_HELP, CompareForm, RunForm
+from judging.runs.preview import (
+    NO_DRAFT,
+    PreviewError,
+    rubric_preview_candidates,
+    rubric_preview_get,
+    rubric_preview_start,
+)
+from judging.runs.services import RunError
+from judging.runs.verdicts import CompareError, TableQuery
+from judging.strategies.registry import parse_team
+from rubrics.models import Rubric
+from sejury_web.htmx import HtmxHttpRequest
+from sejury_web.llm.types import OFFLINE_MARKER, Provider
+from sejury_web.roles import Role, role_required
+
+TABLE_TARGET = "run-table"
+RUN_ENDED_EVENT = "run-ended"
+OFFLINE_NOTE = f"{OFFLINE_MARKER}: scores are not judgements of correctness"
+CANCELLED = "Cancelled run {run}: no new model call starts; finished verdicts stay."
+RESUMED = "Resumed run {run}: its pending patches are queued again."
+RETRIED = "Queued run {run}'s failed and pending patches again."
+NO_VERDICT = "run {run} has no verdict {judgment}"
+
+
+def _run(run_id: int) -> JudgingRun:
+    try:
+        return run_selectors.run_get(run_id=run_id)
+    except JudgingRun.DoesNotExist:
+        raise Http404(verdict_selectors.UNKNOWN_RUN.format(run=run_id)) from None
+
+
+def _offline_note(run: JudgingRun) -> str:
+    return OFFLINE_NOTE if run.provider == Provider.OFFLINE else ""
+
+
+@require_GET
+@role_required(Role.LEAD)
+def run_list(request: HtmxHttpRequest) -> HttpResponse:
+    page = verdict_selectors.runs_page(page=request.GET.get("page", 1))
+    return render(request, "judging/runs/run_list.html", {"page": page})
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(Role.LEAD)
+def run_new(request: HtmxHttpRequest) -> HttpResponse:
+    initial: dict[str, Any] = {"dataset": request.GET.get("dataset")}
+    if request.GET.get("team"):  # e.g. the team a calibration picked
+        with contextlib.suppress(ValueError):
+            initial["strategies"] = parse_team(request.GET["team"])
+    form = RunForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            run = services.run_create(
+                dataset=data["dataset"],
+                strategies=data["strategies"],
+                context=data["context"],
+                patches=data["patches"],
+                provider=data["provider"],
+                model=data["model"],
+                threshold=data["threshold"],
+                scale_lo=data["scale_lo"],
+                scale_hi=data["scale_hi"],
+                name=data["name"],
+                created_by=request.user,  # type: ignore[arg-type]
+            )
+        except RunError as error:
+            form.add_error(None, str(error))
+        else:
+            return redirect(run)
+    status = 400 if form.errors else 200
+    return render(request, "judging/runs/run_new.html", {"form": form}, status=status)
+
+
+def _run_context(run: JudgingRun) -> dict[str, Any]:
+    return {
+        "run": run,
+        "team": verdict_selectors.run_team(run),
+        "offline_note": _offline_note(run),
+        "context_help": CONTEXT_HELP.get(Context(run.context), ""),
+    }
+
+
+def _progress_context(run: JudgingRun) -> dict[str, Any]:
+    progress = run_selectors.run_progress(run)
+    return {
+        "run": run,
+        "progress": progress,
+        "can_resume": not run.is_active and progress.pending > 0,
+        "can_retry": not run.is_active and progress.failed > 0,
+    }
+
+
+@require_GET
+@role_required(Role.LEAD)
+@vary_on_headers("HX-Request")
+def run_detail(request: HtmxHttpRequest, run_id: int) -> HttpResponse:
+    run = _run(run_id)
+    table = verdict_selectors.run_verdicts(
+        run=run, query=TableQuery.from_params(request.GET, run.strategies)
+    )
+    context = {"table": table, "statuses": PatchJudgment.Status.choices, **_run_context(run)}
+    if request.htmx and request.htmx.target == TABLE_TARGET:
+        return render(request, "judging/runs/_run_table.html", context)
+    context.update(_progress_context(run))
+    return render(request, "judging/runs/run_detail.html", context)
+
+
+@require_GET
+@role_required(Role.LEAD)
+def run_progress(request: HtmxHttpRequest, run_id: int) -> HttpResponse:
+    """The progress partial; once the run is no longer active, the last poll."""
+    run = _run(run_id)
+    context = _progress_context(run)
+    if run.is_active or not request.htmx:
+        return render(request, "judging/runs/_run_progress.html", context)
+    response = render(request, "judging/runs/_run_progress.html", context, status=HTMX_STOP_POLLING)
+    return trigger_client_event(response, RUN_ENDED_EVENT)
+
+
+@require_POST
+@role_required(Role.LEAD)
+def run_cancel(request: HtmxHttpRequest, run_id: int) -> HttpResponse:
+    run = _run(run_id)
+    try:
+        services.run_cancel(run=run)
+    except RunError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, CANCELLED.format(run=run.pk))
+    return redirect(run)
+
+
+@require_POST
+@role_required(Role.LEAD)
+def run_resume(request: HtmxHttpRequest, run_id: int) -> HttpResponse:
+    run = _run(run_id)
+    retry_failed = request.POST.get("retry_failed", "") in {"1", "true", "on"}
+    try:
+        services.run_resume(run=run, retry_failed=retry_failed)
+    except RunError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, (RETRIED if retry_failed else RESUMED).format(run=run.pk))
+    return redirect(run)
+
+
+@require_GET
+@role_required(Role.LEAD)
+def verdict_detail(request: HtmxHttpRequest, run_id: int, judgment_id: int) -> HttpResponse:
+    run = _run(run_id)
+    try:
+        verdict = verdict_selectors.verdict_get(run=run, judgment_id=judgment_id)
+    except PatchJudgment.DoesNotExist:
+        raise Http404(NO_VERDICT.format(run=run.pk, judgment=judgment_id)) from None
+    context = {
+        "verdict": verdict,
+        "judgment": verdict.judgment,
+        "patch": verdict.judgment.patch,
+        "offline_marker": OFFLINE_MARKER,
+        **_run_context(run),
+    }
+    return render(request, "judging/runs/verdict_detail.html", context)
+
+
+@require_GET
+@role_required(Role.LEAD)
+def run_compare(request: HtmxHttpRequest) -> HttpResponse:
+    asked = "a" in request.GET or "b" in request.GET
+    form = CompareForm(request.GET if asked else None)
+    comparison, error = None, ""
+    if form.is_valid():
+        try:
+            comparison = verdict_selectors.runs_compare(
+                a_id=form.cleaned_data["a"],
+                b_id=form.cleaned_data["b"],
+                page=request.GET.get("page", 1),
+            )
+        except CompareError as exc:
+            error = str(exc)
+    context: dict[str, Any] = {
+        "form": form,
+        "comparison": comparison,
+        "error": error,
+        "choices": verdict_selectors.compare_choices(),
+    }
+    if comparison is not None:
+        context["sides"] = [
+            {"name": "A", **_run_context(comparison.a)},
+            {"name": "B", **_run_context(comparison.b)},
+        ]
+    status = 400 if (error or form.errors) else 200
+    return render(request, "judging/runs/run_compare.html", context, status=status)
+
+
+PREVIEW_ROLES = (Role.REVIEWER, Role.LEAD)
+STARTED = "Judging the candidates with revision {number}: the comparison follows below."
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(*PREVIEW_ROLES)
+@vary_on_headers("HX-Request")
+def rubric_preview(request: HtmxHttpRequest, rubric_id: int) -> HttpResponse:
+    """GET: the judge-preview panel (a page without htmx). POST: start a preview, then the
+    panel (htmx) or a redirect to the page."""
+    rubric = get_object_or_404(Rubric.objects.select_related("bug__dataset"), pk=rubric_id)
+    url = reverse("judging:rubric_preview", kwargs={"rubric_id": rubric.pk})
+    problem = ""
+    if request.method == "POST":
+        user: User = request.user  # type: ignore[assignment]
+        try:
+            rubric_preview_start(rubric=rubric, acting_user=user)
+        except PreviewError as error:
+            problem = str(error)
+        if not request.htmx:
+            if problem:
+                messages.error(request, problem)
+            else:
+                messages.success(request, STARTED.format(number=rubric.current_number))
+            return redirect(url)
+    context = {
+        "rubric": rubric,
+        "bug": rubric.bug,
+        "preview": rubric_preview_get(rubric=rubric),
+        "candidates": rubric_preview_candidates(rubric=rubric),
+        "no_draft": NO_DRAFT if rubric.current_number < 0 else "",
+        "problem": problem,
+        "preview_url": url,
+        "offline_marker": OFFLINE_MARKER,
+    }
+    template = (
+        "judging/runs/_rubric_preview.html" if request.htmx else "judging/runs/_preview_page.html"
+    )
+    return render(request, template, context)

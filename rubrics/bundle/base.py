@@ -1,0 +1,196 @@
+"""The bundle's record kinds: the base class every kind implements, and their registry.
+
+Imports no concrete kind. Each app registers its kinds from its ``AppConfig.ready()``
+(``rubrics``: bug, patch, rubric; ``judging``: label), so that the import and export
+services (``rubrics.bundle.services``) run every kind without knowing which app owns it.
+"""
+
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from django.contrib.auth.models import User
+
+from rubrics.bundle.read import (
+    UNKNOWN_FIELD,
+    BundleError,
+    FieldSpec,
+    Record,
+    fields_errors,
+    shorten,
+)
+from rubrics.models import Bug, BundleImport, Dataset, Patch
+
+FILE_TOO_LARGE = "the file is over the size limit of {limit:,} bytes"
+MISSING_KIND = "missing field; every record needs a kind ({kinds})"
+UNKNOWN_KIND = "unknown kind {kind!r}; expected one of: {kinds}"
+DUPLICATE_IN_FILE = "duplicate {kind} {what} in the file: first given on line {first}"
+EMPTY_FILE = "the file holds no records"
+INVALID_REFERENCE = "{kind} {key!r} is itself invalid (line {line})"
+UNKNOWN_REFERENCE = "unknown {kind} {key!r}: neither in this file nor in the dataset"
+MORE_ERRORS = "{count} more errors not shown (only the first {shown} are listed)"
+T = TypeVar("T")
+KIND_FIELD = frozenset({"kind"})
+
+
+class BundleImportError(Exception):
+    """The bundle is invalid; nothing was written. ``errors`` says what and where."""
+
+    def __init__(self, errors: list[BundleError], *, more: int = 0) -> None:
+        self.errors = errors
+        self.more = more
+        lines = [str(e) for e in errors]
+        if more:
+            lines.append(MORE_ERRORS.format(count=more, shown=len(errors)))
+        super().__init__("\n".join(lines))
+
+
+@dataclass
+class KindCounts:
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+
+
+@dataclass
+class ImportSummary:
+    dataset: Dataset
+    dataset_created: bool
+    counts: dict[str, KindCounts]
+    notes: list[str]
+    unchanged: bool  # True when the import wrote nothing new
+
+
+class ImportContext:
+    """What validation and writing share: the target dataset and the keys seen so far."""
+
+    def __init__(self, dataset: Dataset | None, records: dict[str, list[Record]]) -> None:
+        self.dataset = dataset
+        self.records = records
+        self.acting_user: User | None = None  # set for the write: who imports
+        self.errors: list[BundleError] = []
+        self.notes: list[str] = []
+        self.stats: dict[str, int] = {}
+        self._existing: dict[str, set[str]] = {}
+        self._file_keys: dict[str, set[str]] = {}
+        self._cache: dict[str, Any] = {}
+        # Keys of records that failed validation, with their line, so that references to
+        # them are reported as such and not as unknown.
+        self.invalid_keys: dict[str, dict[str, int]] = defaultdict(dict)
+
+    def file_keys(self, kind: str) -> set[str]:
+        """The keys of the ``kind`` records in the file (computed once)."""
+        if kind not in self._file_keys:
+            self._file_keys[kind] = {r.data["key"] for r in self.records.get(kind, [])}
+        return self._file_keys[kind]
+
+    def reference_error(self, kind: str, key: str) -> str | None:
+        """Why a reference to the ``kind`` (bug or patch) ``key`` does not resolve, or None.
+
+        A reference resolves to a valid record of the file or to a row of the dataset.
+        """
+        if key in self.file_keys(kind):
+            return None
+        if key in self.invalid_keys[kind]:
+            return INVALID_REFERENCE.format(kind=kind, key=key, line=self.invalid_keys[kind][key])
+        if kind not in self._existing:
+            rows = {"bug": Bug.objects, "patch": Patch.objects}[kind].filter(dataset=self.dataset)
+            found = rows.values_list("key", flat=True) if self.dataset else []
+            self._existing[kind] = set(found)
+        if key in self._existing[kind]:
+            return None
+        return UNKNOWN_REFERENCE.format(kind=kind, key=key)
+
+    def cached(self, name: str, load: Callable[[], T]) -> T:
+        """``load()``, computed once per import (for lookups that every record needs)."""
+        if name not in self._cache:
+            self._cache[name] = load()
+        return self._cache[name]
+
+    def error(self, record: Record, field_name: str | None, message: str) -> None:
+        self.errors.append(BundleError(record.line, field_name, message))
+
+
+class RecordKind:
+    """One kind of bundle record: how to validate, write and export it."""
+
+    name: str
+    order: int  # kinds are written (and exported) in this order
+    fields: dict[str, FieldSpec]
+
+    def identity(self, data: dict[str, Any]) -> tuple[str, str]:
+        """What must be unique within a file: the field to blame and a description.
+
+        For example ``("key", "key 'Chart-1'")``.
+        """
+        raise NotImplementedError
+
+    def check(self, record: Record, ctx: ImportContext) -> None:
+        """Validate beyond field types (references, diffs); report through ``ctx.error``."""
+
+    def write(self, records: list[Record], ctx: ImportContext) -> KindCounts:
+        raise NotImplementedError
+
+    def export(self, dataset: Dataset) -> Iterator[dict[str, Any]]:
+        raise NotImplementedError
+
+
+_KINDS: dict[str, RecordKind] = {}
+
+
+def register_kind(kind: RecordKind) -> None:
+    _KINDS[kind.name] = kind
+
+
+def registered_kinds() -> list[RecordKind]:
+    return sorted(_KINDS.values(), key=lambda kind: kind.order)
+
+
+def validate_shape(record: Record, errors: list[BundleError]) -> RecordKind | None:
+    """The record's kind, if the record has a known kind and valid fields."""
+    kinds = ", ".join(sorted(_KINDS))
+    kind_name = record.data.get("kind")
+    if kind_name is None:
+        errors.append(BundleError(record.line, "kind", MISSING_KIND.format(kinds=kinds)))
+        return None
+    if not isinstance(kind_name, str) or kind_name not in _KINDS:
+        unknown = UNKNOWN_KIND.format(kind=shorten(kind_name), kinds=kinds)
+        errors.append(BundleError(record.line, "kind", unknown))
+        return None
+    kind = _KINDS[kind_name]
+    unknown_field = UNKNOWN_FIELD.format(kind=kind.name, allowed=", ".join(kind.fields))
+    found = fields_errors(record.data, kind.fields, unknown=unknown_field, ignore=KIND_FIELD)
+    errors.extend(BundleError(record.line, name, message) for name, message in found)
+    return None if found else kind
+
+
+def kind_plural(kind: str, count: int = 2) -> str:
+    """``patch`` → ``patches``, for messages that count records."""
+    if count == 1:
+        return kind
+    return kind + ("es" if kind.endswith(("ch", "sh", "s", "x")) else "s")
+
+
+def import_counts_text(bundle_import: BundleImport) -> str:
+    """What a stored import did, e.g. ``6 bugs, 24 patches created``."""
+    counts = {
+        kind: KindCounts(**value)
+        for kind, value in bundle_import.summary.items()
+        if kind != "notes" and isinstance(value, dict)
+    }
+    return summary_text(counts)
+
+
+def summary_text(counts: dict[str, KindCounts]) -> str:
+    """``6 bugs, 24 patches created; 1 label updated`` (or ``nothing new``)."""
+    parts = []
+    for verb in ("created", "updated"):
+        items = [
+            f"{getattr(c, verb)} {kind_plural(kind, getattr(c, verb))}"
+            for kind, c in counts.items()
+            if getattr(c, verb)
+        ]
+        if items:
+            parts.append(f"{', '.join(items)} {verb}")
+    return "; ".join(parts) if parts else "nothing new (every record was already there)"

@@ -1,0 +1,249 @@
+"""Reads for the review screen and the reviewer's queue."""
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
+from django.http import Http404
+from django.urls import reverse
+
+from rubrics.analytics import revision_metrics
+from rubrics.models import Bug, Rubric, RubricEvent, RubricRevision, Theme
+from rubrics.review.forms import EditorState, editor_items
+from rubrics.review.textdiff import line_diff
+from rubrics.rubric_text import ACCEPTABLE, UNACCEPTABLE, RubricStructureError, structure_normalize
+from rubrics.selectors import rubric_reviewers_since_draft
+from sejury_web.llm.types import OFFLINE_MARKER
+
+# Each list of the queue shows this many rows at most, and says how many there are.
+QUEUE_LIMIT = 200
+UNKNOWN_VARIANT = "no rubric variant {variant!r}"
+THEME_LABELS = dict(Theme.choices)
+OFFLINE_AUTHOR_PREFIX = "llm:offline/"
+# Lines of context around each change in the diff against the draft (the other diff is whole).
+DRAFT_DIFF_CONTEXT = 3
+EXAMPLE_SECTIONS = (
+    ("acceptable", ACCEPTABLE, "acceptable solution"),
+    ("unacceptable", UNACCEPTABLE, "unacceptable solution"),
+)
+
+
+def rubric_for_bug(*, bug: Bug, variant: str) -> Rubric | None:
+    """The bug's rubric of ``variant``, or None before drafting was asked for; 404 on a bad
+    variant."""
+    if variant not in Rubric.Variant.values:
+        raise Http404(UNKNOWN_VARIANT.format(variant=variant))
+    return (
+        Rubric.objects.select_related("bug__dataset", "golden_revision", "submitted_by")
+        .filter(bug=bug, variant=variant)
+        .first()
+    )
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    revision: RubricRevision
+    theme_labels: list[str]
+    distance: int
+    normalized: float  # Levenshtein distance to the draft / the draft's length
+
+
+def rubric_revisions(rubric: Rubric) -> list[RubricRevision]:
+    """Every revision, oldest first (a rubric has a handful: they are all loaded)."""
+    return list(rubric.revisions.select_related("author_user").order_by("number"))
+
+
+def rubric_history(revisions: list[RubricRevision]) -> list[HistoryRow]:
+    """The revisions, newest first, with how far each is from the draft (paper 004 §5.1.1)."""
+    draft_text = revisions[0].text if revisions else ""
+    rows = []
+    for revision in reversed(revisions):
+        metrics = revision_metrics(draft_text, revision.text) if draft_text else None
+        rows.append(
+            HistoryRow(
+                revision=revision,
+                theme_labels=[THEME_LABELS.get(t, t) for t in revision.themes or []],
+                distance=metrics.distance if metrics else 0,
+                normalized=metrics.normalized if metrics else 0.0,
+            )
+        )
+    return rows
+
+
+def rubric_review_events(rubric: Rubric) -> list[RubricEvent]:
+    """Submissions, confirmations and send-backs, newest first."""
+    kinds = (RubricEvent.Kind.SUBMITTED, RubricEvent.Kind.CONFIRMED, RubricEvent.Kind.SENT_BACK)
+    return list(
+        rubric.events.filter(kind__in=kinds)
+        .select_related("actor", "revision")
+        .order_by("-created_at", "-id")
+    )
+
+
+def rubric_last_event(rubric: Rubric, kind: str) -> RubricEvent | None:
+    return (
+        rubric.events.filter(kind=kind).select_related("actor").order_by("-created_at", "-id")
+    ).first()
+
+
+def user_may_confirm(rubric: Rubric, user: User) -> bool:
+    """Whether ``user`` is a second reviewer of ``rubric``: no edit or submission since the
+    draft."""
+    return user.pk not in rubric_reviewers_since_draft(rubric)
+
+
+# -- the review screen ----------------------------------------------------------------------
+
+
+def _urls(rubric: Rubric) -> dict[str, str]:
+    page = rubric.get_absolute_url()
+    names = ("editor", "preview", "save", "submit", "confirm", "send_back")
+    kwargs = {"slug": rubric.bug.dataset.slug, "bug_key": rubric.bug.key}
+    kwargs["variant"] = rubric.variant
+    urls = {name: reverse(f"rubrics:rubric_{name}", kwargs=kwargs) for name in names}
+    return {"page": page, **urls}
+
+
+def _text_only(rubric: Rubric) -> bool:
+    return rubric.variant == Rubric.Variant.FREE_FORM
+
+
+def _preview_problem(rubric: Rubric, state: EditorState) -> str:
+    try:
+        structure_normalize(state.structure(), templated=not _text_only(rubric))
+    except RubricStructureError as error:
+        return str(error)
+    return ""
+
+
+def rubric_screen(
+    rubric: Rubric,
+    *,
+    user: User,
+    can_edit: bool,
+    state: EditorState | None = None,
+    base_number: int | None = None,
+    justification: str = "",
+    themes: list[str] | None = None,
+    focus: str = "",
+    **extra: Any,
+) -> dict[str, Any]:
+    """Everything the review screen's partials show; ``state`` is the unsaved editor, if any.
+
+    ``base_number`` is the revision the editor's state is based on (the current one unless
+    told otherwise, e.g. by a save that lost a race); ``extra`` is passed through.
+    """
+    revisions = rubric_revisions(rubric)
+    by_number = {revision.number: revision for revision in revisions}
+    current = by_number[rubric.current_number]
+    draft = by_number[0]
+    base_number = current.number if base_number is None else base_number
+    base = by_number.get(base_number, current)
+    state = state or EditorState.from_structure(current.structure)
+    text = state.preview_markdown()
+    previous = by_number.get(base.number - 1)
+    dirty = text != base.text or bool(justification.strip())
+    items = editor_items(state, focus)
+    return {
+        "rubric": rubric,
+        "bug": rubric.bug,
+        "dataset": rubric.bug.dataset,
+        "urls": _urls(rubric),
+        "can_edit": can_edit,
+        "current": current,
+        "draft": draft,
+        "offline_marker": OFFLINE_MARKER if draft.author.startswith(OFFLINE_AUTHOR_PREFIX) else "",
+        "base_number": base_number,
+        "base": base,
+        "state": state,
+        "dirty": dirty,
+        "justification": justification,
+        "themes": themes or [],
+        "theme_choices": Theme.choices,
+        "focus": focus,
+        "requirement_items": items["requirements"],
+        "example_sections": [
+            {
+                "name": name,
+                "heading": heading,
+                "what": what,
+                "items": items[name],
+                "add_id": f"{name}-add",
+            }
+            for name, heading, what in EXAMPLE_SECTIONS
+        ],
+        "preview_text": text,
+        "preview_problem": _preview_problem(rubric, state),
+        "edit_diff": line_diff(base.text, text) if text != base.text else None,
+        "last_diff": line_diff(previous.text, base.text) if previous else None,
+        "draft_diff": line_diff(draft.text, text, context=DRAFT_DIFF_CONTEXT),
+        "history": rubric_history(revisions),
+        "events": rubric_review_events(rubric),
+        "may_confirm": user_may_confirm(rubric, user),
+        "sent_back": rubric_last_event(rubric, RubricEvent.Kind.SENT_BACK)
+        if rubric.status == Rubric.Status.SENT_BACK
+        else None,
+        **extra,
+    }
+
+
+# -- the queue ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QueueList:
+    rubrics: list[Rubric]
+    total: int
+
+
+@dataclass(frozen=True)
+class ReviewQueue:
+    awaiting_review: QueueList
+    awaiting_my_confirmation: QueueList
+    sent_back_to_me: QueueList
+
+
+def _queue_rows(queryset: QuerySet[Rubric]) -> QuerySet[Rubric]:
+    """Rubrics with what a row shows, in one query: who changed them last, and how."""
+    current = RubricRevision.objects.filter(
+        rubric=OuterRef("pk"), number=OuterRef("current_number")
+    )
+    last_event = RubricEvent.objects.filter(rubric=OuterRef("pk")).order_by("-created_at", "-id")
+    return (
+        queryset.select_related("bug__dataset", "submitted_by")
+        .annotate(
+            current_author=Subquery(current.values("author")[:1]),
+            last_actor=Subquery(last_event.values("actor__username")[:1]),
+            last_comment=Subquery(last_event.values("comment")[:1]),
+        )
+        .order_by("bug__dataset__name", "bug__key", "variant")
+    )
+
+
+def _listed(queryset: QuerySet[Rubric]) -> QueueList:
+    rows = list(_queue_rows(queryset)[:QUEUE_LIMIT])
+    total = len(rows) if len(rows) < QUEUE_LIMIT else queryset.count()
+    return QueueList(rubrics=rows, total=total)
+
+
+def review_queue(*, user: User) -> ReviewQueue:
+    """Rubrics awaiting review, awaiting ``user``'s confirmation, and sent back to ``user``."""
+    mine = Exists(
+        RubricRevision.objects.filter(rubric=OuterRef("pk"), number__gt=0, author_user=user)
+    )
+    # Two excludes, not one of an OR: ``submitted_by`` is nullable, and Django makes each
+    # exclude keep the rows where it is NULL.
+    awaiting = Rubric.objects.filter(status=Rubric.Status.AWAITING_CONFIRMATION)
+    return ReviewQueue(
+        awaiting_review=_listed(Rubric.objects.filter(status=Rubric.Status.IN_REVIEW)),
+        awaiting_my_confirmation=_listed(awaiting.exclude(mine).exclude(submitted_by=user)),
+        sent_back_to_me=_listed(
+            Rubric.objects.filter(Q(status=Rubric.Status.SENT_BACK) & (mine | Q(submitted_by=user)))
+        ),
+    )
+
+
+def revision_get(*, rubric: Rubric, number: int) -> RubricRevision | None:
+    """Revision ``number`` of ``rubric``, if it exists."""
+    return rubric.revisions.filter(number=number).first()

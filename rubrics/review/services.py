@@ -1,0 +1,220 @@
+"""Every write to rubrics: drafting, revising, submitting, confirming, sending back.
+
+Each change and its ``RubricEvent`` are written in one transaction. Saves carry the revision
+number they were based on (``base_number``); a save based on anything but the current
+revision raises ``RubricConflict`` carrying the revision that got there first.
+"""
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.db import transaction
+
+from rubrics.models import Bug, DraftBatch, Rubric, RubricEvent, RubricRevision, Theme
+from rubrics.rubric_text import RubricStructureError, rubric_markdown, structure_normalize
+from rubrics.selectors import rubric_reviewers_since_draft
+from rubrics.tasks import draft_rubric
+
+JUSTIFICATION_REQUIRED = "every edit needs a justification: say why you changed the rubric"
+UNKNOWN_THEME = "unknown theme {theme!r}"
+NO_CHANGE = "nothing changed: the rubric is the same as revision {number}"
+NO_DRAFT_YET = "this rubric has no draft yet"
+NOT_SUBMITTABLE = "only a rubric in review or sent back can be submitted for confirmation"
+NOT_AWAITING = "this rubric is not awaiting confirmation"
+OWN_WORK = "a rubric is confirmed by a second reviewer: you edited or submitted it since the draft"
+COMMENT_REQUIRED = "say what should change when you send a rubric back"
+NO_BUGS = "no bugs to draft"
+
+
+class RubricConflict(Exception):
+    """Someone saved a newer revision since the editor was opened."""
+
+    def __init__(self, *, current: RubricRevision) -> None:
+        super().__init__(f"revision {current.number} by {current.author} was saved meanwhile")
+        self.current = current
+
+
+class RubricActionError(ValueError):
+    pass
+
+
+def _locked(rubric: Rubric, base_number: int) -> Rubric:
+    """The rubric, locked for this transaction, if it is still at ``base_number``."""
+    locked = Rubric.objects.select_for_update().select_related("bug").get(pk=rubric.pk)
+    if locked.current_number < 0:
+        raise RubricActionError(NO_DRAFT_YET)
+    if locked.current_number != base_number:
+        current = locked.revisions.get(number=locked.current_number)
+        raise RubricConflict(current=current)
+    return locked
+
+
+def _event(
+    rubric: Rubric,
+    kind: str,
+    *,
+    actor: User | None,
+    revision: RubricRevision | None = None,
+    comment: str = "",
+) -> None:
+    RubricEvent.objects.create(
+        rubric=rubric, kind=kind, actor=actor, revision=revision, comment=comment
+    )
+
+
+# -- drafting -----------------------------------------------------------------------------------
+
+
+def rubric_draft_request(
+    *,
+    bugs: Iterable[Bug],
+    variant: str,
+    acting_user: User | None,
+    provider: str = "",
+    model: str = "",
+) -> DraftBatch:
+    """Queue a draft for each bug that has none; a bug never gets two drafts by accident.
+
+    Rubrics that already have a draft, or are being drafted, are left alone; failed ones are
+    queued again. The batch records them all, so its progress bar covers the whole request.
+    """
+    bugs = list(bugs)
+    if not bugs:
+        raise RubricActionError(NO_BUGS)
+    with transaction.atomic():
+        batch = DraftBatch.objects.create(
+            dataset_id=bugs[0].dataset_id,
+            variant=variant,
+            requested_by=acting_user,
+            provider=provider,
+            model=model,
+        )
+        queued: list[int] = []
+        for bug in bugs:
+            rubric, created = Rubric.objects.get_or_create(bug=bug, variant=variant)
+            if created or rubric.status == Rubric.Status.DRAFT_FAILED:
+                rubric.status = Rubric.Status.DRAFTING
+                rubric.draft_error = ""
+                rubric.save(update_fields=["status", "draft_error", "updated_at"])
+                queued.append(rubric.pk)
+            batch.rubrics.add(rubric)
+        for rubric_id in queued:
+            draft_rubric.delay_on_commit(rubric_id, provider=provider, model=model)
+    return batch
+
+
+# -- review -------------------------------------------------------------------------------------
+
+
+def rubric_revise(
+    *,
+    rubric: Rubric,
+    base_number: int,
+    structure: dict[str, Any],
+    justification: str,
+    themes: Iterable[str] = (),
+    acting_user: User,
+) -> RubricRevision:
+    """Save an edit as the next revision; refused if someone saved since ``base_number``."""
+    justification = justification.strip()
+    if not justification:
+        raise RubricActionError(JUSTIFICATION_REQUIRED)
+    themes = sorted(set(themes))
+    for theme in themes:
+        if theme not in Theme.values:
+            raise RubricActionError(UNKNOWN_THEME.format(theme=theme))
+    try:
+        normalized = structure_normalize(
+            structure, templated=rubric.variant == Rubric.Variant.TEMPLATED
+        )
+    except RubricStructureError as error:
+        raise RubricActionError(str(error)) from error
+    text = rubric_markdown(normalized)
+    with transaction.atomic():
+        rubric = _locked(rubric, base_number)
+        current = rubric.revisions.get(number=base_number)
+        if current.text == text:
+            raise RubricActionError(NO_CHANGE.format(number=base_number))
+        revision = RubricRevision.objects.create(
+            rubric=rubric,
+            number=base_number + 1,
+            structure=normalized,
+            text=text,
+            author=acting_user.get_username(),
+            author_user=acting_user,
+            justification=justification,
+            themes=themes,
+        )
+        rubric.current_number = revision.number
+        # An edit, even of a golden rubric, needs a (new) confirmation.
+        rubric.status = Rubric.Status.IN_REVIEW
+        rubric.submitted_by = None
+        rubric.save()
+        _event(rubric, RubricEvent.Kind.REVISED, actor=acting_user, revision=revision)
+    return revision
+
+
+def rubric_submit(*, rubric: Rubric, base_number: int, acting_user: User) -> Rubric:
+    """Ask a second reviewer to confirm the current revision."""
+    with transaction.atomic():
+        rubric = _locked(rubric, base_number)
+        if rubric.status not in (Rubric.Status.IN_REVIEW, Rubric.Status.SENT_BACK):
+            raise RubricActionError(NOT_SUBMITTABLE)
+        rubric.status = Rubric.Status.AWAITING_CONFIRMATION
+        rubric.submitted_by = acting_user
+        rubric.save()
+        revision = rubric.revisions.get(number=base_number)
+        _event(rubric, RubricEvent.Kind.SUBMITTED, actor=acting_user, revision=revision)
+    return rubric
+
+
+def _check_second_reviewer(rubric: Rubric, user: User) -> None:
+    if rubric.status != Rubric.Status.AWAITING_CONFIRMATION:
+        raise RubricActionError(NOT_AWAITING)
+    if user.pk in rubric_reviewers_since_draft(rubric):
+        raise RubricActionError(OWN_WORK)
+
+
+def rubric_confirm(
+    *, rubric: Rubric, base_number: int, acting_user: User, comment: str = ""
+) -> Rubric:
+    """A second reviewer confirms: the current revision becomes the golden rubric."""
+    with transaction.atomic():
+        rubric = _locked(rubric, base_number)
+        _check_second_reviewer(rubric, acting_user)
+        revision = rubric.revisions.get(number=base_number)
+        rubric.status = Rubric.Status.GOLDEN
+        rubric.golden_revision = revision
+        rubric.save()
+        _event(
+            rubric,
+            RubricEvent.Kind.CONFIRMED,
+            actor=acting_user,
+            revision=revision,
+            comment=comment.strip(),
+        )
+    return rubric
+
+
+def rubric_send_back(
+    *, rubric: Rubric, base_number: int, acting_user: User, comment: str
+) -> Rubric:
+    """A second reviewer returns the rubric to its authors with what should change."""
+    comment = comment.strip()
+    if not comment:
+        raise RubricActionError(COMMENT_REQUIRED)
+    with transaction.atomic():
+        rubric = _locked(rubric, base_number)
+        _check_second_reviewer(rubric, acting_user)
+        rubric.status = Rubric.Status.SENT_BACK
+        rubric.save()
+        revision = rubric.revisions.get(number=base_number)
+        _event(
+            rubric,
+            RubricEvent.Kind.SENT_BACK,
+            actor=acting_user,
+            revision=revision,
+            comment=comment,
+        )
+    return rubric

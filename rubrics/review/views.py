@@ -1,0 +1,366 @@
+"""The review screen, where a reviewer turns an LLM draft into a golden rubric, and the queue.
+
+Leads and reviewers read; only reviewers write. The editor's state lives in the browser's
+form until Save: add, remove and move post it and get the editor re-rendered from it, and the
+live preview posts it too. Nothing is written before Save, and nothing typed is dropped by a
+refused save (invalid, or a conflict with another reviewer's save).
+"""
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.models import User
+from django.contrib.messages import error as message_error
+from django.http import Http404, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from rubrics import selectors
+from rubrics.models import DraftBatch, Rubric, RubricRevision
+from rubrics.review import selectors as review_selectors
+from rubrics.review.forms import (
+    DraftRequestForm,
+    EditorOpError,
+    EditorState,
+    ReviewActionForm,
+    RevisionForm,
+    editor_apply,
+)
+from rubrics.review.services import (
+    JUSTIFICATION_REQUIRED,
+    RubricActionError,
+    RubricConflict,
+    rubric_confirm,
+    rubric_draft_request,
+    rubric_revise,
+    rubric_send_back,
+    rubric_submit,
+)
+from rubrics.review.textdiff import line_diff
+from rubrics.rubric_text import EMPTY_ROOT_CAUSE, EMPTY_TEXT, NO_REQUIREMENTS
+from sejury_web.htmx import HtmxHttpRequest
+from sejury_web.roles import Role, role_required, user_has_role
+
+READ_ROLES = (Role.LEAD, Role.REVIEWER)
+BAD_FORM = "the form was incomplete: reload the page and try again"
+SAVED = "Saved revision {number}."
+SUBMITTED = "Submitted revision {number} for confirmation."
+CONFIRMED = "Revision {number} is now the golden rubric."
+SENT_BACK = "Sent revision {number} back to its authors."
+ACTION_CONFLICT = (
+    "{author} saved revision {number} meanwhile: reload the page and read it before you act."
+)
+QUEUE_EMPTY_CONFIRM = "Nothing awaits your confirmation."
+QUEUE_EMPTY_SENT_BACK = "Nothing was sent back to you."
+QUEUE_EMPTY_REVIEW = "No rubric awaits review."
+# Lines of context around each change in the diff a refused save shows.
+CONFLICT_CONTEXT = 2
+# Which field a service error belongs next to.
+ERROR_FIELDS = {
+    JUSTIFICATION_REQUIRED: "justification",
+    EMPTY_ROOT_CAUSE: "root_cause",
+    NO_REQUIREMENTS: "requirements",
+    EMPTY_TEXT: "text",
+}
+
+
+def _rubric(slug: str, bug_key: str, variant: str) -> Rubric:
+    """The drafted rubric the URL names; 404 if there is none (yet)."""
+    bug = selectors.bug_get(dataset=selectors.dataset_get(slug=slug), key=bug_key)
+    rubric = review_selectors.rubric_for_bug(bug=bug, variant=variant)
+    if rubric is None or rubric.current_number < 0:
+        raise Http404("this rubric has no draft yet")
+    return rubric
+
+
+def _context(request: HtmxHttpRequest, rubric: Rubric, **kwargs: Any) -> dict[str, Any]:
+    user: User = request.user  # type: ignore[assignment]
+    return review_selectors.rubric_screen(
+        rubric, user=user, can_edit=user_has_role(user, Role.REVIEWER), **kwargs
+    )
+
+
+def _page(request: HtmxHttpRequest, context: dict[str, Any], status: int = 200) -> HttpResponse:
+    bug = context["bug"]
+    context["patches"] = selectors.bug_patches(bug=bug)
+    return render(request, "rubrics/review/rubric_edit.html", context, status=status)
+
+
+@require_GET
+@role_required(*READ_ROLES)
+def rubric_edit(request: HtmxHttpRequest, slug: str, bug_key: str, variant: str) -> HttpResponse:
+    """The review screen; a page that says so when the rubric has no draft yet."""
+    bug = selectors.bug_get(dataset=selectors.dataset_get(slug=slug), key=bug_key)
+    rubric = review_selectors.rubric_for_bug(bug=bug, variant=variant)
+    if rubric is None or rubric.current_number < 0:
+        context = {
+            "undrafted": True,
+            "bug": bug,
+            "dataset": bug.dataset,
+            "rubric": rubric,
+            "variant": variant,
+            "variant_label": Rubric.Variant(variant).label,
+        }
+        return render(request, "rubrics/review/rubric_edit.html", context)
+    return _page(request, _context(request, rubric))
+
+
+class _BadForm(Exception):
+    pass
+
+
+def _posted(request: HtmxHttpRequest, rubric: Rubric) -> tuple[EditorState, RevisionForm]:
+    state = EditorState.from_post(
+        request.POST, text_only=rubric.variant == Rubric.Variant.FREE_FORM
+    )
+    form = RevisionForm(request.POST)
+    if not form.is_valid():
+        raise _BadForm
+    return state, form
+
+
+def _editor_response(
+    request: HtmxHttpRequest, context: dict[str, Any], *, panels: bool, status: int = 200
+) -> HttpResponse:
+    """The editor partial with the preview and changes (and with ``panels`` the status and
+    history) swapped out of band; the whole page without htmx."""
+    if not request.htmx:
+        return _page(request, context, status=status)
+    context["panels"] = panels
+    # htmx swaps only 2xx answers: a refused save is still the editor to show.
+    return render(request, "rubrics/review/_rubric_update.html", context)
+
+
+@require_POST
+@role_required(Role.REVIEWER)
+@vary_on_headers("HX-Request")
+def rubric_editor(request: HtmxHttpRequest, slug: str, bug_key: str, variant: str) -> HttpResponse:
+    """Add, remove or move an item of the unsaved editor state; nothing is saved."""
+    rubric = _rubric(slug, bug_key, variant)
+    try:
+        state, form = _posted(request, rubric)
+        state, focus = editor_apply(state, request.POST.get("op", ""))
+    except (_BadForm, EditorOpError) as error:
+        return HttpResponseBadRequest(str(error) or BAD_FORM)
+    context = _context(
+        request,
+        rubric,
+        state=state,
+        base_number=form.cleaned_data["base_number"],
+        justification=form.cleaned_data["justification"],
+        themes=form.cleaned_data["themes"],
+        focus=focus,
+    )
+    return _editor_response(request, context, panels=False)
+
+
+@require_POST
+@role_required(Role.REVIEWER)
+def rubric_preview(request: HtmxHttpRequest, slug: str, bug_key: str, variant: str) -> HttpResponse:
+    """The live preview and the changes of the unsaved editor state (htmx only)."""
+    rubric = _rubric(slug, bug_key, variant)
+    try:
+        state, form = _posted(request, rubric)
+    except _BadForm:
+        return HttpResponseBadRequest(BAD_FORM)
+    context = _context(
+        request,
+        rubric,
+        state=state,
+        base_number=form.cleaned_data["base_number"],
+        justification=form.cleaned_data["justification"],
+    )
+    return render(request, "rubrics/review/_rubric_live.html", context)
+
+
+@require_POST
+@role_required(Role.REVIEWER)
+@vary_on_headers("HX-Request")
+def rubric_save(request: HtmxHttpRequest, slug: str, bug_key: str, variant: str) -> HttpResponse:
+    """Save the editor as the next revision; a refused save keeps the editor as it was."""
+    rubric = _rubric(slug, bug_key, variant)
+    try:
+        state, form = _posted(request, rubric)
+    except _BadForm:
+        return HttpResponseBadRequest(BAD_FORM)
+    base_number: int = form.cleaned_data["base_number"]
+    kept = {
+        "state": state,
+        "justification": form.cleaned_data["justification"],
+        "themes": form.cleaned_data["themes"],
+    }
+    user: User = request.user  # type: ignore[assignment]
+    try:
+        revision = rubric_revise(
+            rubric=rubric,
+            base_number=base_number,
+            structure=state.structure(),
+            justification=form.cleaned_data["justification"],
+            themes=form.cleaned_data["themes"],
+            acting_user=user,
+        )
+    except RubricConflict as conflict:
+        rubric.refresh_from_db()
+        context = _context(
+            request,
+            rubric,
+            base_number=conflict.current.number,
+            conflict=_conflict(rubric, started_from=base_number, other=conflict.current),
+            **kept,
+        )
+        return _editor_response(request, context, panels=True, status=409)
+    except RubricActionError as error:
+        context = _context(
+            request,
+            rubric,
+            base_number=base_number,
+            errors=[str(error)],
+            error_field=ERROR_FIELDS.get(str(error), ""),
+            **kept,
+        )
+        return _editor_response(request, context, panels=False, status=400)
+    if not request.htmx:
+        messages.success(request, SAVED.format(number=revision.number))
+        return redirect(rubric)
+    rubric.refresh_from_db()
+    return _editor_response(request, _context(request, rubric, saved=revision), panels=True)
+
+
+def _conflict(rubric: Rubric, *, started_from: int, other: RubricRevision) -> dict[str, Any]:
+    """What the banner of a refused save shows: the other save and what it changed."""
+    base = review_selectors.revision_get(rubric=rubric, number=started_from)
+    return {
+        "revision": other,
+        "started_from": started_from,
+        "diff": line_diff(base.text, other.text, context=CONFLICT_CONTEXT) if base else None,
+    }
+
+
+@require_POST
+@role_required(Role.REVIEWER)
+@vary_on_headers("HX-Request")
+def rubric_act(
+    request: HtmxHttpRequest, slug: str, bug_key: str, variant: str, action: str
+) -> HttpResponse:
+    """Submit, confirm or send back the revision the reviewer was looking at; the URL names
+    ``action``."""
+    rubric = _rubric(slug, bug_key, variant)
+    form = ReviewActionForm(request.POST)
+    if not form.is_valid():
+        return HttpResponseBadRequest(BAD_FORM)
+    number: int = form.cleaned_data["base_number"]
+    comment: str = form.cleaned_data["comment"]
+    user: User = request.user  # type: ignore[assignment]
+    problem = done = ""
+    try:
+        if action == "submit":
+            rubric_submit(rubric=rubric, base_number=number, acting_user=user)
+            done = SUBMITTED
+        elif action == "confirm":
+            rubric_confirm(rubric=rubric, base_number=number, acting_user=user, comment=comment)
+            done = CONFIRMED
+        else:
+            rubric_send_back(rubric=rubric, base_number=number, acting_user=user, comment=comment)
+            done = SENT_BACK
+    except RubricConflict as conflict:
+        current = conflict.current
+        problem = ACTION_CONFLICT.format(author=current.author, number=current.number)
+    except RubricActionError as error:
+        problem = str(error)
+    if not request.htmx:
+        if problem:
+            messages.error(request, problem)
+        else:
+            messages.success(request, done.format(number=number))
+        return redirect(rubric)
+    rubric.refresh_from_db()
+    context = _context(
+        request,
+        rubric,
+        action_error=problem,
+        action_done=done.format(number=number) if done else "",
+        comment=comment if problem else "",
+        send_back_open=bool(problem) and action == "send_back",
+    )
+    return render(request, "rubrics/review/_rubric_acted.html", context)
+
+
+@require_GET
+@role_required(Role.REVIEWER)
+def review_queue(request: HtmxHttpRequest) -> HttpResponse:
+    """Rubrics awaiting review, awaiting my confirmation, and sent back to me."""
+    user: User = request.user  # type: ignore[assignment]
+    queue = review_selectors.review_queue(user=user)
+    sections = [
+        (
+            "Awaiting my confirmation",
+            queue.awaiting_my_confirmation,
+            "confirm",
+            QUEUE_EMPTY_CONFIRM,
+        ),
+        ("Sent back to me", queue.sent_back_to_me, "sent-back", QUEUE_EMPTY_SENT_BACK),
+        ("Awaiting review", queue.awaiting_review, "review", QUEUE_EMPTY_REVIEW),
+    ]
+    return render(
+        request, "rubrics/review/review_queue.html", {"queue": queue, "sections": sections}
+    )
+
+
+DRAFT_ROLES = (Role.LEAD, Role.REVIEWER)
+
+
+@require_POST
+@role_required(*DRAFT_ROLES)
+def rubric_draft_dataset(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    """Draft the rubrics of a whole dataset, or of the bugs the form names."""
+    dataset = selectors.dataset_get(slug=slug)
+    form = DraftRequestForm(request.POST, dataset=dataset)
+    if not form.is_valid():
+        for problems in form.errors.values():
+            for problem in problems:
+                message_error(request, str(problem))
+        return redirect(dataset)
+    batch = rubric_draft_request(
+        bugs=form.cleaned_data["bugs"],
+        variant=form.cleaned_data["variant"],
+        acting_user=request.user,  # type: ignore[arg-type]
+    )
+    return redirect("rubrics:draft_batch", slug=dataset.slug, batch_id=batch.pk)
+
+
+@require_POST
+@role_required(*DRAFT_ROLES)
+def rubric_draft_bug(
+    request: HtmxHttpRequest, slug: str, bug_key: str, variant: str
+) -> HttpResponse:
+    """Draft (or retry the failed draft of) one bug's rubric."""
+    bug = selectors.bug_get(dataset=selectors.dataset_get(slug=slug), key=bug_key)
+    if variant not in Rubric.Variant.values:
+        raise Http404("no such rubric variant")
+    try:
+        batch = rubric_draft_request(
+            bugs=[bug],
+            variant=variant,
+            acting_user=request.user,  # type: ignore[arg-type]
+        )
+    except RubricActionError as problem:
+        message_error(request, str(problem))
+        return redirect(bug)
+    return redirect("rubrics:draft_batch", slug=slug, batch_id=batch.pk)
+
+
+@require_GET
+@role_required(*DRAFT_ROLES)
+@vary_on_headers("HX-Request")
+def draft_batch(request: HtmxHttpRequest, slug: str, batch_id: int) -> HttpResponse:
+    """The live progress of a draft request; htmx polls the progress partial."""
+    batch = get_object_or_404(
+        DraftBatch.objects.select_related("dataset", "requested_by"),
+        pk=batch_id,
+        dataset__slug=slug,
+    )
+    context = {"batch": batch, "progress": selectors.draft_batch_progress(batch)}
+    if request.htmx:
+        return render(request, "rubrics/review/_draft_progress.html", context)
+    return render(request, "rubrics/review/draft_batch.html", context)

@@ -1,0 +1,417 @@
+"""The campaign pages: leads create, follow, close and reopen campaigns; annotators label
+their own queue one patch at a time, without JavaScript (plain form posts)."""
+
+import re
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from judging.annotations.services import CAMPAIGN_CLOSED, annotation_record, campaign_close
+from judging.annotations.views import CLOSED, REOPENED
+from judging.models import Annotation, Campaign
+from rubrics.models import Bug, Dataset, Rubric, RubricRevision
+from sejury_web.roles import Role
+from sejury_web.users import user_create
+from tests.conftest import PASSWORD
+from tests.judging.annotations.test_services import create_campaign
+from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
+
+pytestmark = pytest.mark.django_db
+
+GOLDEN_TEXT = "## Requirements\n\n1. **Return two:** f() returns 2 for every caller."
+DRAFT_TEXT = "## Requirements\n\n1. The patch must equal the reference exactly (draft-only)."
+PENDING_TEXT = "## Requirements\n\n1. An edit awaiting confirmation (pending-only)."
+
+
+def rubric_for(bug: Bug, *, draft: str, golden: str | None = None, pending: str = "") -> Rubric:
+    """A templated rubric: its LLM draft, a confirmed golden revision (if ``golden``), and an
+    edit that awaits confirmation (if ``pending``)."""
+    rubric = Rubric.objects.create(bug=bug, status=Rubric.Status.IN_REVIEW, current_number=0)
+    texts = [draft, *([golden] if golden else []), *([pending] if pending else [])]
+    revisions = [
+        RubricRevision.objects.create(
+            rubric=rubric, number=n, text=text, author="llm:offline/x" if n == 0 else "reviewer"
+        )
+        for n, text in enumerate(texts)
+    ]
+    rubric.current_number = len(revisions) - 1
+    if golden:
+        rubric.golden_revision = revisions[1]
+        rubric.status = Rubric.Status.AWAITING_CONFIRMATION if pending else Rubric.Status.GOLDEN
+    rubric.save()
+    return rubric
+
+
+def make_annotator(name: str) -> User:
+    return user_create(username=name, password=PASSWORD, roles=[Role.ANNOTATOR])
+
+
+def client_for(user: User) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def dataset() -> Dataset:
+    """Two bugs: BUG-A with a golden rubric (and a pending edit), BUG-B with a draft only."""
+    dataset = DatasetFactory(name="Labels demo", slug="labels-demo")
+    first = BugFactory(dataset=dataset, key="BUG-A", title="Totals skip the first item")
+    second = BugFactory(dataset=dataset, key="BUG-B", title="Parser drops the last line")
+    rubric_for(first, draft=DRAFT_TEXT, golden=GOLDEN_TEXT, pending=PENDING_TEXT)
+    rubric_for(second, draft=DRAFT_TEXT)
+    for n, bug in enumerate([first, first, second, second]):
+        PatchFactory(bug=bug, key=f"P-{n}", diff=make_diff(new=f"total = {n + 40}"))
+    return dataset
+
+
+@pytest.fixture
+def campaign(dataset: Dataset, annotator: User, lead: User) -> Campaign:
+    """Every patch for ``annotator`` and one other annotator."""
+    people = [annotator, make_annotator("rater-b")]
+    return create_campaign(
+        dataset, people, name="Calibration 1", purpose="calibration", created_by=lead
+    )
+
+
+def annotate_url(campaign: Campaign, position: int) -> str:
+    return reverse("judging:annotate", args=[campaign.pk, position])
+
+
+def patch_at(campaign: Campaign, user: User, position: int) -> Any:
+    return campaign.assignments.get(annotator=user, position=position).patch
+
+
+# Roles
+
+
+def test_lead_pages_are_for_leads_and_annotate_pages_for_annotators(
+    campaign: Campaign, lead_client: Client, annotator_client: Client, reviewer_client: Client
+) -> None:
+    lead_gets = [
+        reverse("judging:campaign_list"),
+        reverse("judging:campaign_new"),
+        reverse("judging:campaign_detail", args=[campaign.pk]),
+    ]
+    lead_posts = [
+        reverse("judging:campaign_close", args=[campaign.pk]),
+        reverse("judging:campaign_reopen", args=[campaign.pk]),
+    ]
+    annotator_gets = [
+        reverse("judging:annotate_campaigns"),
+        reverse("judging:annotate_queue", args=[campaign.pk]),
+        annotate_url(campaign, 1),
+    ]
+    for url in lead_gets:
+        assert lead_client.get(url).status_code == 200
+        assert annotator_client.get(url).status_code == 403
+        assert reviewer_client.get(url).status_code == 403
+    for url in lead_posts:
+        assert annotator_client.post(url).status_code == 403
+    for url in annotator_gets:
+        assert annotator_client.get(url).status_code == 200
+        assert lead_client.get(url).status_code == 403
+        assert reviewer_client.get(url).status_code == 403
+    assert annotator_client.post(annotate_url(campaign, 1)).status_code == 400  # no label
+    anonymous = Client().get(annotate_url(campaign, 1))
+    assert anonymous.status_code == 302
+    assert anonymous["Location"].startswith(reverse("login"))
+
+
+# Leads
+
+
+def test_a_lead_creates_a_campaign_from_the_form(
+    dataset: Dataset, lead: User, lead_client: Client, annotator: User
+) -> None:
+    other = make_annotator("rater-c")
+    page = lead_client.get(reverse("judging:campaign_new") + "?dataset=labels-demo")
+    html = page.content.decode()
+    assert f'data-username="{annotator.username}"' in html
+    assert 'data-username="lead"' not in html  # only annotators are offered
+    response = lead_client.post(
+        reverse("judging:campaign_new"),
+        {
+            "dataset": "labels-demo",
+            "name": "Pilot",
+            "purpose": "calibration",
+            "selection": "sample",
+            "sample_size": "3",
+            "seed": "42",
+            "bug_type": "",
+            "source": "",
+            "tests": "",
+            "patch_keys": "",
+            "annotators": [annotator.pk, other.pk],
+            "overlap": "2",
+            "show_rubric": "on",
+        },
+    )
+    campaign = Campaign.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == reverse("judging:campaign_detail", args=[campaign.pk])
+    assert (campaign.name, campaign.purpose, campaign.sample_size, campaign.seed) == (
+        "Pilot",
+        "calibration",
+        3,
+        42,
+    )
+    assert (campaign.overlap, campaign.show_rubric, campaign.created_by) == (2, True, lead)
+    assert campaign.assignments.count() == 6
+    detail = lead_client.get(response["Location"]).content.decode()
+    assert "Created campaign &#x27;Pilot&#x27;: 3 patches, 6 labels to give." in detail
+
+
+def test_the_form_shows_the_service_s_refusals(
+    dataset: Dataset, lead_client: Client, annotator: User
+) -> None:
+    response = lead_client.post(
+        reverse("judging:campaign_new"),
+        {
+            "dataset": "labels-demo",
+            "name": "Too many",
+            "purpose": "benchmark",
+            "selection": "filter",
+            "patch_keys": "P-0, NOPE",
+            "annotators": [annotator.pk],
+            "overlap": "2",
+        },
+    )
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "the overlap k must be between 1 and the number of annotators (1)" in html
+    response = lead_client.post(
+        reverse("judging:campaign_new"),
+        {
+            "dataset": "labels-demo",
+            "name": "Unknown keys",
+            "purpose": "benchmark",
+            "selection": "filter",
+            "patch_keys": "P-0, NOPE",
+            "annotators": [annotator.pk],
+            "overlap": "1",
+        },
+    )
+    assert response.status_code == 400
+    assert "no patch NOPE in Labels demo" in response.content.decode()
+    assert not Campaign.objects.exists()
+
+
+def test_the_lead_sees_progress_labels_and_closes_and_reopens(
+    campaign: Campaign, annotator: User, lead_client: Client
+) -> None:
+    first = patch_at(campaign, annotator, 1)
+    annotation_record(
+        campaign=campaign, annotator=annotator, patch=first, label="UNSURE", seconds_spent=40
+    )
+    html = lead_client.get(reverse("judging:campaign_detail", args=[campaign.pk])).content.decode()
+    assert 'data-annotator="annotator" data-assigned="4" data-done="1"' in html
+    assert 'data-annotator="rater-b" data-assigned="4" data-done="0"' in html
+    assert "40 s" in html
+    assert f'data-patch="{first.key}"' in html
+    assert 'annotator: <span class="label label-unsure">UNSURE</span>' in html
+    listing = lead_client.get(reverse("judging:campaign_list") + "?dataset=labels-demo")
+    assert "Calibration 1" in listing.content.decode()
+    assert lead_client.get(reverse("judging:campaign_list") + "?dataset=nope").status_code == 404
+
+    response = lead_client.post(reverse("judging:campaign_close", args=[campaign.pk]), follow=True)
+    campaign.refresh_from_db()
+    assert campaign.status == "closed"
+    assert CLOSED.format(name="Calibration 1").replace("'", "&#x27;") in response.content.decode()
+    response = lead_client.post(reverse("judging:campaign_close", args=[campaign.pk]), follow=True)
+    assert "is already closed" in response.content.decode()
+    response = lead_client.post(reverse("judging:campaign_reopen", args=[campaign.pk]), follow=True)
+    campaign.refresh_from_db()
+    assert campaign.status == "open"
+    assert REOPENED.format(name="Calibration 1").replace("'", "&#x27;") in response.content.decode()
+    assert lead_client.get(reverse("judging:campaign_detail", args=[999])).status_code == 404
+
+
+# Annotators
+
+
+def test_the_labelling_page_shows_the_bug_the_golden_rubric_and_the_diff(
+    campaign: Campaign, annotator: User, annotator_client: Client
+) -> None:
+    pages = {
+        patch_at(campaign, annotator, n).bug.key: annotator_client.get(
+            annotate_url(campaign, n)
+        ).content.decode()
+        for n in range(1, 5)
+    }
+    with_rubric, without = pages["BUG-A"], pages["BUG-B"]
+    assert "Totals skip the first item" in with_rubric
+    assert "<strong>Return two:</strong> f() returns 2 for every caller." in with_rubric
+    assert 'class="diff"' in with_rubric  # the project's diff rendering
+    for html in pages.values():
+        assert "draft-only" not in html
+        assert "pending-only" not in html
+        for element in (
+            'id="annotate-form"',
+            'id="label-valid"',
+            'id="label-invalid"',
+            'id="label-unsure"',
+            'data-shortcut="v"',
+            'id="annotate-note"',
+            'id="annotate-seconds"',
+            'id="annotate-progress" data-done="0" data-total="4"',
+            "0 of 4",
+            "js/annotate.js",
+        ):
+            assert element in html
+    assert 'id="annotate-no-rubric"' in without
+    assert "Parser drops the last line" in without
+
+
+def test_a_campaign_without_rubrics_shows_none(
+    dataset: Dataset, annotator: User, annotator_client: Client
+) -> None:
+    campaign = create_campaign(dataset, [annotator], name="No rubric", overlap=1, show_rubric=False)
+    for n in range(1, 5):
+        html = annotator_client.get(annotate_url(campaign, n)).content.decode()
+        assert "Return two" not in html
+        assert 'id="annotate-rubric"' not in html
+
+
+def test_labelling_without_javascript_moves_on_to_the_next_unlabelled_patch(
+    campaign: Campaign, annotator: User, annotator_client: Client
+) -> None:
+    # Patch 2 is labelled already: after patch 1 comes patch 3.
+    annotation_record(
+        campaign=campaign,
+        annotator=annotator,
+        patch=patch_at(campaign, annotator, 2),
+        label="INVALID",
+    )
+    response = annotator_client.post(
+        annotate_url(campaign, 1), {"label": "VALID", "note": "looks right", "seconds": "12.5"}
+    )
+    assert response.status_code == 302
+    assert response["Location"] == annotate_url(campaign, 3)
+    annotation = Annotation.objects.get(annotator=annotator, patch=patch_at(campaign, annotator, 1))
+    assert (annotation.label, annotation.note, annotation.seconds_spent) == (
+        "VALID",
+        "looks right",
+        12.5,
+    )
+    assert annotation.origin == Annotation.Origin.UI
+    # A time that does not parse costs nothing but the time.
+    response = annotator_client.post(annotate_url(campaign, 3), {"label": "UNSURE", "seconds": "x"})
+    assert response["Location"] == annotate_url(campaign, 4)
+    assert Annotation.objects.get(patch=patch_at(campaign, annotator, 3)).seconds_spent == 0
+    response = annotator_client.post(annotate_url(campaign, 4), {"label": "INVALID"})
+    assert response["Location"] == reverse("judging:annotate_queue", args=[campaign.pk])
+    queue = annotator_client.get(response["Location"]).content.decode()
+    assert 'id="annotate-done"' in queue
+    assert "4 of 4" in queue
+
+
+def test_changing_a_label_keeps_the_annotator_s_own_history(
+    campaign: Campaign, annotator: User, annotator_client: Client
+) -> None:
+    url = annotate_url(campaign, 1)
+    annotator_client.post(url, {"label": "VALID", "note": "first thought"})
+    annotator_client.post(url, {"label": "INVALID", "note": "misses a caller"})
+    html = annotator_client.get(url).content.decode()
+    history = html[html.index('id="annotate-history"') :]
+    assert history.index("misses a caller") < history.index("first thought")
+    assert re.search(r'id="label-invalid"[^>]*aria-pressed="true"', html)
+    assert 'id="annotate-current-label" data-label="INVALID"' in html
+    assert ">misses a caller</textarea>" in html
+    assert Annotation.objects.get(annotator=annotator, patch=patch_at(campaign, annotator, 1))
+
+
+def test_a_closed_campaign_is_read_only(
+    campaign: Campaign, annotator: User, annotator_client: Client, lead: User
+) -> None:
+    annotation_record(
+        campaign=campaign,
+        annotator=annotator,
+        patch=patch_at(campaign, annotator, 1),
+        label="VALID",
+    )
+    campaign_close(campaign=campaign, acting_user=lead)
+    html = annotator_client.get(annotate_url(campaign, 1)).content.decode()
+    assert 'id="annotate-closed"' in html
+    assert re.search(r'<fieldset class="annotate-fields"\s+disabled>', html)
+    response = annotator_client.post(annotate_url(campaign, 1), {"label": "INVALID"})
+    assert response.status_code == 400
+    message = CAMPAIGN_CLOSED.format(campaign="Calibration 1").replace("'", "&#x27;")
+    assert message in response.content.decode()
+    assert Annotation.objects.get(annotator=annotator).label == "VALID"
+    queue = annotator_client.get(reverse("judging:annotate_queue", args=[campaign.pk]))
+    assert 'id="annotate-closed"' in queue.content.decode()
+
+
+def test_annotators_reach_only_their_own_campaigns_and_positions(
+    campaign: Campaign, dataset: Dataset, annotator: User, annotator_client: Client
+) -> None:
+    stranger = make_annotator("rater-z")
+    theirs = create_campaign(dataset, [stranger], name="Not yours", overlap=1)
+    for url in (
+        reverse("judging:annotate_queue", args=[theirs.pk]),
+        annotate_url(theirs, 1),
+        annotate_url(campaign, 5),
+        annotate_url(campaign, 0),
+        reverse("judging:annotate_queue", args=[999]),
+    ):
+        assert annotator_client.get(url).status_code == 404
+        assert annotator_client.post(url, {"label": "VALID"}).status_code in {404, 405}
+    assert not Annotation.objects.exists()
+    listing = annotator_client.get(reverse("judging:annotate_campaigns")).content.decode()
+    assert "Calibration 1" in listing
+    assert "Not yours" not in listing
+    assert client_for(stranger).get(annotate_url(theirs, 1)).status_code == 200
+
+
+def test_my_labels_lists_the_annotator_s_campaigns(
+    campaign: Campaign, annotator_client: Client
+) -> None:
+    html = annotator_client.get(reverse("judging:my_labels")).content.decode()
+    assert 'id="my-campaigns"' in html
+    assert reverse("judging:annotate_queue", args=[campaign.pk]) in html
+
+
+# Queries: the lead's and the annotator's pages cost the same whatever the campaign's size.
+
+
+def queries_of(client: Client, url: str) -> int:
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(url).status_code == 200
+    return len(queries)
+
+
+def test_the_pages_run_as_many_queries_for_many_patches_as_for_few(
+    annotator: User, lead: User, lead_client: Client, annotator_client: Client
+) -> None:
+    counts = []
+    for size in (2, 8):
+        dataset = DatasetFactory()
+        for n in range(size):
+            bug = BugFactory(dataset=dataset, key=f"BUG-{n}")
+            rubric_for(bug, draft=DRAFT_TEXT, golden=GOLDEN_TEXT)
+            PatchFactory(bug=bug, key=f"P-{n}", diff=make_diff(new=f"total = {n}"))
+        people = [annotator, make_annotator(f"other-{size}")]
+        campaign = create_campaign(dataset, people, name=f"Size {size}", created_by=lead)
+        for position in range(1, size, 2):
+            annotation_record(
+                campaign=campaign,
+                annotator=annotator,
+                patch=patch_at(campaign, annotator, position),
+                label="VALID",
+                note="seen",
+            )
+        counts.append(
+            (
+                queries_of(lead_client, campaign.get_absolute_url()),
+                queries_of(lead_client, reverse("judging:campaign_list")),
+                queries_of(annotator_client, reverse("judging:annotate_queue", args=[campaign.pk])),
+                queries_of(annotator_client, annotate_url(campaign, 1)),
+            )
+        )
+    assert counts[0] == counts[1], counts

@@ -1,0 +1,296 @@
+"""Judging patches for a run: members and bug steps, the team's verdict, failures, and the
+checks that keep a cancelled or superseded run from calling the model again."""
+
+import json
+from pathlib import Path
+
+import pytest
+from pytest_django.fixtures import Settings
+
+from judging.models import BugStep, JudgingRun, PatchJudgment, StrategyResult
+from judging.runs.execution import Asker, RunStopped, bug_prepare, patch_judge, run_start
+from judging.runs.selectors import run_progress
+from judging.runs.services import run_cancel, run_create, run_resume
+from judging.strategies.ensemble import combine
+from judging.strategies.prompts import SCORE_SCHEMA
+from judging.strategies.registry import get_strategy
+from sejury_web.llm.models import LLMCall
+from sejury_web.llm.types import OFFLINE_MARKER, LLMRequest, Message
+from tests.judging.conftest import ANSWERS, Judge, bug_with_patches, reply, scored
+from tests.llm.conftest import Provided, point_at
+from tests.llm.fake_servers import OpenAIServer, error
+from tests.rubrics.factories import PatchFactory, make_diff
+
+pytestmark = pytest.mark.django_db
+
+TEAM = ["rubric", "s1b", "s2", "s3", "s4", "s5"]
+PURPOSES = {
+    "rubric": ["judge.rubric"],
+    "s1b": ["judge.s1b"],
+    "s2": ["judge.s2.assess", "judge.s2"],
+    "s3": ["judge.s3"],
+    "s4": ["judge.s4"],
+    "s5": ["judge.s5"],
+}
+PROPERTIES = reply(ANSWERS["judge.s4.analyze"])
+TESTS = reply(ANSWERS["judge.s5.tests"])
+
+
+def verdict(label: str) -> dict[str, object]:
+    return {**ANSWERS["judge.rubric"], "verdict": label, "justification": f"It is {label}."}
+
+
+def members(judgment: PatchJudgment) -> dict[str, StrategyResult]:
+    return {result.strategy: result for result in judgment.results.all()}
+
+
+def test_a_whole_run_scores_each_patch_as_the_ensemble_of_its_members(judge_now: Judge) -> None:
+    bug = bug_with_patches(2)
+    PatchFactory(bug=bug, diff=bug.reference_patch)
+    team = ["rubric", "s1a", "s1b", "s2", "s3", "s4", "s5", "bleu", "chrf", "edit"]
+
+    run = judge_now(
+        dataset=bug.dataset,
+        strategies=team,
+        context="reference",
+        scale_lo=1,
+        scale_hi=5,
+        threshold=3,
+    )
+
+    assert run.status == JudgingRun.Status.FINISHED
+    assert run.started_at is not None
+    assert run.finished_at is not None
+    assert run.started_at <= run.finished_at
+    for judgment in run.judgments.all():
+        results = members(judgment)
+        assert list(results) == team  # written once each, in the team's order
+        assert {r.status for r in results.values()} == {StrategyResult.Status.DONE}
+        expected = combine([results[name].score for name in team], lo=1, hi=5, threshold=3)  # type: ignore[misc]
+        assert judgment.status == PatchJudgment.Status.DONE
+        assert (judgment.score, judgment.verdict, judgment.spread) == (
+            expected.score,
+            expected.verdict,
+            expected.spread,
+        )
+        assert [name for name, r in results.items() if r.is_offline] == team[:7]
+        assert all(OFFLINE_MARKER in results[name].reasoning for name in team[:7])
+    # The reference itself: mean (100 + 50 + 100 · 3 + 100 · 2 + 100 · 3) / 10 = 95 → 4.8
+    reference = run.judgments.get(patch__diff=bug.reference_patch)
+    assert (reference.score, reference.verdict) == (pytest.approx(4.8), "VALID")
+    # Step 1 of s4 and s5 once per bug, for all three patches.
+    assert LLMCall.objects.filter(purpose="judge.s4.analyze").count() == 1
+    assert LLMCall.objects.filter(purpose="judge.s5.tests").count() == 1
+    assert BugStep.objects.filter(run=run).count() == 2
+    assert run_progress(run).done == 3
+
+
+def test_a_team_asks_each_bug_step_once_and_each_member_per_patch(
+    provided: Provided, judge_now: Judge
+) -> None:
+    bug = bug_with_patches(2)
+    provided.server.script(
+        PROPERTIES,
+        TESTS,
+        *[reply(verdict("VALID")), scored(80), reply({"score": 60, "reasons": ["r"]})],
+        *[scored(70), scored(90), scored(40), scored(50)],
+        *[reply(verdict("INVALID")), scored(10), reply({"score": 20, "reasons": ["r"]})],
+        *[scored(30), scored(150), scored(0), scored(5)],
+    )
+
+    run = judge_now(dataset=bug.dataset, strategies=",".join(TEAM), context="reference")
+
+    # 2 bug steps, then per patch rubric 1 + s1b 1 + s2 2 + s3 1 + s4 1 + s5 1: 2 + 2 · 7
+    assert provided.server.request_count == 16
+    assert (run.status, run.provider, run.model) == ("finished", provided.name, provided.model)
+    expected = [[100, 80, 70, 90, 40, 50], [0, 10, 30, 100, 0, 5]]  # s3's 150 is clamped
+    judgments = list(run.judgments.order_by("patch__key"))
+    for judgment, scores in zip(judgments, expected, strict=True):
+        results = members(judgment)
+        assert [results[name].score for name in TEAM] == scores
+        assert judgment.score == combine(scores).score
+        for name, result in results.items():
+            assert result.prompt_version == get_strategy(name).prompt_version
+            calls = [LLMCall.objects.get(pk=pk) for pk in result.call_ids]
+            assert [call.purpose for call in calls] == PURPOSES[name]
+            assert result.provider_calls == len(calls)
+            assert not result.is_offline
+    assert [r.verdict for r in StrategyResult.objects.filter(strategy="rubric")] == [
+        "VALID",
+        "INVALID",
+    ]
+    steps = {step.strategy: step for step in BugStep.objects.filter(run=run)}
+    assert steps["s4"].answer == ANSWERS["judge.s4.analyze"]
+    assert LLMCall.objects.get(pk=steps["s5"].call_id).purpose == "judge.s5.tests"
+
+    again = judge_now(dataset=bug.dataset, strategies=",".join(TEAM), context="reference")
+
+    assert provided.server.request_count == 16  # every answer came from the cache
+    assert [j.score for j in again.judgments.order_by("patch__key")] == [j.score for j in judgments]
+    assert run_progress(again).provider_calls == 0
+
+
+def test_a_member_whose_provider_fails_fails_alone_and_is_retried_alone(
+    provided: Provided, settings: Settings, judge_now: Judge, resume_now: Judge
+) -> None:
+    settings.SEJURY_LLM = {**settings.SEJURY_LLM, "MAX_ATTEMPTS": 2}
+    bug = bug_with_patches(1)
+    provided.server.script(scored(80), error(500, "backend exploded"), error(500, "again"))
+
+    run = judge_now(dataset=bug.dataset, strategies="s1b,s3", context="reference")
+
+    assert provided.server.request_count == 3
+    assert run.status == JudgingRun.Status.FINISHED
+    judgment = run.judgments.get()
+    kept, failed = judgment.results.get(strategy="s1b"), judgment.results.get(strategy="s3")
+    assert (kept.status, kept.score) == (StrategyResult.Status.DONE, 80.0)
+    assert (failed.status, failed.score) == (StrategyResult.Status.FAILED, None)
+    assert failed.error.startswith("gave up after 2 attempts: ")
+    assert "500" in failed.error
+    assert "again" in failed.error
+    [call_id] = failed.call_ids
+    assert LLMCall.objects.get(pk=call_id).status == LLMCall.Status.ERROR
+    assert failed.provider_calls == 1  # a failed call was still paid for
+    assert judgment.status == PatchJudgment.Status.FAILED
+    assert judgment.error == f"1 of 2 members failed: s3: {failed.error}"
+    assert (judgment.score, judgment.verdict) == (None, "")
+
+    provided.server.script(scored(60))
+    run = resume_now(run=run, retry_failed=True)
+
+    assert provided.server.request_count == 4  # s3 only
+    assert judgment.results.get(strategy="s1b").pk == kept.pk
+    judgment.refresh_from_db()
+    assert (judgment.status, judgment.score, judgment.error) == ("done", 70.0, "")
+    assert (run.status, run.generation) == (JudgingRun.Status.FINISHED, 1)
+
+
+def test_a_failed_bug_step_fails_its_member_on_every_patch_until_retried(
+    settings: Settings, tmp_path: Path, judge_now: Judge, resume_now: Judge
+) -> None:
+    bug = bug_with_patches(2)
+    with OpenAIServer() as server:
+        point_at(
+            settings, tmp_path, PROVIDER="openai", OPENAI_BASE_URL=server.base_url, MAX_ATTEMPTS=2
+        )
+        server.script(error(503), error(503), scored(80), scored(20))
+        run = judge_now(dataset=bug.dataset, strategies="s1b,s4", context="reference")
+
+        assert server.request_count == 4  # step 1 twice (one call, two attempts), s1b twice
+        step = BugStep.objects.get(run=run)
+        assert (step.answer, step.provider_calls) == (None, 1)
+        assert step.error.startswith("gave up after 2 attempts: ")
+        for judgment in run.judgments.all():
+            s4 = judgment.results.get(strategy="s4")
+            assert s4.error == f"step 1 of s4 failed for bug {bug.key}: {step.error}"
+            assert (s4.call_ids, s4.provider_calls) == ([], 0)  # the step holds its cost
+            assert judgment.status == PatchJudgment.Status.FAILED
+
+        server.script(PROPERTIES, scored(40), scored(60))
+        run = resume_now(run=run, retry_failed=True)
+
+        assert server.request_count == 7
+    assert BugStep.objects.get(run=run).answer == ANSWERS["judge.s4.analyze"]
+    # (80 + 40) / 2 and (20 + 60) / 2
+    assert [j.score for j in run.judgments.order_by("patch__key")] == [60.0, 40.0]
+    assert run.status == JudgingRun.Status.FINISHED
+
+
+def test_a_stored_member_is_not_judged_again_and_the_run_picks_the_model(
+    settings: Settings, tmp_path: Path
+) -> None:
+    bug = bug_with_patches(1)
+    with OpenAIServer() as server:
+        point_at(settings, tmp_path, OPENAI_BASE_URL=server.base_url)  # the default: offline
+        run = run_create(
+            dataset=bug.dataset,
+            strategies="s1b,s3",
+            context="reference",
+            provider="openai",
+            model="gpt-4o",
+        )
+        judgment = run.judgments.get()
+        StrategyResult.objects.create(
+            judgment=judgment, strategy="s1b", status="done", score=77, prompt_version="s1-v1"
+        )
+        server.script(scored(33))
+
+        assert patch_judge(judgment.pk, run.generation) == PatchJudgment.Status.DONE
+
+        [request] = server.requests
+    assert request.body["model"] == "gpt-4o"
+    assert "semantically equivalent" in json.dumps(request.body)  # s3's prompt
+    judgment.refresh_from_db()
+    assert judgment.score == 55.0  # (77 + 33) / 2
+    run.refresh_from_db()
+    assert run.status == JudgingRun.Status.FINISHED
+
+
+def test_without_a_golden_rubric_only_the_rubric_member_fails(judge_now: Judge) -> None:
+    bug = bug_with_patches(1)
+
+    run = judge_now(dataset=bug.dataset, strategies="rubric,s1b", context="golden")
+
+    judgment = run.judgments.get()
+    results = members(judgment)
+    missing = f"bug {bug.key} has no golden rubric yet"
+    assert (results["rubric"].status, results["rubric"].error) == ("failed", missing)
+    assert results["rubric"].call_ids == []
+    assert results["s1b"].status == StrategyResult.Status.DONE
+    assert results["s1b"].score is not None
+    assert judgment.status == PatchJudgment.Status.FAILED
+    assert judgment.error == f"1 of 2 members failed: rubric: {missing}"
+    assert run.status == JudgingRun.Status.FINISHED
+
+
+def test_a_cancelled_run_makes_no_further_call() -> None:
+    bug = bug_with_patches(1)
+    run = run_create(dataset=bug.dataset, strategies="s1b,s2", context="reference")
+    judgment = run.judgments.get()
+
+    run_cancel(run=run)
+
+    assert patch_judge(judgment.pk, run.generation) == PatchJudgment.Status.PENDING
+    assert bug_prepare(run_id=run.pk, bug_id=bug.pk, generation=run.generation) == []
+    assert run_start(run_id=run.pk, generation=run.generation) == []
+    assert not StrategyResult.objects.exists()
+    assert not LLMCall.objects.exists()
+    run.refresh_from_db()
+    assert run.status == JudgingRun.Status.CANCELLED
+
+
+def test_the_runs_ask_checks_the_run_before_every_call() -> None:
+    bug = bug_with_patches(1)
+    run = run_create(dataset=bug.dataset, strategies="s1a", context="none")
+    ask = Asker(run, run.generation)
+    request = LLMRequest(
+        purpose="judge.s1a",
+        messages=(Message("user", "Is it correct?"),),
+        schema=SCORE_SCHEMA,
+        inputs={"bug": {}, "candidate_diff": make_diff()},
+    )
+
+    answered = ask(request)
+    run_cancel(run=run)
+
+    with pytest.raises(RunStopped):
+        ask(request)
+    assert ask.responses == [answered]
+    assert LLMCall.objects.count() == 1
+
+
+def test_a_task_of_an_older_generation_returns_without_judging() -> None:
+    bug = bug_with_patches(1)
+    run = run_create(dataset=bug.dataset, strategies="s1b,s4", context="reference")
+    judgment = run.judgments.get()
+
+    run = run_resume(run=run)
+
+    assert run.generation == 1
+    assert patch_judge(judgment.pk, 0) == PatchJudgment.Status.PENDING
+    assert bug_prepare(run_id=run.pk, bug_id=bug.pk, generation=0) == []
+    assert run_start(run_id=run.pk, generation=0) == []
+    assert not LLMCall.objects.exists()
+    assert run_start(run_id=run.pk, generation=1) == [("bug", bug.pk)]
+    assert bug_prepare(run_id=run.pk, bug_id=bug.pk, generation=1) == [judgment.pk]
+    assert patch_judge(judgment.pk, 1) == PatchJudgment.Status.DONE

@@ -1,0 +1,86 @@
+"""A run's progress and what it spent: provider calls only, the cache's answers are free."""
+
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from pytest_django.fixtures import Settings
+
+from judging.models import PatchJudgment
+from judging.runs.selectors import run_progress
+from judging.runs.services import run_create
+from tests.judging.conftest import ANSWERS, Judge, bug_with_patches, reply, scored
+from tests.llm.conftest import point_at
+from tests.llm.fake_servers import OpenAIServer
+from tests.rubrics.factories import PatchFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_progress_counts_the_providers_calls_and_not_the_caches(
+    settings: Settings, tmp_path: Path, judge_now: Judge
+) -> None:
+    bug = bug_with_patches(1)
+    PatchFactory(bug=bug, key=f"{bug.key}-1", diff=bug.patches.get().diff)  # a duplicate
+    with OpenAIServer() as server:
+        point_at(settings, tmp_path, PROVIDER="openai", OPENAI_BASE_URL=server.base_url)
+        server.script(
+            reply(ANSWERS["judge.s4.analyze"], input_tokens=1000, output_tokens=100),
+            scored(80, input_tokens=2000, output_tokens=200),
+            scored(40, input_tokens=3000, output_tokens=300),
+        )
+
+        run = judge_now(dataset=bug.dataset, strategies="s1b,s4", context="reference")
+        again = judge_now(dataset=bug.dataset, strategies="s1b,s4", context="reference")
+
+        # Step 1 once, s1b and s4 once each: the duplicate patch's requests are the same.
+        assert server.request_count == 3
+    progress = run_progress(run)
+    assert (progress.total, progress.done, progress.failed, progress.pending) == (2, 2, 0, 0)
+    assert progress.percent == 100
+    assert progress.wall_s is not None
+    assert progress.wall_s >= 0
+    assert (progress.provider_calls, progress.input_tokens, progress.output_tokens) == (
+        3,
+        6000,
+        600,
+    )
+    # gpt-4o-mini: 6000 input tokens × $0.15/M + 600 output tokens × $0.60/M = $0.0009 + $0.00036
+    assert progress.cost_usd == Decimal("0.00126")
+    repeated = run_progress(again)
+    assert (repeated.done, repeated.provider_calls, repeated.input_tokens) == (2, 0, 0)
+    assert (repeated.output_tokens, repeated.cost_usd) == (0, Decimal(0))
+
+
+def test_an_unknown_price_makes_the_cost_unknown_not_zero(
+    settings: Settings, tmp_path: Path, judge_now: Judge
+) -> None:
+    bug = bug_with_patches(1)
+    with OpenAIServer() as server:
+        point_at(
+            settings,
+            tmp_path,
+            PROVIDER="openai",
+            OPENAI_BASE_URL=server.base_url,
+            MODEL="qwen2.5-coder:32b",
+        )
+        server.script(scored(80, input_tokens=700, output_tokens=70))
+
+        run = judge_now(dataset=bug.dataset, strategies="s1b", context="reference")
+
+    progress = run_progress(run)
+    assert (progress.provider_calls, progress.input_tokens, progress.output_tokens) == (1, 700, 70)
+    assert progress.cost_usd is None
+
+
+def test_a_run_not_started_has_spent_nothing() -> None:
+    bug = bug_with_patches(3)
+    run = run_create(dataset=bug.dataset, strategies="s1b", context="reference")
+    PatchJudgment.objects.filter(pk=run.judgments.first().pk).update(  # type: ignore[union-attr]
+        status=PatchJudgment.Status.FAILED
+    )
+
+    progress = run_progress(run)
+
+    assert (progress.total, progress.finished, progress.pending, progress.percent) == (3, 1, 2, 33)
+    assert (progress.provider_calls, progress.cost_usd, progress.wall_s) == (0, Decimal(0), None)

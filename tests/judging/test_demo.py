@@ -1,0 +1,71 @@
+import json
+from collections import Counter, defaultdict
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.test import Client
+
+from judging.management.commands.load_demo import DEMO_PASSWORD, DEMO_USERS
+from judging.models import Annotation, Assignment, Campaign, JudgingRun
+from rubrics.models import Dataset
+from sejury_web.roles import user_roles
+from tests.conftest import DEMO_BUNDLE
+
+pytestmark = pytest.mark.django_db
+
+
+def test_demo_bundle_covers_the_cases_a_new_user_should_see() -> None:
+    records = [json.loads(line) for line in DEMO_BUNDLE.read_text(encoding="utf-8").splitlines()]
+    bugs = [r for r in records if r["kind"] == "bug"]
+    patches = [r for r in records if r["kind"] == "patch"]
+    assert len(bugs) == 6
+    assert len({b["language"] for b in bugs}) >= 5
+    per_bug = defaultdict(list)
+    for p in patches:
+        per_bug[p["bug"]].append(p["metadata"])
+    assert all(3 <= len(per_bug[b["key"]]) <= 5 for b in bugs)
+    cases = Counter(m["demo_case"] for ms in per_bug.values() for m in ms)
+    assert set(cases) == {
+        "correct_fix",
+        "alternative_fix",
+        "test_only",
+        "symptom_masking",
+        "incomplete_fix",
+    }
+    for ms in per_bug.values():
+        assert {m["expected"] for m in ms} == {"VALID", "INVALID"}
+
+
+def test_load_demo_is_idempotent_and_creates_working_logins() -> None:
+    call_command("load_demo", stdout=open("/dev/null", "w"))  # noqa: SIM115
+
+    def counts() -> tuple[int, ...]:
+        models = (Dataset, Annotation, User, Campaign, Assignment, JudgingRun)
+        return tuple(model.objects.count() for model in models)
+
+    first = counts()
+    call_command("load_demo", stdout=open("/dev/null", "w"))  # noqa: SIM115
+    assert counts() == first
+    demo = Dataset.objects.get(name="Demo")
+    assert demo.bugs.count() == 6
+    assert demo.description
+    for username, roles in DEMO_USERS:
+        user = User.objects.get(username=username)
+        assert user_roles(user) >= set(roles)
+        assert Client().login(username=username, password=DEMO_PASSWORD), username
+    # Demo annotators own the demo labels, so they can log in and see them.
+    assert Annotation.objects.filter(annotator__username="annotator1").exists()
+    # A calibration sample for the demo annotators, and a run for the worker to judge with
+    # the offline model whatever provider is configured.
+    campaign = Campaign.objects.get(dataset=demo)
+    assert campaign.purpose == Campaign.Purpose.CALIBRATION
+    assert campaign.assignments.values("patch").distinct().count() == 12
+    assert sorted(campaign.annotators.values_list("username", flat=True)) == [
+        "annotator1",
+        "annotator2",
+        "annotator3",
+    ]
+    run = JudgingRun.objects.get(dataset=demo)
+    assert run.provider == "offline"
+    assert run.strategies == ["s1a", "s1b", "s2", "s3", "s4", "s5"]

@@ -1,0 +1,105 @@
+"""Drafting from the dataset page and from the command line, with live progress."""
+
+from collections.abc import Callable, Iterator
+from io import StringIO
+from typing import Any
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.test import Client
+from django.urls import reverse
+
+from rubrics.models import DraftBatch, Rubric
+from rubrics.review.services import rubric_draft_request
+from sejury_web.celery import app as celery_app
+from tests.rubrics.factories import BugFactory, DatasetFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def eager_tasks() -> Iterator[None]:
+    celery_app.conf.task_always_eager = True
+    yield
+    celery_app.conf.task_always_eager = False
+
+
+def test_the_dataset_page_offers_drafting_and_counts_rubrics(reviewer_client: Client) -> None:
+    bug = BugFactory()
+    Rubric.objects.create(bug=bug, variant="templated", status=Rubric.Status.DRAFT_FAILED)
+
+    page = reviewer_client.get(bug.dataset.get_absolute_url())
+
+    assert page.status_code == 200
+    assert b"Draft rubrics" in page.content
+    assert b"<b>1</b> draft failed" in page.content
+
+
+def test_drafting_a_dataset_redirects_to_its_live_progress(
+    reviewer_client: Client,
+    eager_tasks: None,
+    django_capture_on_commit_callbacks: Callable[..., Any],
+) -> None:
+    dataset = DatasetFactory()
+    BugFactory.create_batch(2, dataset=dataset)
+    url = reverse("rubrics:rubric_draft_dataset", args=[dataset.slug])
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = reviewer_client.post(url, {"variant": "templated", "bug_keys": ""})
+
+    batch = DraftBatch.objects.get()
+    assert response.status_code == 302
+    assert response.url == reverse("rubrics:draft_batch", args=[dataset.slug, batch.pk])
+    partial = reviewer_client.get(response.url, headers={"HX-Request": "true"})
+    assert b"<b>2</b> drafted" in partial.content
+    assert b"every 2s" not in partial.content  # done: the page stops polling
+
+
+def test_progress_polls_while_drafts_wait(reviewer_client: Client) -> None:
+    bug = BugFactory()
+    batch = rubric_draft_request(bugs=[bug], variant="templated", acting_user=None)
+
+    page = reviewer_client.get(reverse("rubrics:draft_batch", args=[bug.dataset.slug, batch.pk]))
+
+    assert b'hx-trigger="every 2s"' in page.content
+    assert b"<b>1</b> waiting" in page.content
+    assert b"is a worker running?" in page.content
+
+
+def test_unknown_bug_keys_are_reported_and_nothing_is_queued(reviewer_client: Client) -> None:
+    bug = BugFactory()
+    url = reverse("rubrics:rubric_draft_dataset", args=[bug.dataset.slug])
+
+    response = reviewer_client.post(
+        url, {"variant": "templated", "bug_keys": "NOPE-1"}, follow=True
+    )
+
+    assert b"no bug NOPE-1 in this dataset" in response.content
+    assert not DraftBatch.objects.exists()
+
+
+def test_annotators_cannot_draft(annotator_client: Client) -> None:
+    bug = BugFactory()
+    url = reverse("rubrics:rubric_draft_dataset", args=[bug.dataset.slug])
+
+    assert annotator_client.post(url, {"variant": "templated"}).status_code == 403
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_command_drafts_and_waits(eager_tasks: None) -> None:
+    dataset = DatasetFactory(name="Cmd")
+    BugFactory.create_batch(3, dataset=dataset)
+    out = StringIO()
+
+    call_command("draft_rubrics", "--dataset", "Cmd", "--wait", stdout=out)
+
+    assert "3/3 (3 drafted, 0 failed)" in out.getvalue()
+    assert Rubric.objects.filter(status=Rubric.Status.IN_REVIEW).count() == 3
+
+
+def test_the_command_says_when_no_worker_picks_the_drafts_up() -> None:
+    dataset = DatasetFactory(name="Idle")
+    BugFactory(dataset=dataset)
+
+    with pytest.raises(CommandError, match="is a Celery worker running"):
+        call_command("draft_rubrics", "--dataset", "Idle", "--wait", "--idle-timeout", "0.5")
