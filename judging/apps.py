@@ -11,9 +11,12 @@ class JudgingConfig(AppConfig):
 
     def ready(self) -> None:
         from judging.annotations.bundle import LabelKind
+        from judging.annotations.selectors import LabelCounts
         from rubrics.bundle.base import register_kind
+        from rubrics.selectors import label_source_register
 
         register_kind(LabelKind())
+        label_source_register(LabelCounts())
 
         from celery.signals import worker_ready
 

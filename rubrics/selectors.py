@@ -1,8 +1,9 @@
 """Reads of datasets, bugs and patches, shaped for the pages that show them."""
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol
 
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery
@@ -14,6 +15,57 @@ from rubrics.models import Patch, Rubric, RubricRevision
 from .models import Bug, Dataset, DraftBatch
 
 BUGS_PER_PAGE = 50
+
+
+# -- labels ---------------------------------------------------------------------------------
+# Human labels belong to the judging app. Rubrics pages show their counts, so judging
+# registers a LabelSource here from its AppConfig.ready(): rubrics never imports judging,
+# nor reads its relations.
+
+
+@dataclass(frozen=True)
+class PatchLabel:
+    annotator: str
+    label: str
+    note: str
+    origin: str
+
+
+class LabelSource(Protocol):
+    def dataset_count(self, *, dataset_id: int) -> int: ...
+
+    def bug_counts(self, *, bug_ids: Collection[int]) -> dict[int, int]: ...
+
+    def patch_counts(self, *, patch_ids: Collection[int]) -> dict[int, int]: ...
+
+    def patch_labels(self, *, patch_id: int) -> list[PatchLabel]: ...
+
+
+class NoLabels:
+    """The source when no app provides labels: every count is 0."""
+
+    def dataset_count(self, *, dataset_id: int) -> int:
+        return 0
+
+    def bug_counts(self, *, bug_ids: Collection[int]) -> dict[int, int]:
+        return {}
+
+    def patch_counts(self, *, patch_ids: Collection[int]) -> dict[int, int]:
+        return {}
+
+    def patch_labels(self, *, patch_id: int) -> list[PatchLabel]:
+        return []
+
+
+_label_sources: list[LabelSource] = [NoLabels()]
+
+
+def label_source_register(source: LabelSource) -> None:
+    _label_sources[0] = source
+
+
+def label_source() -> LabelSource:
+    return _label_sources[0]
 
 
 def _count(queryset: QuerySet, group_by: str, counted: str) -> Coalesce:
@@ -34,9 +86,6 @@ def dataset_get(*, slug: str) -> Dataset:
         Dataset.objects.annotate(
             bug_count=_count(Bug.objects.filter(dataset=OuterRef("pk")), "dataset", "pk"),
             patch_count=_count(Patch.objects.filter(dataset=OuterRef("pk")), "dataset", "pk"),
-            label_count=_count(
-                Patch.objects.filter(dataset=OuterRef("pk")), "dataset", "annotations"
-            ),
         ),
         slug=slug,
     )
@@ -61,21 +110,26 @@ def dataset_bugs_page(*, dataset: Dataset, query: str = "", page: int | str = 1)
         )
     bugs = bugs.only("id", "key", "title", "language", "bug_type", "dataset_id").annotate(
         patch_count=_count(Patch.objects.filter(bug=OuterRef("pk")), "bug", "pk"),
-        label_count=_count(Patch.objects.filter(bug=OuterRef("pk")), "bug", "annotations"),
     )
-    return Paginator(bugs.order_by("key"), BUGS_PER_PAGE).get_page(page)
+    result = Paginator(bugs.order_by("key"), BUGS_PER_PAGE).get_page(page)
+    result.object_list = rows = list(result.object_list)
+    counts = label_source().bug_counts(bug_ids=[bug.pk for bug in rows])
+    for bug in rows:
+        bug.label_count = counts.get(bug.pk, 0)  # type: ignore[attr-defined]
+    return result
 
 
 def bug_get(*, dataset: Dataset, key: str) -> Bug:
     return get_object_or_404(Bug.objects.select_related("dataset"), dataset=dataset, key=key)
 
 
-def bug_patches(*, bug: Bug) -> QuerySet[Patch]:
-    return (
-        bug.patches.annotate(label_count=Count("annotations"))
-        .select_related("dataset")
-        .order_by("key")
-    )
+def bug_patches(*, bug: Bug) -> list[Patch]:
+    """The bug's patches, each with its ``label_count``."""
+    patches = list(bug.patches.select_related("dataset").order_by("key"))
+    counts = label_source().patch_counts(patch_ids=[patch.pk for patch in patches])
+    for patch in patches:
+        patch.label_count = counts.get(patch.pk, 0)  # type: ignore[attr-defined]
+    return patches
 
 
 def bug_rubrics(*, bug: Bug) -> QuerySet[Rubric]:
@@ -97,9 +151,13 @@ def patch_duplicates(*, patch: Patch) -> QuerySet[Patch]:
     )
 
 
-def patch_annotations(*, patch: Patch) -> QuerySet:
+def dataset_label_count(dataset: Dataset) -> int:
+    return label_source().dataset_count(dataset_id=dataset.pk)
+
+
+def patch_labels(*, patch: Patch) -> list[PatchLabel]:
     """The patch's labels with their annotators (for leads only)."""
-    return patch.annotations.select_related("annotator").order_by("annotator__username")
+    return label_source().patch_labels(patch_id=patch.pk)
 
 
 @dataclass(frozen=True)

@@ -67,6 +67,7 @@ def dataset_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         (bundle_import, import_counts_text(bundle_import))
         for bundle_import in dataset.imports.select_related("imported_by")[:5]
     ]
+    context["label_count"] = selectors.dataset_label_count(dataset)
     context["rubric_counts"] = selectors.dataset_rubric_counts(dataset)
     context["draft_form"] = DraftRequestForm(dataset=dataset)
     context["draft_batches"] = dataset.draft_batches.select_related("requested_by")[:3]
@@ -147,7 +148,7 @@ def patch_detail(request: HtmxHttpRequest, slug: str, patch_key: str) -> HttpRes
         "bug": patch.bug,
         "duplicates": selectors.patch_duplicates(patch=patch),
         # Labels are the leads' to see: reviewers refine rubrics without human verdicts.
-        "annotations": selectors.patch_annotations(patch=patch)
+        "labels": selectors.patch_labels(patch=patch)
         if user_has_role(request.user, Role.LEAD)
         else None,
     }

@@ -9,13 +9,14 @@ import dataclasses
 import datetime
 import statistics
 from collections import Counter, defaultdict
+from collections.abc import Collection
 
 from django.contrib.auth.models import User
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from judging.models import Annotation, Assignment, Campaign, Label
 from rubrics.models import Dataset
-from rubrics.selectors import golden_rubric
+from rubrics.selectors import PatchLabel, golden_rubric
 from sejury_web.roles import Role
 
 
@@ -343,3 +344,46 @@ def annotations_of(*, annotator: User) -> QuerySet[Annotation]:
         .select_related("patch", "patch__dataset", "patch__bug")
         .order_by("-updated_at")
     )
+
+
+class LabelCounts:
+    """The labels that rubrics pages show (counts, and a patch's labels for leads), read
+    here because annotations are judging's; registered with ``rubrics.selectors`` by
+    ``JudgingConfig.ready()``."""
+
+    def dataset_count(self, *, dataset_id: int) -> int:
+        return Annotation.objects.filter(patch__dataset_id=dataset_id).count()
+
+    def bug_counts(self, *, bug_ids: Collection[int]) -> dict[int, int]:
+        rows = (
+            Annotation.objects.filter(patch__bug_id__in=bug_ids)
+            .values("patch__bug_id")
+            .annotate(n=Count("pk"))
+            .values_list("patch__bug_id", "n")
+        )
+        return dict(rows)
+
+    def patch_counts(self, *, patch_ids: Collection[int]) -> dict[int, int]:
+        rows = (
+            Annotation.objects.filter(patch_id__in=patch_ids)
+            .values("patch_id")
+            .annotate(n=Count("pk"))
+            .values_list("patch_id", "n")
+        )
+        return dict(rows)
+
+    def patch_labels(self, *, patch_id: int) -> list[PatchLabel]:
+        annotations = (
+            Annotation.objects.filter(patch_id=patch_id)
+            .select_related("annotator")
+            .order_by("annotator__username")
+        )
+        return [
+            PatchLabel(
+                annotator=a.annotator.username,
+                label=a.label,
+                note=a.note,
+                origin=a.get_origin_display(),
+            )
+            for a in annotations
+        ]
