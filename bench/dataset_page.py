@@ -113,18 +113,18 @@ def main() -> None:
     Dataset.objects.filter(slug="bench-10k").delete()
     data = bundle()
     start = time.perf_counter()
-    bundle_import(source=io.BytesIO(data), dataset_name="bench-10k", acting_user=None)
+    bundle_import(source=io.BytesIO(data), dataset_name="bench-10k", actor=None)
     report(
         f"import of a {len(data) / 1e6:.1f} MB bundle", time.perf_counter() - start, IMPORT_TARGET_S
     )
     start = time.perf_counter()
-    bundle_import(source=io.BytesIO(data), dataset_name="bench-10k", acting_user=None)
+    bundle_import(source=io.BytesIO(data), dataset_name="bench-10k", actor=None)
     report("re-import of the same bundle (no change)", time.perf_counter() - start, IMPORT_TARGET_S)
 
     from django.contrib.auth.models import User
 
     lead = User.objects.filter(username="bench-lead").first() or user_create(
-        username="bench-lead", password=None, roles=[Role.LEAD]
+        actor=None, username="bench-lead", password=None, roles=[Role.LEAD]
     )
     client = Client()
     client.force_login(lead)

@@ -226,7 +226,12 @@ def judge(dataset: Dataset, timeout: float) -> tuple[JudgingRun, float]:
     """Create a run over the dataset, wait until it is finished; return it and the wall time."""
     started = time.perf_counter()
     run = run_create(
-        dataset=dataset, strategies=TEAM, context="reference", provider="openai", model=MODEL
+        actor=None,
+        dataset=dataset,
+        strategies=TEAM,
+        context="reference",
+        provider="openai",
+        model=MODEL,
     )
     active = (JudgingRun.Status.QUEUED, JudgingRun.Status.RUNNING)
     while JudgingRun.objects.filter(pk=run.pk, status__in=active).exists():

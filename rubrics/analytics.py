@@ -13,10 +13,10 @@ database, shaped for the report page and the ``rubric_report`` command.
   over golden rubrics is ``None`` (not NaN: the report is also JSON) and the CDF is empty.
 """
 
-import difflib
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
+from itertools import groupby
 from typing import Any, NamedTuple
 
 import Levenshtein
@@ -26,8 +26,6 @@ from .models import Dataset, Rubric, RubricRevision, Theme
 
 ADDITION, DELETION, MODIFICATION = "addition", "deletion", "modification"
 EDIT_TYPES = (ADDITION, DELETION, MODIFICATION)
-# difflib opcode -> edit type; "equal" is no edit.
-_OPCODE_EDIT_TYPES = {"insert": ADDITION, "delete": DELETION, "replace": MODIFICATION}
 
 EMPTY_DRAFT = "{function}: the draft is empty, there is no length to normalize by"
 UNKNOWN_VARIANT = "dataset_rubric_report: unknown variant {variant!r}"
@@ -56,17 +54,32 @@ def normalized_edit_distance(draft: str, revision: str) -> float:
 def edit_types(draft: str, revision: str) -> set[str]:
     """The kinds of edit between two texts, from a diff of their lines.
 
-    ``difflib.SequenceMatcher`` over the lines (line endings ignored): an inserted block of
-    lines is an addition, a deleted block a deletion, a replaced block a modification. A
-    changed line is a modification, not a deletion plus an addition. Identical texts, or
-    texts that differ only in line endings, give the empty set.
+    ``Levenshtein.opcodes`` over the lines (line endings ignored), read block by block, a
+    block being a run of lines between two unchanged ones (a run of non-equal opcodes): a
+    block that only inserts lines is an addition, one that only deletes lines a deletion,
+    one that has lines on both sides a modification. A changed line is a modification, not
+    a deletion plus an addition. Identical texts, or texts that differ only in line endings,
+    give the empty set.
+
+    Blocks, not opcodes: Levenshtein writes a block of two lines replaced by one as a
+    ``replace`` and a ``delete`` in whichever order its tie-breaking picks; as a block it is
+    one modification, as it was when this read the standard library's SequenceMatcher. Where
+    the two still differ is the alignment: Levenshtein's edit script is minimal and a line
+    substituted for another costs 1 where a deletion plus an insertion costs 2, so a line
+    deleted and another added with no more unchanged lines between them than the shorter of
+    the two runs is long (``a b`` → ``b c``: 2 substitutions, or 1 deletion + 1 insertion)
+    may come out as one modification where SequenceMatcher matched the unchanged line in
+    between: a deletion and an addition.
     """
-    matcher = difflib.SequenceMatcher(
-        None, draft.splitlines(), revision.splitlines(), autojunk=False
-    )
-    return {
-        _OPCODE_EDIT_TYPES[tag] for tag, *_ in matcher.get_opcodes() if tag in _OPCODE_EDIT_TYPES
-    }
+    kinds: set[str] = set()
+    opcodes = Levenshtein.opcodes(draft.splitlines(), revision.splitlines())
+    for changed, run in groupby(opcodes, key=lambda opcode: opcode[0] != "equal"):
+        if changed:
+            block = list(run)
+            deletes = any(i2 > i1 for _, i1, i2, _, _ in block)
+            inserts = any(j2 > j1 for _, _, _, j1, j2 in block)
+            kinds.add(MODIFICATION if deletes and inserts else DELETION if deletes else ADDITION)
+    return kinds
 
 
 @dataclass(frozen=True)

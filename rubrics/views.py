@@ -13,7 +13,7 @@ from rubrics.bundle.services import bundle_export, bundle_import
 from rubrics.forms import BundleUploadForm
 from rubrics.models import Rubric
 from rubrics.review.forms import DraftRequestForm
-from sejury_web.htmx import HtmxHttpRequest
+from sejury_web.htmx import AuthenticatedHtmxRequest
 from sejury_web.roles import Role, role_required, user_has_role
 
 UNKNOWN_VARIANT = "unknown rubric variant {variant!r}: use one of {choices}"
@@ -22,7 +22,7 @@ UNKNOWN_VARIANT = "unknown rubric variant {variant!r}: use one of {choices}"
 # Reviewers see it too: it measures their own edits and shows no human verdicts.
 @require_GET
 @role_required(Role.LEAD, Role.REVIEWER)
-def rubric_report(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+def rubric_report(request: AuthenticatedHtmxRequest, slug: str) -> HttpResponse:
     dataset = selectors.dataset_get(slug=slug)
     variant = request.GET.get("variant", Rubric.Variant.TEMPLATED)
     if variant not in Rubric.Variant.values:
@@ -47,14 +47,14 @@ BROWSE_ROLES = (Role.LEAD, Role.REVIEWER)
 
 @require_GET
 @role_required(*BROWSE_ROLES)
-def dataset_list(request: HtmxHttpRequest) -> HttpResponse:
+def dataset_list(request: AuthenticatedHtmxRequest) -> HttpResponse:
     return render(request, "rubrics/dataset_list.html", {"datasets": selectors.dataset_list()})
 
 
 @require_GET
 @role_required(*BROWSE_ROLES)
 @vary_on_headers("HX-Request")
-def dataset_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+def dataset_detail(request: AuthenticatedHtmxRequest, slug: str) -> HttpResponse:
     dataset = selectors.dataset_get(slug=slug)
     query = request.GET.get("q", "")
     page = selectors.dataset_bugs_page(
@@ -76,7 +76,7 @@ def dataset_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 @require_GET
 @role_required(Role.LEAD)
-def dataset_export(request: HtmxHttpRequest, slug: str) -> StreamingHttpResponse:
+def dataset_export(request: AuthenticatedHtmxRequest, slug: str) -> StreamingHttpResponse:
     dataset = selectors.dataset_get(slug=slug)
     response = StreamingHttpResponse(
         (line.encode() for line in bundle_export(dataset=dataset)),
@@ -88,7 +88,7 @@ def dataset_export(request: HtmxHttpRequest, slug: str) -> StreamingHttpResponse
 
 @require_http_methods(["GET", "POST"])
 @role_required(Role.LEAD)
-def bundle_upload(request: HtmxHttpRequest) -> HttpResponse:
+def bundle_upload(request: AuthenticatedHtmxRequest) -> HttpResponse:
     form = BundleUploadForm(request.POST or None, request.FILES or None)
     errors = None
     if request.method == "POST" and form.is_valid():
@@ -97,7 +97,7 @@ def bundle_upload(request: HtmxHttpRequest) -> HttpResponse:
             summary = bundle_import(
                 source=upload,
                 dataset_name=form.cleaned_data["dataset"],
-                acting_user=request.user,  # type: ignore[arg-type]
+                actor=request.user,
                 filename=upload.name or "",
             )
         except BundleImportError as exc:
@@ -122,7 +122,7 @@ def bundle_upload(request: HtmxHttpRequest) -> HttpResponse:
 
 @require_GET
 @role_required(*BROWSE_ROLES)
-def bug_detail(request: HtmxHttpRequest, slug: str, bug_key: str) -> HttpResponse:
+def bug_detail(request: AuthenticatedHtmxRequest, slug: str, bug_key: str) -> HttpResponse:
     dataset = selectors.dataset_get(slug=slug)
     bug = selectors.bug_get(dataset=dataset, key=bug_key)
     return render(
@@ -139,7 +139,7 @@ def bug_detail(request: HtmxHttpRequest, slug: str, bug_key: str) -> HttpRespons
 
 @require_GET
 @role_required(*BROWSE_ROLES)
-def patch_detail(request: HtmxHttpRequest, slug: str, patch_key: str) -> HttpResponse:
+def patch_detail(request: AuthenticatedHtmxRequest, slug: str, patch_key: str) -> HttpResponse:
     dataset = selectors.dataset_get(slug=slug)
     patch = selectors.patch_get(dataset=dataset, key=patch_key)
     context = {

@@ -9,6 +9,6 @@ class SejuryWebConfig(AppConfig):
     def ready(self) -> None:
         from .roles import roles_sync
 
-        # Without a sender filter: this app has no models, so no post_migrate of its own, and
-        # the groups need the permissions of every app. roles_sync is idempotent and cheap.
+        # Without a sender filter: the groups need the permissions of every app, not only
+        # this one's. roles_sync is idempotent and cheap.
         post_migrate.connect(roles_sync, dispatch_uid="sejury_web.roles_sync")

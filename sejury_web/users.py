@@ -6,9 +6,14 @@ from django.contrib.auth.models import Group, User
 from django.db import transaction
 from django.db.models.functions import Lower
 
+from .audit import audit_record
 from .roles import Role, roles_sync
 
 UNKNOWN_ROLE = "unknown role {role!r}"
+
+# Audit actions (sejury_web.audit).
+USER_CREATE = "user.create"
+USER_ROLES = "user.roles"
 
 
 def _groups(roles: Iterable[str]) -> list[Group]:
@@ -25,24 +30,41 @@ def _groups(roles: Iterable[str]) -> list[Group]:
 
 @transaction.atomic
 def user_create(
-    *, username: str, password: str | None, roles: Iterable[str], email: str = ""
+    *,
+    username: str,
+    password: str | None,
+    roles: Iterable[str],
+    email: str = "",
+    actor: User | None,
 ) -> User:
-    """Create a user with ``roles``; ``password=None`` leaves no usable password."""
+    """Create a user with ``roles``; ``password=None`` leaves no usable password.
+
+    ``actor`` is the lead who created the user (None for an import or a script).
+    """
     user = User(username=username, email=email)
     if password is None:
         user.set_unusable_password()
     else:
         user.set_password(password)
     user.save()
-    user.groups.set(_groups(roles))
+    groups = _groups(roles)
+    user.groups.set(groups)
+    detail = {"roles": sorted(group.name for group in groups)}
+    audit_record(actor=actor, action=USER_CREATE, target=user, detail=detail)
     return user
 
 
 @transaction.atomic
-def user_set_roles(*, user: User, roles: Iterable[str]) -> None:
+def user_set_roles(*, user: User, roles: Iterable[str], actor: User | None) -> None:
     """Give ``user`` exactly ``roles`` (other groups are kept)."""
+    before = sorted(user.groups.filter(name__in=Role.values).values_list("name", flat=True))
     keep = user.groups.exclude(name__in=Role.values)
-    user.groups.set([*keep, *_groups(roles)])
+    groups = _groups(roles)
+    user.groups.set([*keep, *groups])
+    after = sorted(group.name for group in groups)
+    if after != before:
+        detail = {"before": before, "after": after}
+        audit_record(actor=actor, action=USER_ROLES, target=user, detail=detail)
 
 
 def users_by_folded_name(names: set[str]) -> dict[str, User]:

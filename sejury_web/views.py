@@ -7,13 +7,13 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from .forms import RolesForm, UserCreateForm
-from .htmx import HtmxHttpRequest
+from .htmx import AuthenticatedHtmxRequest
 from .roles import Role, role_required, user_roles
 from .users import user_create, user_set_roles
 
 
 @require_GET
-def home(request: HtmxHttpRequest) -> HttpResponse:
+def home(request: AuthenticatedHtmxRequest) -> HttpResponse:
     roles = user_roles(request.user)
     if Role.LEAD in roles or Role.REVIEWER in roles:
         return redirect("rubrics:dataset_list")
@@ -32,10 +32,11 @@ def _user_rows() -> list[User]:
 
 @require_http_methods(["GET", "POST"])
 @role_required(Role.LEAD)
-def user_list(request: HtmxHttpRequest) -> HttpResponse:
+def user_list(request: AuthenticatedHtmxRequest) -> HttpResponse:
     form = UserCreateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         user = user_create(
+            actor=request.user,
             username=form.cleaned_data["username"],
             email=form.cleaned_data.get("email", ""),
             password=form.cleaned_data["password1"],
@@ -53,7 +54,7 @@ def user_list(request: HtmxHttpRequest) -> HttpResponse:
 
 @require_POST
 @role_required(Role.LEAD)
-def user_password_set(request: HtmxHttpRequest, user_id: int) -> HttpResponse:
+def user_password_set(request: AuthenticatedHtmxRequest, user_id: int) -> HttpResponse:
     """A lead sets a user's password, e.g. for an annotator first named by an import."""
     user = get_object_or_404(User, pk=user_id)
     form = SetPasswordForm(user, request.POST)
@@ -70,14 +71,14 @@ def user_password_set(request: HtmxHttpRequest, user_id: int) -> HttpResponse:
 
 @require_POST
 @role_required(Role.LEAD)
-def user_roles_update(request: HtmxHttpRequest, user_id: int) -> HttpResponse:
+def user_roles_update(request: AuthenticatedHtmxRequest, user_id: int) -> HttpResponse:
     user = get_object_or_404(User, pk=user_id)
     form = RolesForm(request.POST)
     if form.is_valid():
         if user == request.user and Role.LEAD not in form.cleaned_data["roles"]:
             form.add_error("roles", "You cannot remove your own lead role.")
         else:
-            user_set_roles(user=user, roles=form.cleaned_data["roles"])
+            user_set_roles(user=user, roles=form.cleaned_data["roles"], actor=request.user)
     user = get_object_or_404(User.objects.prefetch_related("groups"), pk=user_id)
     context = {"u": user, "roles": Role.choices, "form": form}
     if request.htmx:

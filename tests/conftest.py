@@ -1,19 +1,26 @@
-"""Fixtures shared by the whole suite: users in each role, logged-in clients, data paths."""
+"""Fixtures shared by the whole suite: users in each role, logged-in clients, data paths,
+Celery in-process or in a real worker, and fake LLM servers the LLM layer is pointed at.
 
+Plain helpers (paths, the password, ``client_for``) live in ``tests.helpers``.
+"""
+
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.test import Client
+from pytest_django.fixtures import Settings
 
+from sejury_web.celery import app as celery_app
+from sejury_web.llm.providers import openai_chat
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-
-SHARED_DIR = Path(settings.BASE_DIR).parent / "shared"
-LE2019_BUNDLE = SHARED_DIR / "datasets" / "defects4j-le2019" / "bundle.jsonl"
-DEMO_BUNDLE = Path(settings.BASE_DIR) / "rubrics" / "demo" / "bundle.jsonl"
-PASSWORD = "correct horse battery staple"
+from tests.helpers import LE2019_BUNDLE, PASSWORD, client_for
+from tests.llm.fake_servers import GeminiServer, OpenAIServer
+from tests.llm.helpers import Provided, point_at
+from tests.workers import running_worker
 
 
 @pytest.fixture
@@ -26,35 +33,82 @@ def le2019_bundle() -> Path:
 
 @pytest.fixture
 def lead(db: None) -> User:
-    return user_create(username="lead", password=PASSWORD, roles=[Role.LEAD])
+    return user_create(actor=None, username="lead", password=PASSWORD, roles=[Role.LEAD])
 
 
 @pytest.fixture
 def reviewer(db: None) -> User:
-    return user_create(username="reviewer", password=PASSWORD, roles=[Role.REVIEWER])
+    return user_create(actor=None, username="reviewer", password=PASSWORD, roles=[Role.REVIEWER])
 
 
 @pytest.fixture
 def annotator(db: None) -> User:
-    return user_create(username="annotator", password=PASSWORD, roles=[Role.ANNOTATOR])
-
-
-def _client_for(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+    return user_create(actor=None, username="annotator", password=PASSWORD, roles=[Role.ANNOTATOR])
 
 
 @pytest.fixture
 def lead_client(lead: User) -> Client:
-    return _client_for(lead)
+    return client_for(lead)
 
 
 @pytest.fixture
 def reviewer_client(reviewer: User) -> Client:
-    return _client_for(reviewer)
+    return client_for(reviewer)
 
 
 @pytest.fixture
 def annotator_client(annotator: User) -> Client:
-    return _client_for(annotator)
+    return client_for(annotator)
+
+
+@pytest.fixture
+def eager_tasks() -> Iterator[None]:
+    """Tasks run inline, and a task that raises fails the test instead of a result."""
+    celery_app.conf.task_always_eager = True
+    celery_app.conf.task_eager_propagates = True
+    yield
+    celery_app.conf.task_always_eager = False
+    celery_app.conf.task_eager_propagates = False
+
+
+@pytest.fixture
+def worker(transactional_db: None, tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """A real Celery worker process on the test database; its log is ``worker.log``."""
+    with running_worker(tmp_path / "worker.log") as process:
+        yield process
+
+
+@pytest.fixture(autouse=True)
+def _forget_output_modes() -> Iterator[None]:
+    """A fake server's port may be reused: forget what the last one's output mode was."""
+    yield
+    openai_chat._modes.clear()
+
+
+@pytest.fixture
+def openai_server(settings: Settings, tmp_path: Path) -> Iterator[OpenAIServer]:
+    """A fake OpenAI-compatible server, with the LLM layer's settings pointing at it."""
+    with OpenAIServer() as server:
+        point_at(settings, tmp_path, PROVIDER="openai", OPENAI_BASE_URL=server.base_url)
+        yield server
+
+
+@pytest.fixture(params=["openai", "gemini"])
+def provided(
+    request: pytest.FixtureRequest, settings: Settings, tmp_path: Path
+) -> Iterator[Provided]:
+    """A fake server of each wire protocol in turn, with the LLM layer pointing at it."""
+    if request.param == "openai":
+        server = request.getfixturevalue("openai_server")
+        point_at(settings, tmp_path, OPENAI_API_KEY="sk-test")
+        yield Provided("openai", server, "gpt-4o-mini")
+    else:
+        with GeminiServer() as gemini:
+            point_at(
+                settings,
+                tmp_path,
+                PROVIDER="gemini",
+                GEMINI_API_KEY="test-key",
+                GEMINI_BASE_URL=gemini.url,
+            )
+            yield Provided("gemini", gemini, "gemini-2.5-pro")

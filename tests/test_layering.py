@@ -39,7 +39,7 @@ def imports_of(module: str) -> set[str]:
     """Every module of ours that ``module`` imports, at the top or inside a function."""
     path, is_package = MODULES[module]
     package = module if is_package else module.rpartition(".")[0]
-    found = set()
+    found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
@@ -161,5 +161,7 @@ def test_rubrics_never_reads_a_judging_relation() -> None:
                 readers.append(f"{module}:{node.lineno} .{node.attr}")
             elif isinstance(node, ast.Constant) and isinstance(node.value, str):
                 lookups = set(node.value.split("__")) if " " not in node.value else set()
-                readers.extend(f"{module}:{node.lineno} {node.value!r}" for _ in lookups & relations)
+                readers.extend(
+                    f"{module}:{node.lineno} {node.value!r}" for _ in lookups & relations
+                )
     assert readers == [], "rubrics reads judging's rows; ask judging's LabelSource instead"

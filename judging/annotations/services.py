@@ -24,6 +24,7 @@ from django.utils import timezone
 from judging.models import Annotation, AnnotationRevision, Assignment, Campaign, Label
 from rubrics.models import Dataset, Patch
 from rubrics.selectors import dataset_patches_named
+from sejury_web.audit import audit_record
 from sejury_web.roles import Role
 
 log = logging.getLogger(__name__)
@@ -55,6 +56,12 @@ LABEL_FINAL = (
     "your label of patch {patch} was given in campaign {other!r}, which is closed: it is final"
 )
 UNKNOWN_LABEL = "unknown label {value!r}; expected one of: {choices}"
+
+
+# Audit actions (sejury_web.audit) of a campaign's life.
+CAMPAIGN_CREATE = "campaign.create"
+CAMPAIGN_CLOSE = "campaign.close"
+CAMPAIGN_REOPEN = "campaign.reopen"
 
 
 class CampaignError(ValueError):
@@ -172,7 +179,7 @@ def campaign_create(
     annotators: Iterable[User],
     overlap: int,
     show_rubric: bool,
-    created_by: User | None,
+    actor: User | None,
 ) -> Campaign:
     """Create a campaign over the selected patches and every annotator's queue."""
     name = name.strip()
@@ -208,7 +215,7 @@ def campaign_create(
         filters=filters,
         overlap=overlap,
         show_rubric=show_rubric,
-        created_by=created_by,
+        created_by=actor,
     )
     campaign.annotators.set(people)
     queues = balanced_assignments(patch_ids, [u.pk for u in people], overlap=overlap, seed=seed)
@@ -219,6 +226,12 @@ def campaign_create(
             for n, patch_id in enumerate(queue, start=1)
         ],
         batch_size=1000,
+    )
+    audit_record(
+        actor=actor,
+        action=CAMPAIGN_CREATE,
+        target=campaign,
+        detail={"patches": len(patch_ids), "annotators": [u.username for u in people]},
     )
     return campaign
 
@@ -243,20 +256,21 @@ def _status_set(
     return campaign
 
 
-def campaign_close(*, campaign: Campaign, acting_user: User) -> Campaign:
-    """Close the campaign: its labels become final. The lead who closes it is logged (the
-    campaign has no field for it)."""
+@transaction.atomic
+def campaign_close(*, campaign: Campaign, actor: User) -> Campaign:
+    """Close the campaign: its labels become final."""
     campaign = _status_set(
         campaign, to=Campaign.Status.CLOSED, closed_at=timezone.now(), refused=ALREADY_CLOSED
     )
-    log.info("campaign %s closed by %s", campaign.pk, acting_user.username)
+    audit_record(actor=actor, action=CAMPAIGN_CLOSE, target=campaign)
     return campaign
 
 
-def campaign_reopen(*, campaign: Campaign, acting_user: User) -> Campaign:
+@transaction.atomic
+def campaign_reopen(*, campaign: Campaign, actor: User) -> Campaign:
     """Open a closed campaign again, e.g. to let a late annotator finish."""
     campaign = _status_set(campaign, to=Campaign.Status.OPEN, closed_at=None, refused=ALREADY_OPEN)
-    log.info("campaign %s reopened by %s", campaign.pk, acting_user.username)
+    audit_record(actor=actor, action=CAMPAIGN_REOPEN, target=campaign)
     return campaign
 
 

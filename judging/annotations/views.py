@@ -29,7 +29,7 @@ from judging.annotations.forms import CampaignForm, LabelForm
 from judging.annotations.services import CampaignError
 from judging.models import Assignment, Campaign, Label
 from rubrics.selectors import dataset_get
-from sejury_web.htmx import HtmxHttpRequest
+from sejury_web.htmx import AuthenticatedHtmxRequest
 from sejury_web.roles import Role, role_required
 
 PATCHES_PER_PAGE = 50
@@ -54,7 +54,7 @@ def _campaign(campaign_id: int) -> Campaign:
 
 @require_GET
 @role_required(Role.LEAD)
-def campaign_list(request: HtmxHttpRequest) -> HttpResponse:
+def campaign_list(request: AuthenticatedHtmxRequest) -> HttpResponse:
     slug = request.GET.get("dataset", "")
     dataset = dataset_get(slug=slug) if slug else None
     rows = selectors.campaign_list(dataset=dataset)
@@ -65,7 +65,7 @@ def campaign_list(request: HtmxHttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @role_required(Role.LEAD)
-def campaign_new(request: HtmxHttpRequest) -> HttpResponse:
+def campaign_new(request: AuthenticatedHtmxRequest) -> HttpResponse:
     form = CampaignForm(request.POST or None, initial={"dataset": request.GET.get("dataset")})
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -81,7 +81,7 @@ def campaign_new(request: HtmxHttpRequest) -> HttpResponse:
                 annotators=data["annotators"],
                 overlap=data["overlap"],
                 show_rubric=data["show_rubric"],
-                created_by=request.user,  # type: ignore[arg-type]
+                actor=request.user,
             )
         except CampaignError as error:
             form.add_error(None, str(error))
@@ -102,7 +102,7 @@ def campaign_new(request: HtmxHttpRequest) -> HttpResponse:
 
 @require_GET
 @role_required(Role.LEAD)
-def campaign_detail(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+def campaign_detail(request: AuthenticatedHtmxRequest, campaign_id: int) -> HttpResponse:
     campaign = _campaign(campaign_id)
     progress = selectors.campaign_progress(campaign)
     coverage, histogram = selectors.campaign_coverage(campaign)
@@ -122,7 +122,7 @@ def campaign_detail(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
 
 
 def _status_change(
-    request: HtmxHttpRequest,
+    request: AuthenticatedHtmxRequest,
     campaign_id: int,
     change: Callable[..., Campaign],
     done: str,
@@ -130,7 +130,7 @@ def _status_change(
     """Close or reopen the campaign (``change``), and say how it went on its page."""
     campaign = _campaign(campaign_id)
     try:
-        change(campaign=campaign, acting_user=request.user)
+        change(campaign=campaign, actor=request.user)
     except CampaignError as error:
         messages.error(request, str(error))
     else:
@@ -140,13 +140,13 @@ def _status_change(
 
 @require_POST
 @role_required(Role.LEAD)
-def campaign_close(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+def campaign_close(request: AuthenticatedHtmxRequest, campaign_id: int) -> HttpResponse:
     return _status_change(request, campaign_id, services.campaign_close, CLOSED)
 
 
 @require_POST
 @role_required(Role.LEAD)
-def campaign_reopen(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+def campaign_reopen(request: AuthenticatedHtmxRequest, campaign_id: int) -> HttpResponse:
     return _status_change(request, campaign_id, services.campaign_reopen, REOPENED)
 
 
@@ -166,16 +166,16 @@ def _annotate_url(campaign: Campaign, position: int) -> str:
 
 @require_GET
 @role_required(Role.ANNOTATOR)
-def annotate_campaigns(request: HtmxHttpRequest) -> HttpResponse:
-    rows = selectors.annotator_campaigns(annotator=request.user)  # type: ignore[arg-type]
+def annotate_campaigns(request: AuthenticatedHtmxRequest) -> HttpResponse:
+    rows = selectors.annotator_campaigns(annotator=request.user)
     return render(request, "judging/annotations/annotate_campaigns.html", {"rows": rows})
 
 
 @require_GET
 @role_required(Role.ANNOTATOR)
-def annotate_queue(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+def annotate_queue(request: AuthenticatedHtmxRequest, campaign_id: int) -> HttpResponse:
     """The annotator's queue in one campaign: where they are, and their own labels."""
-    user: User = request.user  # type: ignore[assignment]
+    user: User = request.user
     campaign = _own_campaign(campaign_id, user)
     queue = selectors.annotator_queue(campaign=campaign, annotator=user)
     context = {
@@ -187,9 +187,11 @@ def annotate_queue(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     return render(request, "judging/annotations/annotate_queue.html", context)
 
 
-def _after_label(request: HtmxHttpRequest, campaign: Campaign, position: int) -> HttpResponse:
+def _after_label(
+    request: AuthenticatedHtmxRequest, campaign: Campaign, position: int
+) -> HttpResponse:
     """On to the annotator's next unlabelled patch, or to their queue once all are done."""
-    user: User = request.user  # type: ignore[assignment]
+    user: User = request.user
     queue = selectors.annotator_queue(campaign=campaign, annotator=user)
     following = selectors.next_unlabelled(queue, after=position)
     if following is None:  # the queue page says they are done
@@ -199,9 +201,9 @@ def _after_label(request: HtmxHttpRequest, campaign: Campaign, position: int) ->
 
 @require_http_methods(["GET", "POST"])
 @role_required(Role.ANNOTATOR)
-def annotate(request: HtmxHttpRequest, campaign_id: int, position: int) -> HttpResponse:
+def annotate(request: AuthenticatedHtmxRequest, campaign_id: int, position: int) -> HttpResponse:
     """One patch of the annotator's queue: its bug, golden rubric and diff, and the label."""
-    user: User = request.user  # type: ignore[assignment]
+    user: User = request.user
     campaign = _own_campaign(campaign_id, user)
     try:
         assignment = selectors.annotator_assignment(
@@ -265,10 +267,10 @@ class OwnLabelRow:
 
 @require_GET
 @role_required(Role.ANNOTATOR)
-def my_labels(request: HtmxHttpRequest) -> HttpResponse:
+def my_labels(request: AuthenticatedHtmxRequest) -> HttpResponse:
     """The annotator's own labels: what they gave, never judges' verdicts or others' labels;
     and their campaigns, with their own progress."""
-    page = Paginator(selectors.annotations_of(annotator=request.user), 50).get_page(  # type: ignore[arg-type]
+    page = Paginator(selectors.annotations_of(annotator=request.user), 50).get_page(
         request.GET.get("page", 1)
     )
     labels: list[Any] = [
@@ -278,5 +280,5 @@ def my_labels(request: HtmxHttpRequest) -> HttpResponse:
         for a in page.object_list
     ]
     page.object_list = labels
-    rows = selectors.annotator_campaigns(annotator=request.user)  # type: ignore[arg-type]
+    rows = selectors.annotator_campaigns(annotator=request.user)
     return render(request, "judging/annotations/my_labels.html", {"page": page, "rows": rows})

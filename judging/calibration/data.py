@@ -30,6 +30,7 @@ from judging.consensus.rules import dataset_consensus
 from judging.models import BugStep, Calibration, Campaign, JudgingRun, PatchJudgment, StrategyResult
 from judging.strategies.registry import STRATEGIES, get_strategy
 from rubrics.models import Dataset, Patch
+from sejury_web.audit import audit_record
 from sejury_web.llm.models import LLMCall
 
 OTHER_DATASET = "run {run} judged {run_dataset}, and campaign “{campaign}” labels {dataset}"
@@ -47,6 +48,8 @@ ONE_LABEL = (
     "undefined; the campaign needs both VALID and INVALID patches"
 )
 NOT_A_CANDIDATE = "{team} is not a candidate team of run {run}"
+
+CALIBRATION_KEEP = "calibration.keep"  # audit action (sejury_web.audit)
 
 
 class CalibrationError(ValueError):
@@ -214,7 +217,7 @@ def calibration_evaluate(*, campaign: Campaign, run: JudgingRun) -> CalibrationO
 
 
 def calibration_create(
-    *, campaign: Campaign, run: JudgingRun, team: list[str], chosen_by: User
+    *, campaign: Campaign, run: JudgingRun, team: list[str], actor: User
 ) -> Calibration:
     """Store the lead's team with the ranking it was chosen from (recomputed, not trusted)."""
     outcome = calibration_evaluate(campaign=campaign, run=run)
@@ -223,14 +226,17 @@ def calibration_create(
     if chosen not in by_team or len(chosen) != len(team):
         raise CalibrationError(NOT_A_CANDIDATE.format(team=", ".join(team), run=run.pk))
     with transaction.atomic():
-        return Calibration.objects.create(
+        calibration = Calibration.objects.create(
             campaign=campaign,
             run=run,
             team=list(chosen),
             ranking=[evaluation.as_json() for evaluation in outcome.ranking],
             patch_count=len(outcome.data.patches),
-            chosen_by=chosen_by,
+            chosen_by=actor,
         )
+        detail = {"team": list(chosen), "campaign": campaign.pk, "run": run.pk}
+        audit_record(actor=actor, action=CALIBRATION_KEEP, target=calibration, detail=detail)
+    return calibration
 
 
 # Selectors of the calibration page and of reports.

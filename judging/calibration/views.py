@@ -16,7 +16,7 @@ from judging.calibration import data as calibration_data
 from judging.calibration.data import CalibrationError
 from judging.calibration.forms import CalibrationChooseForm, CalibrationPickForm
 from judging.models import Calibration
-from sejury_web.htmx import HtmxHttpRequest
+from sejury_web.htmx import AuthenticatedHtmxRequest
 from sejury_web.llm.types import OFFLINE_MARKER
 from sejury_web.roles import Role, role_required
 
@@ -27,7 +27,7 @@ CHOSEN = "Calibration stored: team {team}."
 @require_GET
 @role_required(Role.LEAD)
 @vary_on_headers("HX-Request")
-def calibration(request: HtmxHttpRequest) -> HttpResponse:
+def calibration(request: AuthenticatedHtmxRequest) -> HttpResponse:
     """Pick a campaign and a run; see every candidate team ranked, the best pre-selected."""
     form = CalibrationPickForm(request.GET or None)
     outcome, error, run, campaign = None, "", None, None
@@ -59,7 +59,7 @@ def calibration(request: HtmxHttpRequest) -> HttpResponse:
 
 @require_POST
 @role_required(Role.LEAD)
-def calibration_choose(request: HtmxHttpRequest) -> HttpResponse:
+def calibration_choose(request: AuthenticatedHtmxRequest) -> HttpResponse:
     """Store the picked team as the dataset's calibration."""
     form = CalibrationChooseForm(request.POST)
     if not form.is_valid():
@@ -74,7 +74,7 @@ def calibration_choose(request: HtmxHttpRequest) -> HttpResponse:
             campaign=data["campaign"],
             run=data["run"],
             team=data["team"],
-            chosen_by=request.user,  # type: ignore[arg-type]
+            actor=request.user,
         )
     except CalibrationError as error:
         messages.error(request, str(error))
@@ -91,7 +91,7 @@ def run_with_team_url(chosen: Calibration) -> str:
 
 @require_GET
 @role_required(Role.LEAD)
-def calibration_detail(request: HtmxHttpRequest, calibration_id: int) -> HttpResponse:
+def calibration_detail(request: AuthenticatedHtmxRequest, calibration_id: int) -> HttpResponse:
     try:
         chosen = calibration_data.calibration_get(calibration_id=calibration_id)
     except Calibration.DoesNotExist:

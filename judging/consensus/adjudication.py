@@ -47,7 +47,7 @@ def _themes(themes: Iterable[str]) -> list[str]:
 
 
 def adjudication_record(
-    *, patch: Patch, label: str, themes: Iterable[str], note: str, acting_user: User
+    *, patch: Patch, label: str, themes: Iterable[str], note: str, actor: User
 ) -> Adjudication:
     """Record (or change) the lead's consensus on ``patch``.
 
@@ -66,7 +66,7 @@ def adjudication_record(
     with transaction.atomic():
         adjudication, _ = Adjudication.objects.update_or_create(
             patch=patch,
-            defaults={"label": label, "themes": chosen, "note": note, "decided_by": acting_user},
+            defaults={"label": label, "themes": chosen, "note": note, "decided_by": actor},
         )
     return adjudication
 

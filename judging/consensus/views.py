@@ -14,7 +14,7 @@ from judging.consensus.forms import AdjudicationForm
 from judging.models import Campaign, DisagreementTheme, Label
 from rubrics.models import Dataset, Patch
 from rubrics.selectors import dataset_get
-from sejury_web.htmx import HtmxHttpRequest
+from sejury_web.htmx import AuthenticatedHtmxRequest
 from sejury_web.roles import Role, role_required
 
 RECORDED = "Recorded the consensus of {patch}: {label}."
@@ -90,14 +90,14 @@ def _queue_context(
 
 @require_GET
 @role_required(Role.LEAD)
-def adjudication_index(request: HtmxHttpRequest) -> HttpResponse:
+def adjudication_index(request: AuthenticatedHtmxRequest) -> HttpResponse:
     datasets = adjudication.adjudication_datasets()
     return render(request, "judging/consensus/adjudication_index.html", {"datasets": datasets})
 
 
 @require_GET
 @role_required(Role.LEAD)
-def adjudication_queue(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+def adjudication_queue(request: AuthenticatedHtmxRequest, slug: str) -> HttpResponse:
     dataset = dataset_get(slug=slug)
     campaign = _campaign(dataset, request.GET.get("campaign"))
     context = _queue_context(dataset, campaign)
@@ -107,7 +107,7 @@ def adjudication_queue(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 @require_POST
 @role_required(Role.LEAD)
 @vary_on_headers("HX-Request")
-def adjudication_save(request: HtmxHttpRequest, slug: str, patch_id: int) -> HttpResponse:
+def adjudication_save(request: AuthenticatedHtmxRequest, slug: str, patch_id: int) -> HttpResponse:
     """Record a patch's consensus; htmx gets the patch's card back (and the counts)."""
     dataset = dataset_get(slug=slug)
     patches = Patch.objects.select_related("bug__dataset", "dataset")
@@ -122,7 +122,7 @@ def adjudication_save(request: HtmxHttpRequest, slug: str, patch_id: int) -> Htt
                 label=data["label"],
                 themes=data["themes"],
                 note=data["note"],
-                acting_user=request.user,  # type: ignore[arg-type]
+                actor=request.user,
             )
         except AdjudicationError as error:
             form.add_error(error.field, str(error))

@@ -31,7 +31,7 @@ from judging.reports.selectors import (
 )
 from rubrics import selectors as rubric_selectors
 from rubrics.models import Dataset
-from sejury_web.htmx import HtmxHttpRequest
+from sejury_web.htmx import AuthenticatedHtmxRequest
 from sejury_web.llm.types import OFFLINE_MARKER
 from sejury_web.roles import Role, role_required
 
@@ -53,7 +53,7 @@ class Row:
 
 @require_GET
 @role_required(Role.LEAD)
-def report_index(request: HtmxHttpRequest) -> HttpResponse:
+def report_index(request: AuthenticatedHtmxRequest) -> HttpResponse:
     datasets = rubric_selectors.dataset_list()
     return render(request, "judging/reports/report_index.html", {"datasets": datasets})
 
@@ -152,7 +152,7 @@ def _named_pairs(pairs: PairAgreement, names: dict[int, str]) -> list[tuple[str,
     return [(names[a], names[b], figure) for (a, b), figure in pairs.kappas.items()]
 
 
-def _export_query(request: HtmxHttpRequest, export_format: str) -> str:
+def _export_query(request: AuthenticatedHtmxRequest, export_format: str) -> str:
     """The page's own query, asking for ``export_format``: the export is the same report."""
     params = [
         (key, value) for key, values in request.GET.lists() if key != "format" for value in values
@@ -160,7 +160,7 @@ def _export_query(request: HtmxHttpRequest, export_format: str) -> str:
     return "?" + urlencode([*params, ("format", export_format)])
 
 
-def _page_context(request: HtmxHttpRequest, report: AgreementReport) -> dict[str, Any]:
+def _page_context(request: AuthenticatedHtmxRequest, report: AgreementReport) -> dict[str, Any]:
     chosen = {run.run.pk for run in report.runs}
     return {
         "dataset": report.dataset,
@@ -188,7 +188,7 @@ def _page_context(request: HtmxHttpRequest, report: AgreementReport) -> dict[str
 
 @require_GET
 @role_required(Role.LEAD)
-def report(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+def report(request: AuthenticatedHtmxRequest, slug: str) -> HttpResponse:
     dataset = rubric_selectors.dataset_get(slug=slug)
     export_format = request.GET.get("format", "")
     if export_format and export_format not in FORMATS:
@@ -214,7 +214,7 @@ def report(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     return render(request, "judging/reports/report.html", _page_context(request, data))
 
 
-def _bad_request(request: HtmxHttpRequest, dataset: Dataset, message: str) -> HttpResponse:
+def _bad_request(request: AuthenticatedHtmxRequest, dataset: Dataset, message: str) -> HttpResponse:
     return render(
         request,
         "judging/reports/report_error.html",

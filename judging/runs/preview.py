@@ -69,7 +69,7 @@ def _draft_run_reusable(run: JudgingRun, patch_ids: set[int]) -> bool:
     return not stale.exists()
 
 
-def rubric_preview_start(*, rubric: Rubric, acting_user: User) -> PreviewRuns:
+def rubric_preview_start(*, rubric: Rubric, actor: User) -> PreviewRuns:
     """Judge the bug's candidates with the rubric's current revision and with its draft.
 
     The draft's run is reused when its latest run (same provider and model) is usable; no
@@ -103,7 +103,7 @@ def rubric_preview_start(*, rubric: Rubric, acting_user: User) -> PreviewRuns:
                 model=model,
                 kind=JudgingRun.Kind.PREVIEW,
                 name=RUN_NAME.format(rubric=rubric, number=revision.number)[:200],
-                created_by=acting_user,
+                actor=actor,
             )
         except RunError as error:
             raise PreviewError(str(error)) from None

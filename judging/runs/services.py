@@ -15,7 +15,9 @@ from judging.models import BugStep, Context, JudgingRun, PatchJudgment, Strategy
 from judging.runs.execution import run_finish_if_done
 from judging.strategies.ensemble import check_scale
 from judging.strategies.registry import parse_team
+from judging.tasks import start_run
 from rubrics.models import Dataset, Patch, RubricRevision
+from sejury_web.audit import audit_record
 from sejury_web.llm.config import llm_config
 from sejury_web.llm.types import LLMRequest, Provider
 
@@ -27,6 +29,12 @@ UNKNOWN_CONTEXT = "unknown context {context!r}; the contexts are {known}"
 REVISION_CONTEXT = "the context 'revision' needs a rubric revision, and only it does"
 NOT_ACTIVE = "run {run} is {status}: only a queued or running run can be cancelled"
 NOTHING_TO_RESUME = "run {run} has no pending patches{failed} to judge"
+
+# Audit actions (sejury_web.audit) of a run's life.
+RUN_CREATE = "run.create"
+RUN_CANCEL = "run.cancel"
+RUN_RESUME = "run.resume"
+RUN_RETRY = "run.retry_failed"
 
 
 class RunError(ValueError):
@@ -62,7 +70,7 @@ def run_create(
     scale_lo: float = 0.0,
     scale_hi: float = 100.0,
     name: str = "",
-    created_by: User | None = None,
+    actor: User | None,
     kind: str = JudgingRun.Kind.RUN,
     rubric_revision: RubricRevision | None = None,
 ) -> JudgingRun:
@@ -100,11 +108,12 @@ def run_create(
             scale_lo=scale_lo,
             scale_hi=scale_hi,
             threshold=threshold,
-            created_by=created_by,
+            created_by=actor,
         )
         PatchJudgment.objects.bulk_create(
             [PatchJudgment(run=run, patch_id=pk) for pk in patch_ids], batch_size=500
         )
+        audit_record(actor=actor, action=RUN_CREATE, target=run, detail={"patches": len(patch_ids)})
         transaction.on_commit(partial(_send_start, run.pk, run.generation))
     return run
 
@@ -113,8 +122,6 @@ def _send_start(run_id: int, generation: int) -> None:
     """Queue the run's first task. The run is committed already: if the broker refuses (on a
     fresh SQLite broker a worker starting at the same moment may be creating the queue), try
     once more, then leave the run queued for the next worker start or Resume to pick up."""
-    from judging.tasks import start_run
-
     for attempt in (1, 2):
         try:
             start_run.delay(run_id, generation)
@@ -126,18 +133,21 @@ def _send_start(run_id: int, generation: int) -> None:
             time.sleep(0.5)
 
 
-def run_cancel(*, run: JudgingRun) -> JudgingRun:
+def run_cancel(*, run: JudgingRun, actor: User | None) -> JudgingRun:
     """Stop the run: no new model call starts; finished results stay."""
-    updated = JudgingRun.objects.filter(
-        pk=run.pk, status__in=[JudgingRun.Status.QUEUED, JudgingRun.Status.RUNNING]
-    ).update(status=JudgingRun.Status.CANCELLED, finished_at=timezone.now())
-    run.refresh_from_db()
-    if not updated:
-        raise RunError(NOT_ACTIVE.format(run=run.pk, status=run.get_status_display().lower()))
+    with transaction.atomic():
+        updated = JudgingRun.objects.filter(
+            pk=run.pk, status__in=[JudgingRun.Status.QUEUED, JudgingRun.Status.RUNNING]
+        ).update(status=JudgingRun.Status.CANCELLED, finished_at=timezone.now())
+        run.refresh_from_db()
+        if not updated:
+            status = run.get_status_display().lower()
+            raise RunError(NOT_ACTIVE.format(run=run.pk, status=status))
+        audit_record(actor=actor, action=RUN_CANCEL, target=run)
     return run
 
 
-def run_resume(*, run: JudgingRun, retry_failed: bool = False) -> JudgingRun:
+def run_resume(*, run: JudgingRun, actor: User | None, retry_failed: bool = False) -> JudgingRun:
     """Queue the run's pending patches again (and, with ``retry_failed``, its failed ones).
 
     Completed members are kept: only what is missing is judged. The run's generation goes
@@ -161,6 +171,8 @@ def run_resume(*, run: JudgingRun, retry_failed: bool = False) -> JudgingRun:
         run.finished_at = None
         run.save(update_fields=["generation", "status", "finished_at"])
         run.refresh_from_db()
+        action = RUN_RETRY if retry_failed else RUN_RESUME
+        audit_record(actor=actor, action=action, target=run, detail={"generation": run.generation})
         transaction.on_commit(partial(_send_start, run.pk, run.generation))
     return run
 
@@ -173,7 +185,7 @@ def runs_resume_unfinished() -> list[int]:
         status__in=[JudgingRun.Status.QUEUED, JudgingRun.Status.RUNNING]
     ):
         try:
-            run_resume(run=run)
+            run_resume(run=run, actor=None)  # the system's doing: a worker started
         except RunError:
             run_finish_if_done(run.pk)
             continue

@@ -34,7 +34,7 @@ from judging.runs.services import RunError
 from judging.runs.verdicts import CompareError, TableQuery
 from judging.strategies.registry import parse_team
 from rubrics.models import Rubric
-from sejury_web.htmx import HtmxHttpRequest
+from sejury_web.htmx import AuthenticatedHtmxRequest
 from sejury_web.llm.types import OFFLINE_MARKER, Provider
 from sejury_web.roles import Role, role_required
 
@@ -60,14 +60,14 @@ def _offline_note(run: JudgingRun) -> str:
 
 @require_GET
 @role_required(Role.LEAD)
-def run_list(request: HtmxHttpRequest) -> HttpResponse:
+def run_list(request: AuthenticatedHtmxRequest) -> HttpResponse:
     page = verdict_selectors.runs_page(page=request.GET.get("page", 1))
     return render(request, "judging/runs/run_list.html", {"page": page})
 
 
 @require_http_methods(["GET", "POST"])
 @role_required(Role.LEAD)
-def run_new(request: HtmxHttpRequest) -> HttpResponse:
+def run_new(request: AuthenticatedHtmxRequest) -> HttpResponse:
     initial: dict[str, Any] = {"dataset": request.GET.get("dataset")}
     if request.GET.get("team"):  # e.g. the team a calibration picked
         with contextlib.suppress(ValueError):
@@ -87,7 +87,7 @@ def run_new(request: HtmxHttpRequest) -> HttpResponse:
                 scale_lo=data["scale_lo"],
                 scale_hi=data["scale_hi"],
                 name=data["name"],
-                created_by=request.user,  # type: ignore[arg-type]
+                actor=request.user,
             )
         except RunError as error:
             form.add_error(None, str(error))
@@ -119,7 +119,7 @@ def _progress_context(run: JudgingRun) -> dict[str, Any]:
 @require_GET
 @role_required(Role.LEAD)
 @vary_on_headers("HX-Request")
-def run_detail(request: HtmxHttpRequest, run_id: int) -> HttpResponse:
+def run_detail(request: AuthenticatedHtmxRequest, run_id: int) -> HttpResponse:
     run = _run(run_id)
     table = verdict_selectors.run_verdicts(
         run=run, query=TableQuery.from_params(request.GET, run.strategies)
@@ -133,7 +133,7 @@ def run_detail(request: HtmxHttpRequest, run_id: int) -> HttpResponse:
 
 @require_GET
 @role_required(Role.LEAD)
-def run_progress(request: HtmxHttpRequest, run_id: int) -> HttpResponse:
+def run_progress(request: AuthenticatedHtmxRequest, run_id: int) -> HttpResponse:
     """The progress partial; once the run is no longer active, the last poll."""
     run = _run(run_id)
     context = _progress_context(run)
@@ -145,10 +145,10 @@ def run_progress(request: HtmxHttpRequest, run_id: int) -> HttpResponse:
 
 @require_POST
 @role_required(Role.LEAD)
-def run_cancel(request: HtmxHttpRequest, run_id: int) -> HttpResponse:
+def run_cancel(request: AuthenticatedHtmxRequest, run_id: int) -> HttpResponse:
     run = _run(run_id)
     try:
-        services.run_cancel(run=run)
+        services.run_cancel(run=run, actor=request.user)
     except RunError as error:
         messages.error(request, str(error))
     else:
@@ -158,11 +158,11 @@ def run_cancel(request: HtmxHttpRequest, run_id: int) -> HttpResponse:
 
 @require_POST
 @role_required(Role.LEAD)
-def run_resume(request: HtmxHttpRequest, run_id: int) -> HttpResponse:
+def run_resume(request: AuthenticatedHtmxRequest, run_id: int) -> HttpResponse:
     run = _run(run_id)
     retry_failed = request.POST.get("retry_failed", "") in {"1", "true", "on"}
     try:
-        services.run_resume(run=run, retry_failed=retry_failed)
+        services.run_resume(run=run, actor=request.user, retry_failed=retry_failed)
     except RunError as error:
         messages.error(request, str(error))
     else:
@@ -172,7 +172,9 @@ def run_resume(request: HtmxHttpRequest, run_id: int) -> HttpResponse:
 
 @require_GET
 @role_required(Role.LEAD)
-def verdict_detail(request: HtmxHttpRequest, run_id: int, judgment_id: int) -> HttpResponse:
+def verdict_detail(
+    request: AuthenticatedHtmxRequest, run_id: int, judgment_id: int
+) -> HttpResponse:
     run = _run(run_id)
     try:
         verdict = verdict_selectors.verdict_get(run=run, judgment_id=judgment_id)
@@ -190,7 +192,7 @@ def verdict_detail(request: HtmxHttpRequest, run_id: int, judgment_id: int) -> H
 
 @require_GET
 @role_required(Role.LEAD)
-def run_compare(request: HtmxHttpRequest) -> HttpResponse:
+def run_compare(request: AuthenticatedHtmxRequest) -> HttpResponse:
     asked = "a" in request.GET or "b" in request.GET
     form = CompareForm(request.GET if asked else None)
     comparison, error = None, ""
@@ -225,16 +227,16 @@ STARTED = "Judging the candidates with revision {number}: the comparison follows
 @require_http_methods(["GET", "POST"])
 @role_required(*PREVIEW_ROLES)
 @vary_on_headers("HX-Request")
-def rubric_preview(request: HtmxHttpRequest, rubric_id: int) -> HttpResponse:
+def rubric_preview(request: AuthenticatedHtmxRequest, rubric_id: int) -> HttpResponse:
     """GET: the judge-preview panel (a page without htmx). POST: start a preview, then the
     panel (htmx) or a redirect to the page."""
     rubric = get_object_or_404(Rubric.objects.select_related("bug__dataset"), pk=rubric_id)
     url = reverse("judging:rubric_preview", kwargs={"rubric_id": rubric.pk})
     problem = ""
     if request.method == "POST":
-        user: User = request.user  # type: ignore[assignment]
+        user: User = request.user
         try:
-            rubric_preview_start(rubric=rubric, acting_user=user)
+            rubric_preview_start(rubric=rubric, actor=user)
         except PreviewError as error:
             problem = str(error)
         if not request.htmx:

@@ -68,7 +68,7 @@ class ImportContext:
     def __init__(self, dataset: Dataset | None, records: dict[str, list[Record]]) -> None:
         self.dataset = dataset
         self.records = records
-        self.acting_user: User | None = None  # set for the write: who imports
+        self.actor: User | None = None  # set for the write: who imports
         self.errors: list[BundleError] = []
         self.notes: list[str] = []
         self.stats: dict[str, int] = {}

@@ -292,7 +292,7 @@ class RubricKind(RecordKind):
                 RubricEvent(
                     rubric=rubric,
                     kind=RubricEvent.Kind.IMPORTED,
-                    actor=ctx.acting_user,
+                    actor=ctx.actor,
                     revision=history[-1],
                     comment=comment,
                 )

@@ -104,7 +104,7 @@ def bundle_import(
     *,
     source: IO[bytes],
     dataset_name: str,
-    acting_user: User | None,
+    actor: User | None,
     filename: str = "",
 ) -> ImportSummary:
     """Import a bundle into the dataset ``dataset_name`` (created if new), all or nothing.
@@ -130,7 +130,7 @@ def bundle_import(
 
     try:
         return _write(
-            ctx, data=data, dataset=dataset, name=dataset_name, user=acting_user, filename=filename
+            ctx, data=data, dataset=dataset, name=dataset_name, user=actor, filename=filename
         )
     except IntegrityError as exc:  # a concurrent import created the same rows first
         raise BundleImportError([BundleError(None, None, CONCURRENT_IMPORT)]) from exc
@@ -150,7 +150,7 @@ def _write(
     if dataset is None:
         dataset = Dataset.objects.create(name=name, slug=dataset_slug(name))
     ctx.dataset = dataset
-    ctx.acting_user = user if user and user.pk else None
+    ctx.actor = user if user and user.pk else None
     counts = {
         kind.name: kind.write(ctx.records.get(kind.name, []), ctx) for kind in registered_kinds()
     }

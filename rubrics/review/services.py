@@ -70,7 +70,7 @@ def rubric_draft_request(
     *,
     bugs: Iterable[Bug],
     variant: str,
-    acting_user: User | None,
+    actor: User | None,
     provider: str = "",
     model: str = "",
 ) -> DraftBatch:
@@ -86,7 +86,7 @@ def rubric_draft_request(
         batch = DraftBatch.objects.create(
             dataset_id=bugs[0].dataset_id,
             variant=variant,
-            requested_by=acting_user,
+            requested_by=actor,
             provider=provider,
             model=model,
         )
@@ -114,7 +114,7 @@ def rubric_revise(
     structure: dict[str, Any],
     justification: str,
     themes: Iterable[str] = (),
-    acting_user: User,
+    actor: User,
 ) -> RubricRevision:
     """Save an edit as the next revision; refused if someone saved since ``base_number``."""
     justification = justification.strip()
@@ -141,8 +141,8 @@ def rubric_revise(
             number=base_number + 1,
             structure=normalized,
             text=text,
-            author=acting_user.get_username(),
-            author_user=acting_user,
+            author=actor.get_username(),
+            author_user=actor,
             justification=justification,
             themes=themes,
         )
@@ -151,21 +151,21 @@ def rubric_revise(
         rubric.status = Rubric.Status.IN_REVIEW
         rubric.submitted_by = None
         rubric.save()
-        _event(rubric, RubricEvent.Kind.REVISED, actor=acting_user, revision=revision)
+        _event(rubric, RubricEvent.Kind.REVISED, actor=actor, revision=revision)
     return revision
 
 
-def rubric_submit(*, rubric: Rubric, base_number: int, acting_user: User) -> Rubric:
+def rubric_submit(*, rubric: Rubric, base_number: int, actor: User) -> Rubric:
     """Ask a second reviewer to confirm the current revision."""
     with transaction.atomic():
         rubric = _locked(rubric, base_number)
         if rubric.status not in (Rubric.Status.IN_REVIEW, Rubric.Status.SENT_BACK):
             raise RubricActionError(NOT_SUBMITTABLE)
         rubric.status = Rubric.Status.AWAITING_CONFIRMATION
-        rubric.submitted_by = acting_user
+        rubric.submitted_by = actor
         rubric.save()
         revision = rubric.revisions.get(number=base_number)
-        _event(rubric, RubricEvent.Kind.SUBMITTED, actor=acting_user, revision=revision)
+        _event(rubric, RubricEvent.Kind.SUBMITTED, actor=actor, revision=revision)
     return rubric
 
 
@@ -176,13 +176,11 @@ def _check_second_reviewer(rubric: Rubric, user: User) -> None:
         raise RubricActionError(OWN_WORK)
 
 
-def rubric_confirm(
-    *, rubric: Rubric, base_number: int, acting_user: User, comment: str = ""
-) -> Rubric:
+def rubric_confirm(*, rubric: Rubric, base_number: int, actor: User, comment: str = "") -> Rubric:
     """A second reviewer confirms: the current revision becomes the golden rubric."""
     with transaction.atomic():
         rubric = _locked(rubric, base_number)
-        _check_second_reviewer(rubric, acting_user)
+        _check_second_reviewer(rubric, actor)
         revision = rubric.revisions.get(number=base_number)
         rubric.status = Rubric.Status.GOLDEN
         rubric.golden_revision = revision
@@ -190,30 +188,28 @@ def rubric_confirm(
         _event(
             rubric,
             RubricEvent.Kind.CONFIRMED,
-            actor=acting_user,
+            actor=actor,
             revision=revision,
             comment=comment.strip(),
         )
     return rubric
 
 
-def rubric_send_back(
-    *, rubric: Rubric, base_number: int, acting_user: User, comment: str
-) -> Rubric:
+def rubric_send_back(*, rubric: Rubric, base_number: int, actor: User, comment: str) -> Rubric:
     """A second reviewer returns the rubric to its authors with what should change."""
     comment = comment.strip()
     if not comment:
         raise RubricActionError(COMMENT_REQUIRED)
     with transaction.atomic():
         rubric = _locked(rubric, base_number)
-        _check_second_reviewer(rubric, acting_user)
+        _check_second_reviewer(rubric, actor)
         rubric.status = Rubric.Status.SENT_BACK
         rubric.save()
         revision = rubric.revisions.get(number=base_number)
         _event(
             rubric,
             RubricEvent.Kind.SENT_BACK,
-            actor=acting_user,
+            actor=actor,
             revision=revision,
             comment=comment,
         )

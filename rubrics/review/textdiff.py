@@ -3,19 +3,37 @@
 Rubrics are short Markdown texts (a few dozen lines), so every line is shown, unchanged ones
 included: a reviewer reads a diff of a rubric as the rubric with its changes marked. Within
 a changed line, the words that differ are wrapped in ``<del>``/``<ins>``.
+
+Both levels are ``Levenshtein.opcodes`` over sequences: of lines, then of a line's tokens.
+Levenshtein's edit script is minimal, not the longest-matching-blocks alignment of a
+unified diff, and it takes a substitution (cost 1) over a deletion plus an insertion
+(cost 2): it interleaves replace, insert and delete opcodes, and substitutes lines by
+unrelated ones. So the lines are not rendered opcode by opcode but hunk by hunk (a run of
+non-equal opcodes: its removed lines, then its added ones, as in a unified diff), and only
+the lines Levenshtein substitutes one for one are paired for word marks, and only when they
+are similar enough; a line it inserts or deletes, or one substituted by an unrelated line,
+is shown whole.
 """
 
 import re
 from dataclasses import dataclass
-from difflib import SequenceMatcher
+from itertools import groupby
 
+import Levenshtein
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 # Words and the runs of space or punctuation between them, so that marks fall on whole words.
 TOKEN = re.compile(r"\w+|\s+|[^\w\s]+")
-# Below this similarity (difflib's ratio over tokens) a changed line is shown unmarked.
+WORD = re.compile(r"\w+")
+# Below this similarity of their words a changed line pair is shown unmarked. The similarity
+# is Levenshtein.ratio over the words alone (2 × words in common, in order / words of both
+# lines): over every token, two unrelated sentences would share most of their spaces and
+# pass (86% of unrelated pairs of rubric lines did, against 0.2% over words).
 MIN_WORD_MARK_RATIO = 0.4
+# Past this many line pairs (old lines × new lines of one changed hunk), the lines are paired
+# as Levenshtein substituted them, not by similarity.
+MAX_PAIRING_CELLS = 200 * 200
 
 
 @dataclass(frozen=True)
@@ -40,11 +58,10 @@ class TextDiff:
 def _marked(old: str, new: str) -> tuple[SafeString, SafeString] | None:
     """Both lines escaped, with the words only one of them has marked; None when the lines
     have too little in common for word marks to help (the whole line is the change)."""
-    old_tokens, new_tokens = TOKEN.findall(old), TOKEN.findall(new)
-    matcher = SequenceMatcher(None, old_tokens, new_tokens, autojunk=False)
-    if matcher.ratio() < MIN_WORD_MARK_RATIO:
+    if Levenshtein.ratio(WORD.findall(old), WORD.findall(new)) < MIN_WORD_MARK_RATIO:
         return None
-    opcodes = matcher.get_opcodes()
+    old_tokens, new_tokens = TOKEN.findall(old), TOKEN.findall(new)
+    opcodes = Levenshtein.opcodes(old_tokens, new_tokens)
     old_html: list[str] = []
     new_html: list[str] = []
     for index, (tag, i1, i2, j1, j2) in enumerate(opcodes):
@@ -79,33 +96,100 @@ def _around_changes(rows: list[DiffRow], context: int) -> list[DiffRow]:
     return shown
 
 
+def _similar_pairs(olds: list[str], news: list[str]) -> list[tuple[int, int]]:
+    """The pairs (old index, new index) of the in-order pairing of ``olds`` with ``news``
+    whose pairs' word similarities add up to the most, pairs below MIN_WORD_MARK_RATIO left
+    out: the old line each new line most likely is, lines keeping their order."""
+    old_words, new_words = [WORD.findall(o) for o in olds], [WORD.findall(n) for n in news]
+    similarity = [[Levenshtein.ratio(o, n) for n in new_words] for o in old_words]
+    # best[i][j]: the most similarity olds[i:] and news[j:] can pair up.
+    best = [[0.0] * (len(news) + 1) for _ in range(len(olds) + 1)]
+    for i in reversed(range(len(olds))):
+        for j in reversed(range(len(news))):
+            paired = similarity[i][j] + best[i + 1][j + 1]
+            best[i][j] = max(best[i + 1][j], best[i][j + 1])
+            if similarity[i][j] >= MIN_WORD_MARK_RATIO:
+                best[i][j] = max(best[i][j], paired)
+    pairs: list[tuple[int, int]] = []
+    i = j = 0
+    while i < len(olds) and j < len(news):
+        if similarity[i][j] >= MIN_WORD_MARK_RATIO and best[i][j] == (
+            similarity[i][j] + best[i + 1][j + 1]
+        ):
+            pairs.append((i, j))
+            i, j = i + 1, j + 1
+        elif best[i][j] == best[i + 1][j]:
+            i += 1
+        else:
+            j += 1
+    return pairs
+
+
+def _hunk_pairs(
+    hunk: list[tuple[str, int, int, int, int]], old_lines: list[str], new_lines: list[str]
+) -> list[tuple[int, int]]:
+    """Which old line of a changed hunk became which new one, as line indexes.
+
+    Any in-order pairing of a hunk's lines is an edit script of the same cost, so which ones
+    Levenshtein substitutes is its tie-breaking (it substitutes first, then deletes: after a
+    deleted requirement it pairs every renumbered one with its unrelated predecessor). The
+    lines are paired by word similarity instead; past ``MAX_PAIRING_CELLS`` (about 40 ms of
+    work), by Levenshtein's substitutions.
+    """
+    (_, i1, _, j1, _), (_, _, i2, _, j2) = hunk[0], hunk[-1]
+    if (i2 - i1) * (j2 - j1) > MAX_PAIRING_CELLS:
+        return [
+            pair
+            for tag, a1, a2, b1, b2 in hunk
+            if tag == "replace"  # item for item: two runs of one length
+            for pair in zip(range(a1, a2), range(b1, b2), strict=True)
+        ]
+    pairs = _similar_pairs(old_lines[i1:i2], new_lines[j1:j2])
+    return [(i1 + i, j1 + j) for i, j in pairs]
+
+
 def line_diff(old_text: str, new_text: str, *, context: int | None = None) -> TextDiff:
     """The line diff of ``old_text`` → ``new_text``, changed words marked; every line shown,
     or, with ``context``, only the lines near a change."""
     old_lines = old_text.replace("\r\n", "\n").rstrip("\n").split("\n") if old_text else []
     new_lines = new_text.replace("\r\n", "\n").rstrip("\n").split("\n") if new_text else []
-    matcher = SequenceMatcher(None, old_lines, new_lines, autojunk=False)
     rows: list[DiffRow] = []
     added = removed = 0
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
+
+    def context_row(i: int, j: int) -> None:
+        rows.append(DiffRow("context", i + 1, j + 1, escape(old_lines[i])))
+
+    opcodes = Levenshtein.opcodes(old_lines, new_lines)
+    # A hunk: one equal opcode, or a run of non-equal ones (Levenshtein puts replace, insert
+    # and delete opcodes side by side), shown as its removed lines, then its added ones.
+    for changed, run in groupby(opcodes, key=lambda opcode: opcode[0] != "equal"):
+        hunk = list(run)
+        (_, i1, _, j1, _), (_, _, i2, _, j2) = hunk[0], hunk[-1]
+        if not changed:
             for offset in range(i2 - i1):
-                line = escape(old_lines[i1 + offset])
-                rows.append(DiffRow("context", i1 + offset + 1, j1 + offset + 1, line))
+                context_row(i1 + offset, j1 + offset)
             continue
-        olds, news = old_lines[i1:i2], new_lines[j1:j2]
-        removed += len(olds)
-        added += len(news)
-        old_html = [escape(line) for line in olds]
-        new_html = [escape(line) for line in news]
-        if tag == "replace":
-            # Pair the lines of a replaced block in order; the surplus stays whole.
-            for k in range(min(len(olds), len(news))):
-                marked = _marked(olds[k], news[k])
-                if marked:
-                    old_html[k], new_html[k] = marked
-        rows += [DiffRow("removed", i1 + k + 1, None, html) for k, html in enumerate(old_html)]
-        rows += [DiffRow("added", None, j1 + k + 1, html) for k, html in enumerate(new_html)]
+        pairs = _hunk_pairs(hunk, old_lines, new_lines)
+        # A line Levenshtein substituted though it is unchanged (a deletion and an addition
+        # with a shorter run of unchanged lines between them cost less as substitutions)
+        # pairs with itself: it is shown as context, and splits the hunk.
+        cuts = [(i, j) for i, j in pairs if old_lines[i] == new_lines[j]]
+        start_old, start_new = i1, j1
+        for cut_old, cut_new in [*cuts, (i2, j2)]:
+            old_html = {i: escape(old_lines[i]) for i in range(start_old, cut_old)}
+            new_html = {j: escape(new_lines[j]) for j in range(start_new, cut_new)}
+            for i, j in pairs:
+                if i in old_html and j in new_html:
+                    marked = _marked(old_lines[i], new_lines[j])
+                    if marked:
+                        old_html[i], new_html[j] = marked
+            rows += [DiffRow("removed", i + 1, None, html) for i, html in old_html.items()]
+            rows += [DiffRow("added", None, j + 1, html) for j, html in new_html.items()]
+            removed += len(old_html)
+            added += len(new_html)
+            if cut_old < i2:
+                context_row(cut_old, cut_new)
+            start_old, start_new = cut_old + 1, cut_new + 1
     if context is not None:
         rows = _around_changes(rows, context)
     return TextDiff(rows=rows, added=added, removed=removed)

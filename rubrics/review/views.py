@@ -39,7 +39,7 @@ from rubrics.review.services import (
 )
 from rubrics.review.textdiff import line_diff
 from rubrics.rubric_text import EMPTY_ROOT_CAUSE, EMPTY_TEXT, NO_REQUIREMENTS
-from sejury_web.htmx import HtmxHttpRequest
+from sejury_web.htmx import AuthenticatedHtmxRequest
 from sejury_web.roles import Role, role_required, user_has_role
 
 READ_ROLES = (Role.LEAD, Role.REVIEWER)
@@ -74,14 +74,16 @@ def _rubric(slug: str, bug_key: str, variant: str) -> Rubric:
     return rubric
 
 
-def _context(request: HtmxHttpRequest, rubric: Rubric, **kwargs: Any) -> dict[str, Any]:
-    user: User = request.user  # type: ignore[assignment]
+def _context(request: AuthenticatedHtmxRequest, rubric: Rubric, **kwargs: Any) -> dict[str, Any]:
+    user: User = request.user
     return review_selectors.rubric_screen(
         rubric, user=user, can_edit=user_has_role(user, Role.REVIEWER), **kwargs
     )
 
 
-def _page(request: HtmxHttpRequest, context: dict[str, Any], status: int = 200) -> HttpResponse:
+def _page(
+    request: AuthenticatedHtmxRequest, context: dict[str, Any], status: int = 200
+) -> HttpResponse:
     bug = context["bug"]
     context["patches"] = selectors.bug_patches(bug=bug)
     return render(request, "rubrics/review/rubric_edit.html", context, status=status)
@@ -89,7 +91,9 @@ def _page(request: HtmxHttpRequest, context: dict[str, Any], status: int = 200) 
 
 @require_GET
 @role_required(*READ_ROLES)
-def rubric_edit(request: HtmxHttpRequest, slug: str, bug_key: str, variant: str) -> HttpResponse:
+def rubric_edit(
+    request: AuthenticatedHtmxRequest, slug: str, bug_key: str, variant: str
+) -> HttpResponse:
     """The review screen; a page that says so when the rubric has no draft yet."""
     bug = selectors.bug_get(dataset=selectors.dataset_get(slug=slug), key=bug_key)
     rubric = review_selectors.rubric_for_bug(bug=bug, variant=variant)
@@ -110,7 +114,7 @@ class _BadForm(Exception):
     pass
 
 
-def _posted(request: HtmxHttpRequest, rubric: Rubric) -> tuple[EditorState, RevisionForm]:
+def _posted(request: AuthenticatedHtmxRequest, rubric: Rubric) -> tuple[EditorState, RevisionForm]:
     state = EditorState.from_post(
         request.POST, text_only=rubric.variant == Rubric.Variant.FREE_FORM
     )
@@ -121,7 +125,7 @@ def _posted(request: HtmxHttpRequest, rubric: Rubric) -> tuple[EditorState, Revi
 
 
 def _editor_response(
-    request: HtmxHttpRequest, context: dict[str, Any], *, panels: bool, status: int = 200
+    request: AuthenticatedHtmxRequest, context: dict[str, Any], *, panels: bool, status: int = 200
 ) -> HttpResponse:
     """The editor partial with the preview and changes (and with ``panels`` the status and
     history) swapped out of band; the whole page without htmx."""
@@ -135,7 +139,9 @@ def _editor_response(
 @require_POST
 @role_required(Role.REVIEWER)
 @vary_on_headers("HX-Request")
-def rubric_editor(request: HtmxHttpRequest, slug: str, bug_key: str, variant: str) -> HttpResponse:
+def rubric_editor(
+    request: AuthenticatedHtmxRequest, slug: str, bug_key: str, variant: str
+) -> HttpResponse:
     """Add, remove or move an item of the unsaved editor state; nothing is saved."""
     rubric = _rubric(slug, bug_key, variant)
     try:
@@ -157,7 +163,9 @@ def rubric_editor(request: HtmxHttpRequest, slug: str, bug_key: str, variant: st
 
 @require_POST
 @role_required(Role.REVIEWER)
-def rubric_preview(request: HtmxHttpRequest, slug: str, bug_key: str, variant: str) -> HttpResponse:
+def rubric_preview(
+    request: AuthenticatedHtmxRequest, slug: str, bug_key: str, variant: str
+) -> HttpResponse:
     """The live preview and the changes of the unsaved editor state (htmx only)."""
     rubric = _rubric(slug, bug_key, variant)
     try:
@@ -177,7 +185,9 @@ def rubric_preview(request: HtmxHttpRequest, slug: str, bug_key: str, variant: s
 @require_POST
 @role_required(Role.REVIEWER)
 @vary_on_headers("HX-Request")
-def rubric_save(request: HtmxHttpRequest, slug: str, bug_key: str, variant: str) -> HttpResponse:
+def rubric_save(
+    request: AuthenticatedHtmxRequest, slug: str, bug_key: str, variant: str
+) -> HttpResponse:
     """Save the editor as the next revision; a refused save keeps the editor as it was."""
     rubric = _rubric(slug, bug_key, variant)
     try:
@@ -190,7 +200,7 @@ def rubric_save(request: HtmxHttpRequest, slug: str, bug_key: str, variant: str)
         "justification": form.cleaned_data["justification"],
         "themes": form.cleaned_data["themes"],
     }
-    user: User = request.user  # type: ignore[assignment]
+    user: User = request.user
     try:
         revision = rubric_revise(
             rubric=rubric,
@@ -198,7 +208,7 @@ def rubric_save(request: HtmxHttpRequest, slug: str, bug_key: str, variant: str)
             structure=state.structure(),
             justification=form.cleaned_data["justification"],
             themes=form.cleaned_data["themes"],
-            acting_user=user,
+            actor=user,
         )
     except RubricConflict as conflict:
         rubric.refresh_from_db()
@@ -241,7 +251,7 @@ def _conflict(rubric: Rubric, *, started_from: int, other: RubricRevision) -> di
 @role_required(Role.REVIEWER)
 @vary_on_headers("HX-Request")
 def rubric_act(
-    request: HtmxHttpRequest, slug: str, bug_key: str, variant: str, action: str
+    request: AuthenticatedHtmxRequest, slug: str, bug_key: str, variant: str, action: str
 ) -> HttpResponse:
     """Submit, confirm or send back the revision the reviewer was looking at; the URL names
     ``action``."""
@@ -251,17 +261,17 @@ def rubric_act(
         return HttpResponseBadRequest(BAD_FORM)
     number: int = form.cleaned_data["base_number"]
     comment: str = form.cleaned_data["comment"]
-    user: User = request.user  # type: ignore[assignment]
+    user: User = request.user
     problem = done = ""
     try:
         if action == "submit":
-            rubric_submit(rubric=rubric, base_number=number, acting_user=user)
+            rubric_submit(rubric=rubric, base_number=number, actor=user)
             done = SUBMITTED
         elif action == "confirm":
-            rubric_confirm(rubric=rubric, base_number=number, acting_user=user, comment=comment)
+            rubric_confirm(rubric=rubric, base_number=number, actor=user, comment=comment)
             done = CONFIRMED
         else:
-            rubric_send_back(rubric=rubric, base_number=number, acting_user=user, comment=comment)
+            rubric_send_back(rubric=rubric, base_number=number, actor=user, comment=comment)
             done = SENT_BACK
     except RubricConflict as conflict:
         current = conflict.current
@@ -288,9 +298,9 @@ def rubric_act(
 
 @require_GET
 @role_required(Role.REVIEWER)
-def review_queue(request: HtmxHttpRequest) -> HttpResponse:
+def review_queue(request: AuthenticatedHtmxRequest) -> HttpResponse:
     """Rubrics awaiting review, awaiting my confirmation, and sent back to me."""
-    user: User = request.user  # type: ignore[assignment]
+    user: User = request.user
     queue = review_selectors.review_queue(user=user)
     sections = [
         (
@@ -312,7 +322,7 @@ DRAFT_ROLES = (Role.LEAD, Role.REVIEWER)
 
 @require_POST
 @role_required(*DRAFT_ROLES)
-def rubric_draft_dataset(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+def rubric_draft_dataset(request: AuthenticatedHtmxRequest, slug: str) -> HttpResponse:
     """Draft the rubrics of a whole dataset, or of the bugs the form names."""
     dataset = selectors.dataset_get(slug=slug)
     form = DraftRequestForm(request.POST, dataset=dataset)
@@ -324,7 +334,7 @@ def rubric_draft_dataset(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     batch = rubric_draft_request(
         bugs=form.cleaned_data["bugs"],
         variant=form.cleaned_data["variant"],
-        acting_user=request.user,  # type: ignore[arg-type]
+        actor=request.user,
     )
     return redirect("rubrics:draft_batch", slug=dataset.slug, batch_id=batch.pk)
 
@@ -332,7 +342,7 @@ def rubric_draft_dataset(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 @require_POST
 @role_required(*DRAFT_ROLES)
 def rubric_draft_bug(
-    request: HtmxHttpRequest, slug: str, bug_key: str, variant: str
+    request: AuthenticatedHtmxRequest, slug: str, bug_key: str, variant: str
 ) -> HttpResponse:
     """Draft (or retry the failed draft of) one bug's rubric."""
     bug = selectors.bug_get(dataset=selectors.dataset_get(slug=slug), key=bug_key)
@@ -342,7 +352,7 @@ def rubric_draft_bug(
         batch = rubric_draft_request(
             bugs=[bug],
             variant=variant,
-            acting_user=request.user,  # type: ignore[arg-type]
+            actor=request.user,
         )
     except RubricActionError as problem:
         message_error(request, str(problem))
@@ -353,7 +363,7 @@ def rubric_draft_bug(
 @require_GET
 @role_required(*DRAFT_ROLES)
 @vary_on_headers("HX-Request")
-def draft_batch(request: HtmxHttpRequest, slug: str, batch_id: int) -> HttpResponse:
+def draft_batch(request: AuthenticatedHtmxRequest, slug: str, batch_id: int) -> HttpResponse:
     """The live progress of a draft request; htmx polls the progress partial."""
     batch = get_object_or_404(
         DraftBatch.objects.select_related("dataset", "requested_by"),

@@ -100,7 +100,7 @@ def make_dataset() -> Dataset:
 
 
 def judged(**kwargs: Any) -> JudgingRun:
-    run = run_create(**kwargs)
+    run = run_create(**{"actor": None, **kwargs})
     run.refresh_from_db()
     assert run.status == JudgingRun.Status.FINISHED, run.status
     assert run.provider == "offline"
@@ -192,9 +192,10 @@ def test_annotators_label_the_lead_adjudicates_calibrates_and_reads_the_report(
 ) -> None:
     started = time.monotonic()
     dataset = make_dataset()
-    lead = user_create(username="lena", password=PASSWORD, roles=[Role.LEAD])
+    lead = user_create(actor=None, username="lena", password=PASSWORD, roles=[Role.LEAD])
     annotators = [
-        user_create(username=name, password=PASSWORD, roles=[Role.ANNOTATOR]) for name in ANNOTATORS
+        user_create(actor=None, username=name, password=PASSWORD, roles=[Role.ANNOTATOR])
+        for name in ANNOTATORS
     ]
     # Two finished offline runs: every LLM strategy on the golden rubric, and a small team
     # on the reference patch (the calibration page must be told which run to use).
@@ -203,9 +204,9 @@ def test_annotators_label_the_lead_adjudicates_calibrates_and_reads_the_report(
         strategies="rubric,s1a,s1b,s2,s3",
         context="golden",
         name="All strategies",
-        created_by=lead,
+        actor=lead,
     )
-    small_run = judged(dataset=dataset, strategies="s1b,s3", context="reference", created_by=lead)
+    small_run = judged(dataset=dataset, strategies="s1b,s3", context="reference", actor=lead)
     page = e2e_page
 
     # The lead creates a calibration campaign: a sample of six, both annotators on each.

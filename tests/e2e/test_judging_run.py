@@ -45,7 +45,7 @@ def test_a_lead_starts_a_run_watches_it_finish_and_reads_a_verdict(
         bug = BugFactory(dataset=dataset, key=f"JB-{b}", title=f"f() returns {b} instead of 2")
         for p in range(PATCHES_PER_BUG):
             PatchFactory(bug=bug, key=f"JB-{b}-p{p}", diff=make_diff(new=f"x = {p + 1}"))
-    user_create(username="lea", password=PASSWORD, roles=[Role.LEAD])
+    user_create(actor=None, username="lea", password=PASSWORD, roles=[Role.LEAD])
     page = e2e_page
     log = tmp_path / "worker.log"
 

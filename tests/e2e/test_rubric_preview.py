@@ -44,7 +44,7 @@ def test_a_reviewer_sees_which_candidates_her_edit_flips(
     rubric = rubric_draft_write(
         rubric_id=Rubric.objects.create(bug=bug, variant=Rubric.Variant.TEMPLATED).pk
     )
-    alice = user_create(username="alice", password=PASSWORD, roles=[Role.REVIEWER])
+    alice = user_create(actor=None, username="alice", password=PASSWORD, roles=[Role.REVIEWER])
     structure = dict(rubric.revisions.get(number=0).structure)
     first = structure["requirements"][0]
     structure["requirements"] = [
@@ -55,7 +55,7 @@ def test_a_reviewer_sees_which_candidates_her_edit_flips(
         base_number=0,
         structure=structure,
         justification="the other module must change too",
-        acting_user=alice,
+        actor=alice,
     )
     page = e2e_page
     panel = page.locator("#judge-preview")

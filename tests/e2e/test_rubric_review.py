@@ -52,8 +52,8 @@ def test_a_reviewer_edits_a_draft_and_a_second_reviewer_confirms_it(
     rubric = rubric_draft_write(
         rubric_id=Rubric.objects.create(bug=bug, variant=Rubric.Variant.TEMPLATED).pk
     )
-    user_create(username="alice", password=PASSWORD, roles=[Role.REVIEWER])
-    user_create(username="bob", password=PASSWORD, roles=[Role.REVIEWER])
+    user_create(actor=None, username="alice", password=PASSWORD, roles=[Role.REVIEWER])
+    user_create(actor=None, username="bob", password=PASSWORD, roles=[Role.REVIEWER])
     page = e2e_page
 
     # Alice finds the draft in her queue and opens the editor.

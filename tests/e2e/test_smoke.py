@@ -64,7 +64,7 @@ def test_lead_imports_the_demo_bundle_and_reads_a_diff(
     # A bug whose reference patch both adds and removes lines: its page shows both kinds.
     shown = next((b for b in bugs if b.added and b.removed and b.path != "/dev/null"), None)
     assert shown is not None, f"no bug in {DEMO_BUNDLE} has a reference patch with +/- lines"
-    user_create(username="e2e-lead", password=PASSWORD, roles=[Role.LEAD])
+    user_create(actor=None, username="e2e-lead", password=PASSWORD, roles=[Role.LEAD])
     page = e2e_page
 
     # Log in through the form, as a person would.

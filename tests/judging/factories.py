@@ -1,9 +1,16 @@
+"""Builders of judging objects (users, labels, campaigns) and of bugs ready to be judged."""
+
+from typing import Any
+
 import factory
 from django.contrib.auth.models import User
 from factory.django import DjangoModelFactory
 
-from judging.models import Annotation, Label
-from tests.rubrics.factories import PatchFactory
+from judging.annotations.services import campaign_create
+from judging.models import Annotation, Campaign, Label
+from rubrics.models import Bug, Dataset, Rubric
+from rubrics.review.drafting import rubric_draft_write
+from tests.rubrics.factories import BugFactory, PatchFactory, make_diff
 
 
 class UserFactory(DjangoModelFactory):  # type: ignore[misc]
@@ -22,3 +29,37 @@ class AnnotationFactory(DjangoModelFactory):  # type: ignore[misc]
     annotator = factory.SubFactory(UserFactory)
     label = Label.VALID
     origin = Annotation.Origin.UI
+
+
+def bug_with_patches(count: int, **fields: Any) -> Bug:
+    """A bug whose reference sets x = 2 and whose patches set x = 3, 4, …: no two alike.
+
+    Runs judge a bug's patches in the order of their keys: ``<bug key>-0``, ``-1``, …
+    """
+    bug = BugFactory(**fields)
+    for number in range(count):
+        PatchFactory(bug=bug, key=f"{bug.key}-{number}", diff=make_diff(new=f"x = {number + 3}"))
+    return bug
+
+
+def make_golden(bug: Bug) -> None:
+    """Give ``bug`` a golden rubric: its offline draft, confirmed as it is."""
+    rubric = rubric_draft_write(rubric_id=Rubric.objects.create(bug=bug).pk)
+    rubric.golden_revision = rubric.revisions.get(number=0)
+    rubric.status = Rubric.Status.GOLDEN
+    rubric.save()
+
+
+def create_campaign(dataset: Dataset, people: list[User], **fields: Any) -> Campaign:
+    """``campaign_create`` of every patch with ``people``: a benchmark, k=2, the rubric shown."""
+    arguments: dict[str, Any] = {
+        "dataset": dataset,
+        "name": "Round 1",
+        "purpose": Campaign.Purpose.BENCHMARK,
+        "selection": Campaign.Selection.ALL,
+        "annotators": people,
+        "overlap": 2,
+        "show_rubric": True,
+        "actor": None,
+    } | fields
+    return campaign_create(**arguments)

@@ -38,10 +38,9 @@ from rubrics.models import Bug, Dataset, Patch, Rubric
 from sejury_web.llm.models import LLMCall
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.conftest import PASSWORD
-from tests.judging.annotations.test_services import create_campaign
-from tests.judging.annotations.test_views import rubric_for
-from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
+from tests.helpers import PASSWORD
+from tests.judging.factories import create_campaign
+from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff, rubric_for
 
 pytestmark = pytest.mark.django_db
 
@@ -155,7 +154,7 @@ def world(annotator: User) -> dict[str, Any]:
             provider_calls=1,
             cost_usd=Decimal("0.001"),
         )
-    other = user_create(username=OTHER_NAME, password=None, roles=[Role.ANNOTATOR])
+    other = user_create(actor=None, username=OTHER_NAME, password=None, roles=[Role.ANNOTATOR])
     campaign = create_campaign(
         dataset, [annotator, other], name="Blind round", purpose="calibration"
     )

@@ -210,8 +210,8 @@ def test_wait_without_a_worker_says_how_to_start_one_and_gives_up() -> None:
 @pytest.mark.django_db
 def test_a_cancelled_run_is_summarized_and_fails_the_command() -> None:
     dataset = two_bugs()
-    run = run_create(dataset=dataset, strategies="s3", context="none")
-    run_cancel(run=run)
+    run = run_create(actor=None, dataset=dataset, strategies="s3", context="none")
+    run_cancel(actor=None, run=run)
     out = io.StringIO()
     with pytest.raises(CommandError) as excinfo:
         Command(stdout=out)._follow(run.pk, worker_timeout=30, stall_timeout=0)
@@ -225,7 +225,7 @@ def test_a_cancelled_run_is_summarized_and_fails_the_command() -> None:
 @pytest.mark.django_db
 def test_a_running_run_that_stops_moving_is_reported() -> None:
     dataset = two_bugs()
-    run = run_create(dataset=dataset, strategies="s3", context="none")
+    run = run_create(actor=None, dataset=dataset, strategies="s3", context="none")
     run_start(run_id=run.pk, generation=run.generation)  # running, but nobody judges it
     with pytest.raises(CommandError) as excinfo:
         Command(stdout=io.StringIO())._follow(run.pk, worker_timeout=0, stall_timeout=1.5)

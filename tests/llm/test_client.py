@@ -13,8 +13,8 @@ from sejury_web.llm.answers import SCHEMA_MISMATCH
 from sejury_web.llm.models import LLMCall
 from sejury_web.llm.types import CachePolicy, LLMError, LLMParseError
 
-from .conftest import GOOD_ANSWER, SCORE_SCHEMA, Provided, point_at, score_request
 from .fake_servers import OpenAIServer, error, hang, ok
+from .helpers import GOOD_ANSWER, SCORE_SCHEMA, Provided, point_at, score_request
 
 pytestmark = pytest.mark.django_db
 

@@ -13,8 +13,8 @@ from sejury_web.llm.models import LLMCall
 from sejury_web.llm.prices import call_cost
 from sejury_web.llm.types import LLMError, LLMParseError, LLMRequest, Message
 
-from .conftest import GOOD_ANSWER, Provided, point_at, score_request
 from .fake_servers import OpenAIServer, Reply, error, ok
+from .helpers import GOOD_ANSWER, Provided, point_at, score_request
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ from sejury_web.llm import complete
 from sejury_web.llm.models import LLMCall
 from sejury_web.llm.types import OFFLINE_MARKER, LLMError, LLMRequest, Message, Provider
 
-from .conftest import SCORE_SCHEMA
+from .helpers import SCORE_SCHEMA
 
 REFERENCE = """\
 diff --git a/src/count.py b/src/count.py

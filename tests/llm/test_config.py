@@ -11,7 +11,7 @@ from sejury_web.llm.offline import OFFLINE_MODEL
 from sejury_web.llm.prices import call_cost, price_for
 from sejury_web.llm.types import Provider
 
-from .conftest import score_request
+from .helpers import score_request
 
 NO_KEYS = {"PROVIDER": "", "MODEL": "", "GEMINI_API_KEY": "", "OPENAI_API_KEY": ""}
 

@@ -13,8 +13,8 @@ from pytest_django.fixtures import Settings
 from sejury_web.llm import complete, limits
 from sejury_web.llm.limits import ProviderLimiter
 
-from .conftest import GOOD_ANSWER, point_at, score_request
 from .fake_servers import OpenAIServer, ok
+from .helpers import GOOD_ANSWER, point_at, score_request
 
 
 def _max_overlap(intervals: list[tuple[float, float]]) -> int:

@@ -1,7 +1,9 @@
+"""Builders of datasets, bugs, patches and rubrics, and of the diffs they carry."""
+
 import factory
 from factory.django import DjangoModelFactory
 
-from rubrics.models import Bug, Dataset, Patch
+from rubrics.models import Bug, Dataset, Patch, Rubric, RubricRevision
 from sejury_web.diffs import normalized_diff_hash, parse_diff
 
 
@@ -50,3 +52,26 @@ class PatchFactory(DjangoModelFactory):  # type: ignore[misc]
     diff_hash = factory.LazyAttribute(lambda o: normalized_diff_hash(parse_diff(o.diff)))
     source = "agent-a"
     tests_pass = True
+
+
+GOLDEN_TEXT = "## Requirements\n\n1. **Return two:** f() returns 2 for every caller."
+DRAFT_TEXT = "## Requirements\n\n1. The patch must equal the reference exactly (draft-only)."
+
+
+def rubric_for(bug: Bug, *, draft: str, golden: str | None = None, pending: str = "") -> Rubric:
+    """A templated rubric: its LLM draft, a confirmed golden revision (if ``golden``), and an
+    edit that awaits confirmation (if ``pending``)."""
+    rubric = Rubric.objects.create(bug=bug, status=Rubric.Status.IN_REVIEW, current_number=0)
+    texts = [draft, *([golden] if golden else []), *([pending] if pending else [])]
+    revisions = [
+        RubricRevision.objects.create(
+            rubric=rubric, number=n, text=text, author="llm:offline/x" if n == 0 else "reviewer"
+        )
+        for n, text in enumerate(texts)
+    ]
+    rubric.current_number = len(revisions) - 1
+    if golden:
+        rubric.golden_revision = revisions[1]
+        rubric.status = Rubric.Status.AWAITING_CONFIRMATION if pending else Rubric.Status.GOLDEN
+    rubric.save()
+    return rubric

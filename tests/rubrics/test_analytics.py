@@ -293,7 +293,9 @@ def test_a_dataset_report_costs_three_queries_whatever_its_size(
 
 @pytest.fixture
 def reviewer2(db: None) -> User:
-    return user_create(username="reviewer2", password="x-y-z-w-1", roles=[Role.REVIEWER])
+    return user_create(
+        actor=None, username="reviewer2", password="x-y-z-w-1", roles=[Role.REVIEWER]
+    )
 
 
 def test_a_draft_revised_and_confirmed_through_the_services_shows_in_the_report(
@@ -309,10 +311,10 @@ def test_a_draft_revised_and_confirmed_through_the_services_shows_in_the_report(
         structure=structure,
         justification="the draft's root cause was vague",
         themes=["hallucination"],
-        acting_user=reviewer,
+        actor=reviewer,
     )
-    rubric_submit(rubric=rubric, base_number=1, acting_user=reviewer)
-    rubric_confirm(rubric=rubric, base_number=1, acting_user=reviewer2)
+    rubric_submit(rubric=rubric, base_number=1, actor=reviewer)
+    rubric_confirm(rubric=rubric, base_number=1, actor=reviewer2)
 
     report = dataset_rubric_report(bug.dataset)
     (row,) = report.rows

@@ -83,9 +83,9 @@ def test_a_lead_cannot_remove_their_own_lead_role(lead_client: Client, lead: Use
 
 def test_set_roles_keeps_groups_that_are_not_roles() -> None:
     other = Group.objects.create(name="beta-testers")
-    user = user_create(username="u", password=None, roles=[Role.LEAD])
+    user = user_create(actor=None, username="u", password=None, roles=[Role.LEAD])
     user.groups.add(other)
-    user_set_roles(user=user, roles=[Role.REVIEWER])
+    user_set_roles(actor=None, user=user, roles=[Role.REVIEWER])
     assert set(user.groups.values_list("name", flat=True)) == {"beta-testers", Role.REVIEWER}
     assert not user.has_usable_password()
 
@@ -108,7 +108,7 @@ def test_login_page_works_for_a_real_password(lead: User) -> None:
 
 
 def test_lead_sets_a_password_for_an_imported_annotator(lead_client: Client) -> None:
-    user = user_create(username="rater-01", password=None, roles=[Role.ANNOTATOR])
+    user = user_create(actor=None, username="rater-01", password=None, roles=[Role.ANNOTATOR])
     url = reverse("user_password_set", args=[user.pk])
     bad = lead_client.post(
         url, {"new_password1": "x", "new_password2": "y"}, headers={"HX-Request": "true"}

@@ -137,6 +137,7 @@ class Command(BaseCommand):
         threshold = options["threshold"]
         try:
             run = run_create(
+                actor=None,
                 dataset=dataset,
                 strategies=options["team"],
                 context=options["context"],
@@ -171,7 +172,7 @@ class Command(BaseCommand):
         before = run_progress(run)
         queued = before.pending + (before.failed if options["retry_failed"] else 0)
         try:
-            run = run_resume(run=run, retry_failed=options["retry_failed"])
+            run = run_resume(actor=None, run=run, retry_failed=options["retry_failed"])
         except RunError as error:
             raise CommandError(str(error)) from None
         self._describe(run, f"Run {run.pk} resumed: {queued} of {before.total} patches queued")

@@ -51,7 +51,7 @@ class Command(BaseCommand):
         for username, roles in DEMO_USERS:
             user = User.objects.filter(username=username).first()
             if user is None:
-                user_create(username=username, password=DEMO_PASSWORD, roles=roles)
+                user_create(actor=None, username=username, password=DEMO_PASSWORD, roles=roles)
             elif not user.has_usable_password():
                 # An annotator first named by an imported label: make it a demo login.
                 user.set_password(DEMO_PASSWORD)
@@ -61,7 +61,7 @@ class Command(BaseCommand):
                 summary = bundle_import(
                     source=source,
                     dataset_name=DEMO_DATASET,
-                    acting_user=None,
+                    actor=None,
                     filename=DEMO_BUNDLE.name,
                 )
         except BundleImportError as exc:  # the demo bundle is ours: this is a bug
@@ -95,7 +95,7 @@ class Command(BaseCommand):
             annotators=User.objects.filter(username__in=DEMO_ANNOTATORS),
             overlap=2,
             show_rubric=True,
-            created_by=User.objects.filter(username="lead").first(),
+            actor=get_user_model().objects.filter(username="lead").first(),
         )
         self.stdout.write(f"Campaign {campaign.name!r}: {campaign.assignments.count()} labels.")
 
@@ -104,6 +104,7 @@ class Command(BaseCommand):
         if dataset.judging_runs.exists():
             return
         run = run_create(
+            actor=get_user_model().objects.filter(username="lead").first(),
             dataset=dataset,
             strategies=DEMO_TEAM,
             context=Context.REFERENCE,

@@ -45,7 +45,7 @@ class Command(BaseCommand):
         batch = rubric_draft_request(
             bugs=bugs,
             variant=options["variant"],
-            acting_user=None,
+            actor=None,
             provider=options["provider"],
             model=options["model"],
         )

@@ -39,7 +39,7 @@ class Command(BaseCommand):
         try:
             with path.open("rb") as source:
                 summary = bundle_import(
-                    source=source, dataset_name=dataset, acting_user=None, filename=path.name
+                    source=source, dataset_name=dataset, actor=None, filename=path.name
                 )
         except BundleImportError as exc:
             raise CommandError(f"{path}: nothing was imported:\n{exc}") from exc

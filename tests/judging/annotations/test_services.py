@@ -32,7 +32,6 @@ from judging.annotations.services import (
     annotation_record,
     balanced_assignments,
     campaign_close,
-    campaign_create,
     campaign_reopen,
 )
 from judging.models import Annotation, AnnotationRevision, Assignment, Campaign
@@ -40,6 +39,7 @@ from rubrics.bundle.services import bundle_import
 from rubrics.models import Dataset, Patch
 from sejury_web.roles import Role
 from sejury_web.users import user_create
+from tests.judging.factories import create_campaign
 from tests.rubrics.bundles import bug, label, patch, source
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory
 
@@ -48,7 +48,7 @@ pytestmark = pytest.mark.django_db
 
 def annotators(count: int, prefix: str = "rater") -> list[User]:
     return [
-        user_create(username=f"{prefix}-{n}", password=None, roles=[Role.ANNOTATOR])
+        user_create(actor=None, username=f"{prefix}-{n}", password=None, roles=[Role.ANNOTATOR])
         for n in range(count)
     ]
 
@@ -61,21 +61,6 @@ def dataset_of(count: int, **fields: Any) -> Dataset:
             bug_ = BugFactory(dataset=dataset, key=f"B-{n // 2:02d}", **fields)
         PatchFactory(bug=bug_, key=f"P-{n:02d}")
     return dataset
-
-
-def create_campaign(dataset: Dataset, people: list[User], **fields: Any) -> Campaign:
-    """``campaign_create`` of every patch with ``people``: a benchmark, k=2, the rubric shown."""
-    arguments: dict[str, Any] = {
-        "dataset": dataset,
-        "name": "Round 1",
-        "purpose": Campaign.Purpose.BENCHMARK,
-        "selection": Campaign.Selection.ALL,
-        "annotators": people,
-        "overlap": 2,
-        "show_rubric": True,
-        "created_by": None,
-    } | fields
-    return campaign_create(**arguments)
 
 
 def queues_of(campaign: Campaign) -> dict[int, list[int]]:
@@ -318,15 +303,15 @@ def test_a_closed_campaign_refuses_labels_until_it_is_reopened(
     rater = campaign.annotators.first()
     assert rater is not None
     target = first_patch(campaign, rater)
-    campaign_close(campaign=campaign, acting_user=lead)
+    campaign_close(campaign=campaign, actor=lead)
     assert (campaign.status, campaign.closed_at is not None) == ("closed", True)
     with pytest.raises(CampaignError) as excinfo:
         annotation_record(campaign=campaign, annotator=rater, patch=target, label="VALID")
     assert str(excinfo.value) == CAMPAIGN_CLOSED.format(campaign="Round 1")
     with pytest.raises(CampaignError, match=ALREADY_CLOSED.format(campaign="Round 1")):
-        campaign_close(campaign=campaign, acting_user=lead)
+        campaign_close(campaign=campaign, actor=lead)
     assert not Annotation.objects.exists()
-    campaign_reopen(campaign=campaign, acting_user=lead)
+    campaign_reopen(campaign=campaign, actor=lead)
     assert (campaign.status, campaign.closed_at) == ("open", None)
     annotation_record(campaign=campaign, annotator=rater, patch=target, label="VALID")
     assert Annotation.objects.get().label == "VALID"
@@ -337,14 +322,14 @@ def test_of_two_leads_closing_at_once_one_is_told_it_is_closed_already(
 ) -> None:
     # Two requests each read the open campaign, then close it: the second must not pass.
     seen_by_other = Campaign.objects.get(pk=campaign.pk)
-    campaign_close(campaign=campaign, acting_user=lead)
+    campaign_close(campaign=campaign, actor=lead)
     closed_at = Campaign.objects.get(pk=campaign.pk).closed_at
     with pytest.raises(CampaignError, match=ALREADY_CLOSED.format(campaign="Round 1")):
-        campaign_close(campaign=seen_by_other, acting_user=lead)
+        campaign_close(campaign=seen_by_other, actor=lead)
     assert Campaign.objects.get(pk=campaign.pk).closed_at == closed_at
-    campaign_reopen(campaign=campaign, acting_user=lead)
+    campaign_reopen(campaign=campaign, actor=lead)
     with pytest.raises(CampaignError):
-        campaign_reopen(campaign=seen_by_other, acting_user=lead)
+        campaign_reopen(campaign=seen_by_other, actor=lead)
     assert campaign.get_absolute_url() == f"/campaigns/{campaign.pk}/"
 
 
@@ -372,7 +357,7 @@ def test_a_label_given_in_a_closed_campaign_is_final_in_another(lead: User) -> N
     target = dataset.patches.first()
     assert target is not None
     annotation_record(campaign=first, annotator=people[0], patch=target, label="VALID")
-    campaign_close(campaign=first, acting_user=lead)
+    campaign_close(campaign=first, actor=lead)
     with pytest.raises(CampaignError) as excinfo:
         annotation_record(campaign=second, annotator=people[0], patch=target, label="INVALID")
     assert str(excinfo.value) == LABEL_FINAL.format(patch=target.key, other="First")
@@ -386,7 +371,7 @@ def test_a_label_given_in_a_closed_campaign_is_final_in_another(lead: User) -> N
 
 def test_imported_labels_count_as_done_and_join_the_history() -> None:
     records = (bug("BUG-1"), patch("P-1"), patch("P-2"), label("P-1", "rater-a", "INVALID"))
-    summary = bundle_import(source=source(*records), dataset_name="Imported", acting_user=None)
+    summary = bundle_import(source=source(*records), dataset_name="Imported", actor=None)
     rater = User.objects.get(username="rater-a")
     campaign = create_campaign(summary.dataset, [rater], overlap=1)
     (row,) = selectors.campaign_progress(campaign)
@@ -399,10 +384,10 @@ def test_imported_labels_count_as_done_and_join_the_history() -> None:
     # Relabelled in the app, then imported again (overwriting it), then changed, then the
     # same bundle once more: each change is a new value in the history; a no-op adds none.
     annotation_record(campaign=campaign, annotator=rater, patch=imported.patch, label="VALID")
-    bundle_import(source=source(*records), dataset_name="Imported", acting_user=None)
+    bundle_import(source=source(*records), dataset_name="Imported", actor=None)
     changed = (*records[:3], label("P-1", "rater-a", "UNSURE", note="not sure now"))
     for _ in range(2):
-        bundle_import(source=source(*changed), dataset_name="Imported", acting_user=None)
+        bundle_import(source=source(*changed), dataset_name="Imported", actor=None)
     imported.refresh_from_db()
     # The campaign the label was last given in stays: an import does not move it.
     assert (imported.label, imported.origin, imported.campaign) == (

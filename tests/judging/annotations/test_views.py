@@ -14,47 +14,28 @@ from django.urls import reverse
 from judging.annotations.services import CAMPAIGN_CLOSED, annotation_record, campaign_close
 from judging.annotations.views import CLOSED, REOPENED
 from judging.models import Annotation, Campaign
-from rubrics.models import Bug, Dataset, Rubric, RubricRevision
+from rubrics.models import Dataset
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.conftest import PASSWORD
-from tests.judging.annotations.test_services import create_campaign
-from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
+from tests.helpers import PASSWORD, client_for
+from tests.judging.factories import create_campaign
+from tests.rubrics.factories import (
+    DRAFT_TEXT,
+    GOLDEN_TEXT,
+    BugFactory,
+    DatasetFactory,
+    PatchFactory,
+    make_diff,
+    rubric_for,
+)
 
 pytestmark = pytest.mark.django_db
 
-GOLDEN_TEXT = "## Requirements\n\n1. **Return two:** f() returns 2 for every caller."
-DRAFT_TEXT = "## Requirements\n\n1. The patch must equal the reference exactly (draft-only)."
 PENDING_TEXT = "## Requirements\n\n1. An edit awaiting confirmation (pending-only)."
 
 
-def rubric_for(bug: Bug, *, draft: str, golden: str | None = None, pending: str = "") -> Rubric:
-    """A templated rubric: its LLM draft, a confirmed golden revision (if ``golden``), and an
-    edit that awaits confirmation (if ``pending``)."""
-    rubric = Rubric.objects.create(bug=bug, status=Rubric.Status.IN_REVIEW, current_number=0)
-    texts = [draft, *([golden] if golden else []), *([pending] if pending else [])]
-    revisions = [
-        RubricRevision.objects.create(
-            rubric=rubric, number=n, text=text, author="llm:offline/x" if n == 0 else "reviewer"
-        )
-        for n, text in enumerate(texts)
-    ]
-    rubric.current_number = len(revisions) - 1
-    if golden:
-        rubric.golden_revision = revisions[1]
-        rubric.status = Rubric.Status.AWAITING_CONFIRMATION if pending else Rubric.Status.GOLDEN
-    rubric.save()
-    return rubric
-
-
 def make_annotator(name: str) -> User:
-    return user_create(username=name, password=PASSWORD, roles=[Role.ANNOTATOR])
-
-
-def client_for(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+    return user_create(actor=None, username=name, password=PASSWORD, roles=[Role.ANNOTATOR])
 
 
 @pytest.fixture
@@ -74,9 +55,7 @@ def dataset() -> Dataset:
 def campaign(dataset: Dataset, annotator: User, lead: User) -> Campaign:
     """Every patch for ``annotator`` and one other annotator."""
     people = [annotator, make_annotator("rater-b")]
-    return create_campaign(
-        dataset, people, name="Calibration 1", purpose="calibration", created_by=lead
-    )
+    return create_campaign(dataset, people, name="Calibration 1", purpose="calibration", actor=lead)
 
 
 def annotate_url(campaign: Campaign, position: int) -> str:
@@ -335,7 +314,7 @@ def test_a_closed_campaign_is_read_only(
         patch=patch_at(campaign, annotator, 1),
         label="VALID",
     )
-    campaign_close(campaign=campaign, acting_user=lead)
+    campaign_close(campaign=campaign, actor=lead)
     html = annotator_client.get(annotate_url(campaign, 1)).content.decode()
     assert 'id="annotate-closed"' in html
     assert re.search(r'<fieldset class="annotate-fields"\s+disabled>', html)
@@ -397,7 +376,7 @@ def test_the_pages_run_as_many_queries_for_many_patches_as_for_few(
             rubric_for(bug, draft=DRAFT_TEXT, golden=GOLDEN_TEXT)
             PatchFactory(bug=bug, key=f"P-{n}", diff=make_diff(new=f"total = {n}"))
         people = [annotator, make_annotator(f"other-{size}")]
-        campaign = create_campaign(dataset, people, name=f"Size {size}", created_by=lead)
+        campaign = create_campaign(dataset, people, name=f"Size {size}", actor=lead)
         for position in range(1, size, 2):
             annotation_record(
                 campaign=campaign,

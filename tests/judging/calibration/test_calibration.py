@@ -4,13 +4,13 @@ loader's refusals, storing the chosen team, and the patches reports then leave o
 
 import math
 from decimal import Decimal
-from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 from scipy import stats
 
 from judging.calibration.data import (
+    CALIBRATION_KEEP,
     MISSING_NOTE,
     NO_TEAMS,
     NOT_A_CANDIDATE,
@@ -44,12 +44,11 @@ from judging.models import (
     Campaign,
     JudgingRun,
     Label,
-    PatchJudgment,
     StrategyResult,
 )
 from rubrics.models import Dataset, Patch
-from sejury_web.llm.models import LLMCall
-from tests.judging.factories import AnnotationFactory, UserFactory
+from sejury_web.audit import audit_events
+from tests.judging.calibration.factories import campaign_of, llm_call, run_of
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory
 
 VALID, INVALID, UNSURE = Label.VALID, Label.INVALID, Label.UNSURE
@@ -236,69 +235,6 @@ def test_offline_members_mark_their_teams() -> None:
 pytest_db = pytest.mark.django_db
 
 
-def call(cost: str | None) -> int:
-    return LLMCall.objects.create(
-        purpose="judge",
-        provider="openai",
-        model="gpt-4o-mini",
-        request_hash="h",
-        status=LLMCall.Status.OK,
-        cost_usd=None if cost is None else Decimal(cost),
-    ).pk
-
-
-def campaign_of(dataset: Dataset, labels: dict[Patch, tuple[str, ...]], **fields: Any) -> Campaign:
-    """A campaign assigning ``labels``' patches, each labelled by ann, bob… as given."""
-    campaign = Campaign.objects.create(
-        dataset=dataset, name=fields.pop("name", "Calibration sample"), purpose="calibration"
-    )
-    for position, (patch, given) in enumerate(labels.items(), 1):
-        for index, label in enumerate(given):
-            annotator = UserFactory(username=f"annotator{index}")
-            AnnotationFactory(patch=patch, annotator=annotator, label=label)
-        Assignment.objects.create(
-            campaign=campaign,
-            patch=patch,
-            annotator=UserFactory(username="annotator0"),
-            position=position,
-        )
-    return campaign
-
-
-def run_of(
-    dataset: Dataset,
-    strategies: list[str],
-    scores: dict[Patch, dict[str, float | None]],
-    *,
-    cost: str | None = "0.001",
-    **fields: Any,
-) -> JudgingRun:
-    """A finished run: each patch's member scores (None: the member failed), one call each."""
-    run = JudgingRun.objects.create(
-        dataset=dataset,
-        strategies=strategies,
-        context="reference",
-        provider="openai",
-        model="gpt-4o-mini",
-        status=JudgingRun.Status.FINISHED,
-        **fields,
-    )
-    for patch, members in scores.items():
-        judgment = PatchJudgment.objects.create(
-            run=run, patch=patch, status=PatchJudgment.Status.DONE
-        )
-        for name, score in members.items():
-            StrategyResult.objects.create(
-                judgment=judgment,
-                strategy=name,
-                status=StrategyResult.Status.FAILED if score is None else "done",
-                score=score,
-                prompt_version="test",
-                call_ids=[call(cost)] if name not in ("bleu", "chrf", "edit") else [],
-            )
-    return run
-
-
 @pytest.fixture
 def dataset() -> Dataset:
     """One bug with four patches, P-0 … P-3."""
@@ -326,7 +262,7 @@ def test_the_cost_of_a_team_counts_every_call_and_shares_the_bug_step(dataset: D
     # The s4 step was asked once for the bug, at $0.006; P-1's s4 answer came from the cache
     # (the result records nothing spent) yet running the team would pay for it.
     BugStep.objects.create(
-        run=run, bug=p0.bug, strategy="s4", prompt_version="t", call_id=call("0.006")
+        run=run, bug=p0.bug, strategy="s4", prompt_version="t", call_id=llm_call("0.006")
     )
     cached = run.judgments.get(patch=p1).results.get(strategy="s4")
     StrategyResult.objects.filter(pk=cached.pk).update(
@@ -471,7 +407,7 @@ def test_choosing_a_team_stores_it_with_the_ranking(
     calibrated: tuple[Campaign, JudgingRun], lead: User
 ) -> None:
     campaign, run = calibrated
-    stored = calibration_create(campaign=campaign, run=run, team=["s3", "s1a"], chosen_by=lead)
+    stored = calibration_create(campaign=campaign, run=run, team=["s3", "s1a"], actor=lead)
     stored.refresh_from_db()
     assert stored.team == ["s1a", "s3"]  # registry order
     assert (stored.campaign, stored.run, stored.chosen_by, stored.patch_count) == (
@@ -479,6 +415,12 @@ def test_choosing_a_team_stores_it_with_the_ranking(
         run,
         lead,
         3,
+    )
+    [event] = audit_events(stored)  # the lead's choice is in the audit trail
+    assert (event.actor, event.action, event.detail["team"]) == (
+        lead,
+        CALIBRATION_KEEP,
+        stored.team,
     )
     ranking = calibration_evaluate(campaign=campaign, run=run).ranking
     assert [row["team"] for row in stored.ranking] == [list(e.team) for e in ranking]
@@ -493,7 +435,7 @@ def test_only_a_candidate_team_can_be_chosen(
 ) -> None:
     campaign, run = calibrated
     with pytest.raises(CalibrationError) as refused:
-        calibration_create(campaign=campaign, run=run, team=team, chosen_by=lead)
+        calibration_create(campaign=campaign, run=run, team=team, actor=lead)
     assert str(refused.value) == NOT_A_CANDIDATE.format(team=", ".join(team), run=run.pk)
     assert not Calibration.objects.exists()
 
@@ -503,7 +445,7 @@ def test_reports_of_the_calibrated_team_leave_out_the_campaign(
     calibrated: tuple[Campaign, JudgingRun], lead: User, dataset: Dataset
 ) -> None:
     campaign, run = calibrated
-    stored = calibration_create(campaign=campaign, run=run, team=["s1a", "s3"], chosen_by=lead)
+    stored = calibration_create(campaign=campaign, run=run, team=["s1a", "s3"], actor=lead)
     later = run_of(dataset, ["s3", "s1a"], {})
     assert calibration_patch_ids(later) == (
         stored,
@@ -511,7 +453,7 @@ def test_reports_of_the_calibrated_team_leave_out_the_campaign(
     )
     assert calibration_patch_ids(run_of(dataset, ["s1a", "s3", "bleu"], {})) == (None, set())
     assert calibration_patch_ids(run_of(DatasetFactory(), ["s1a", "s3"], {})) == (None, set())
-    newer = calibration_create(campaign=campaign, run=run, team=["s1a", "s3"], chosen_by=lead)
+    newer = calibration_create(campaign=campaign, run=run, team=["s1a", "s3"], actor=lead)
     assert calibration_patch_ids(later)[0] == newer
 
 

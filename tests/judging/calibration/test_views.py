@@ -26,7 +26,7 @@ from judging.models import (
 )
 from rubrics.bundle.services import bundle_import
 from rubrics.models import Dataset, Patch
-from tests.judging.calibration.test_calibration import campaign_of, run_of
+from tests.judging.calibration.factories import campaign_of, run_of
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory
 
 pytestmark = pytest.mark.django_db
@@ -301,7 +301,7 @@ def test_the_queue_of_the_le2019_labels_renders_in_a_few_queries(
     le2019_bundle: Path, lead_client: Client
 ) -> None:
     with le2019_bundle.open("rb") as f:
-        dataset = bundle_import(source=f, dataset_name="le2019", acting_user=None).dataset
+        dataset = bundle_import(source=f, dataset_name="le2019", actor=None).dataset
     labelled = Annotation.objects.filter(patch__dataset=dataset).values("patch").distinct()
     url = reverse("judging:adjudication_queue", args=[dataset.slug])
     with CaptureQueriesContext(connection) as queries:

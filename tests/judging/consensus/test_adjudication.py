@@ -48,7 +48,7 @@ def test_recording_stores_the_consensus_with_themes_and_note(disputed: Patch, le
         label=INVALID,
         themes=[Theme.CORRECTNESS_ASSESSMENT, Theme.OVERLOOKED_REQUIREMENTS],
         note="  The null case is a requirement.  ",
-        acting_user=lead,
+        actor=lead,
     )
     adjudication.refresh_from_db()
     assert adjudication.label == INVALID
@@ -60,11 +60,11 @@ def test_recording_stores_the_consensus_with_themes_and_note(disputed: Patch, le
 
 def test_recording_again_updates_the_one_adjudication(disputed: Patch, lead: User) -> None:
     adjudication_record(
-        patch=disputed, label=INVALID, themes=[Theme.RUBRIC_AMBIGUITY], note="", acting_user=lead
+        patch=disputed, label=INVALID, themes=[Theme.RUBRIC_AMBIGUITY], note="", actor=lead
     )
     other = UserFactory(username="lead2")
     adjudication_record(
-        patch=disputed, label=VALID, themes=[Theme.UNNECESSARY_CHANGES], note="", acting_user=other
+        patch=disputed, label=VALID, themes=[Theme.UNNECESSARY_CHANGES], note="", actor=other
     )
     adjudication = Adjudication.objects.get(patch=disputed)
     assert (adjudication.label, adjudication.themes, adjudication.decided_by) == (
@@ -101,7 +101,7 @@ def test_recording_refuses(
     field: str,
 ) -> None:
     with pytest.raises(AdjudicationError) as refused:
-        adjudication_record(patch=disputed, label=label, themes=themes, note=note, acting_user=lead)
+        adjudication_record(patch=disputed, label=label, themes=themes, note=note, actor=lead)
     assert (str(refused.value), refused.value.field) == (message, field)
     assert not Adjudication.objects.exists()
 
@@ -112,7 +112,7 @@ def test_other_with_a_note_is_accepted(disputed: Patch, lead: User) -> None:
         label=VALID,
         themes=[Theme.OTHER],
         note="A flaky test misled bob.",
-        acting_user=lead,
+        actor=lead,
     )
     assert Adjudication.objects.get(patch=disputed).themes == [Theme.OTHER]
 
@@ -120,7 +120,7 @@ def test_other_with_a_note_is_accepted(disputed: Patch, lead: User) -> None:
 @pytest.mark.parametrize("labels", [(VALID,), (VALID, UNSURE), (UNSURE, UNSURE), ()])
 def test_a_patch_without_disagreement_needs_no_theme(lead: User, labels: tuple[str, ...]) -> None:
     patch = labelled(PatchFactory(), *labels)
-    adjudication_record(patch=patch, label=VALID, themes=[], note="", acting_user=lead)
+    adjudication_record(patch=patch, label=VALID, themes=[], note="", actor=lead)
     assert Adjudication.objects.get(patch=patch).themes == []
 
 
@@ -169,7 +169,7 @@ def test_adjudicated_patches_leave_the_waiting_list_and_stay_listed(
 ) -> None:
     patch = dataset.patches.get(key="B-2-disputed")
     adjudication_record(
-        patch=patch, label=INVALID, themes=[Theme.RUBRIC_AMBIGUITY], note="", acting_user=lead
+        patch=patch, label=INVALID, themes=[Theme.RUBRIC_AMBIGUITY], note="", actor=lead
     )
     queue = adjudication_queue(dataset=dataset)
     assert keys(queue.waiting) == ["B-1-disputed", "B-1-few", "B-2-few"]

@@ -17,15 +17,10 @@ from judging.management.commands.agreement_report import (
 )
 from judging.models import Campaign, JudgingRun
 from judging.reports.selectors import FOREIGN_RUN, UNKNOWN_RUN
-from tests.judging.reports.test_reports import Small, build_small
+from tests.judging.reports.factories import Small
 from tests.rubrics.factories import DatasetFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def small() -> Small:
-    return build_small()
 
 
 def run_command(*args: str) -> str:

@@ -44,7 +44,7 @@ def _labels(bundle: Path) -> dict[str, dict[str, str]]:
 @pytest.fixture
 def le2019(le2019_bundle: Path) -> Dataset:
     with le2019_bundle.open("rb") as f:
-        return bundle_import(source=f, dataset_name="defects4j-le2019", acting_user=None).dataset
+        return bundle_import(source=f, dataset_name="defects4j-le2019", actor=None).dataset
 
 
 def test_the_human_section_matches_the_libraries_on_the_raw_labels(

@@ -13,15 +13,10 @@ from django.urls import reverse
 from judging.models import Assignment, Calibration, Campaign, JudgingRun
 from judging.reports.selectors import FOREIGN_RUN, UNKNOWN_CAMPAIGN
 from sejury_web.llm.types import OFFLINE_MARKER
-from tests.judging.reports.test_reports import Small, add_patches, build_small
+from tests.judging.reports.factories import Small, add_patches
 from tests.rubrics.factories import DatasetFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def small() -> Small:
-    return build_small()
 
 
 def report_url(small: Small, query: str = "") -> str:

@@ -203,6 +203,7 @@ def test_a_stored_member_is_not_judged_again_and_the_run_picks_the_model(
     with OpenAIServer() as server:
         point_at(settings, tmp_path, OPENAI_BASE_URL=server.base_url)  # the default: offline
         run = run_create(
+            actor=None,
             dataset=bug.dataset,
             strategies="s1b,s3",
             context="reference",
@@ -245,10 +246,10 @@ def test_without_a_golden_rubric_only_the_rubric_member_fails(judge_now: Judge) 
 
 def test_a_cancelled_run_makes_no_further_call() -> None:
     bug = bug_with_patches(1)
-    run = run_create(dataset=bug.dataset, strategies="s1b,s2", context="reference")
+    run = run_create(actor=None, dataset=bug.dataset, strategies="s1b,s2", context="reference")
     judgment = run.judgments.get()
 
-    run_cancel(run=run)
+    run_cancel(actor=None, run=run)
 
     assert patch_judge(judgment.pk, run.generation) == PatchJudgment.Status.PENDING
     assert bug_prepare(run_id=run.pk, bug_id=bug.pk, generation=run.generation) == []
@@ -261,7 +262,7 @@ def test_a_cancelled_run_makes_no_further_call() -> None:
 
 def test_the_runs_ask_checks_the_run_before_every_call() -> None:
     bug = bug_with_patches(1)
-    run = run_create(dataset=bug.dataset, strategies="s1a", context="none")
+    run = run_create(actor=None, dataset=bug.dataset, strategies="s1a", context="none")
     ask = Asker(run, run.generation)
     request = LLMRequest(
         purpose="judge.s1a",
@@ -271,7 +272,7 @@ def test_the_runs_ask_checks_the_run_before_every_call() -> None:
     )
 
     answered = ask(request)
-    run_cancel(run=run)
+    run_cancel(actor=None, run=run)
 
     with pytest.raises(RunStopped):
         ask(request)
@@ -281,10 +282,10 @@ def test_the_runs_ask_checks_the_run_before_every_call() -> None:
 
 def test_a_task_of_an_older_generation_returns_without_judging() -> None:
     bug = bug_with_patches(1)
-    run = run_create(dataset=bug.dataset, strategies="s1b,s4", context="reference")
+    run = run_create(actor=None, dataset=bug.dataset, strategies="s1b,s4", context="reference")
     judgment = run.judgments.get()
 
-    run = run_resume(run=run)
+    run = run_resume(actor=None, run=run)
 
     assert run.generation == 1
     assert patch_judge(judgment.pk, 0) == PatchJudgment.Status.PENDING

@@ -44,7 +44,13 @@ def judged(eager_tasks: None, django_capture_on_commit_callbacks: OnCommit) -> J
     make_golden(dataset.bugs.get(key="BUG-0"))
     with django_capture_on_commit_callbacks(execute=True):
         run = run_create(
-            dataset=dataset, strategies=TEAM, context="golden", scale_lo=1, scale_hi=5, threshold=3
+            actor=None,
+            dataset=dataset,
+            strategies=TEAM,
+            context="golden",
+            scale_lo=1,
+            scale_hi=5,
+            threshold=3,
         )
     run.refresh_from_db()
     assert run.status == JudgingRun.Status.FINISHED
@@ -157,7 +163,9 @@ def test_stdout_and_file_exports_are_the_same(judged: JudgingRun, tmp_path: Path
 def test_a_pending_run_of_a_real_provider_has_no_offline_label(settings: Settings) -> None:
     settings.SEJURY_LLM = {**settings.SEJURY_LLM, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
     dataset = dataset_of(bugs=1, patches=2)
-    run = run_create(dataset=dataset, strategies="s3,bleu", context="none", provider="openai")
+    run = run_create(
+        actor=None, dataset=dataset, strategies="s3,bleu", context="none", provider="openai"
+    )
     records = [json.loads(line) for line in export("--run", str(run.pk)).splitlines()]
     assert [(r["status"], r["score"], r["verdict"], r["offline"]) for r in records] == [
         ("pending", None, None, ""),
@@ -174,7 +182,7 @@ def test_a_pending_run_of_a_real_provider_has_no_offline_label(settings: Setting
 def test_the_query_count_does_not_grow_with_the_run() -> None:
     def queries(patches: int) -> int:
         run = run_create(
-            dataset=dataset_of(bugs=2, patches=patches), strategies=TEAM, context="none"
+            actor=None, dataset=dataset_of(bugs=2, patches=patches), strategies=TEAM, context="none"
         )
         run = JudgingRun.objects.get(pk=run.pk)
         with CaptureQueriesContext(connection) as captured:

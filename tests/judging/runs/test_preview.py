@@ -65,7 +65,7 @@ def revise(rubric: Rubric, user: User, **requirement: str) -> RubricRevision:
         base_number=rubric.current_number,
         structure=structure,
         justification="the fix must also update the other module",
-        acting_user=user,
+        actor=user,
     )
     rubric.refresh_from_db()
     return revision
@@ -80,7 +80,7 @@ def ask_for_other_file(rubric: Rubric, user: User) -> RubricRevision:
 def start(rubric: Rubric, user: User, capture: Capture) -> RubricPreview:
     """Start a preview, judge it at once (eager Celery), and read it back."""
     with capture(execute=True):
-        rubric_preview_start(rubric=rubric, acting_user=user)
+        rubric_preview_start(rubric=rubric, actor=user)
     rubric.refresh_from_db()
     preview = rubric_preview_get(rubric=rubric)
     assert preview is not None
@@ -212,14 +212,14 @@ def test_a_preview_of_the_draft_itself_is_one_run_with_nothing_flipped(
 def test_a_preview_needs_a_draft_and_candidates(reviewer: User) -> None:
     undrafted = Rubric.objects.create(bug=BugFactory(), variant=Rubric.Variant.TEMPLATED)
     with pytest.raises(PreviewError, match=re.escape(NO_DRAFT)):
-        rubric_preview_start(rubric=undrafted, acting_user=reviewer)
+        rubric_preview_start(rubric=undrafted, actor=reviewer)
 
     bug = BugFactory()
     drafted = rubric_draft_write(
         rubric_id=Rubric.objects.create(bug=bug, variant=Rubric.Variant.TEMPLATED).pk
     )
     with pytest.raises(PreviewError, match=re.escape(NO_PATCHES.format(bug=bug.key))):
-        rubric_preview_start(rubric=drafted, acting_user=reviewer)
+        rubric_preview_start(rubric=drafted, actor=reviewer)
     assert not JudgingRun.objects.exists()
     assert rubric_preview_get(rubric=drafted) is None
 
@@ -266,7 +266,7 @@ def test_the_panel_polls_while_the_runs_go_then_stops(
     rubric: Rubric, reviewer: User, reviewer_client: Client
 ) -> None:
     ask_for_other_file(rubric, reviewer)
-    rubric_preview_start(rubric=rubric, acting_user=reviewer)  # queued: no worker, no commit
+    rubric_preview_start(rubric=rubric, actor=reviewer)  # queued: no worker, no commit
 
     html = reviewer_client.get(preview_url(rubric), **HX).content.decode()
     assert 'hx-trigger="every 1s"' in html

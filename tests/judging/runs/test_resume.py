@@ -65,7 +65,7 @@ def test_a_killed_worker_s_run_is_finished_by_the_next_without_repeating_results
         bug = BugFactory()
         for n in range(PATCHES):
             PatchFactory(bug=bug, dataset=bug.dataset, diff=make_diff(new=f"x = {n + 10}"))
-        run = run_create(dataset=bug.dataset, strategies=TEAM, context="reference")
+        run = run_create(actor=None, dataset=bug.dataset, strategies=TEAM, context="reference")
         log = tmp_path / "first.log"
         first = start_worker(log, pool="threads", concurrency=2, env=worker_env)
         try:

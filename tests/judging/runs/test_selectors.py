@@ -75,7 +75,7 @@ def test_an_unknown_price_makes_the_cost_unknown_not_zero(
 
 def test_a_run_not_started_has_spent_nothing() -> None:
     bug = bug_with_patches(3)
-    run = run_create(dataset=bug.dataset, strategies="s1b", context="reference")
+    run = run_create(actor=None, dataset=bug.dataset, strategies="s1b", context="reference")
     PatchJudgment.objects.filter(pk=run.judgments.first().pk).update(  # type: ignore[union-attr]
         status=PatchJudgment.Status.FAILED
     )

@@ -39,6 +39,7 @@ def create(bug: Bug, **changes: Any) -> JudgingRun:
         "dataset": bug.dataset,
         "strategies": "s1b,s3",
         "context": "reference",
+        "actor": None,
         **changes,
     }
     return run_create(**arguments)
@@ -93,7 +94,7 @@ def test_patches_of_another_dataset_are_refused(bug: Bug) -> None:
 
 def test_a_dataset_without_patches_has_nothing_to_judge() -> None:
     with pytest.raises(RunError, match=NO_PATCHES):
-        run_create(dataset=DatasetFactory(), strategies="s1b", context="reference")
+        run_create(actor=None, dataset=DatasetFactory(), strategies="s1b", context="reference")
 
 
 def test_a_run_is_queued_over_the_chosen_patches_once_committed(
@@ -127,21 +128,21 @@ def test_a_run_over_the_whole_dataset_and_a_pinned_revision(bug: Bug) -> None:
 
 
 def test_only_an_active_run_can_be_cancelled(bug: Bug) -> None:
-    run = run_cancel(run=create(bug))
+    run = run_cancel(actor=None, run=create(bug))
 
     assert run.status == JudgingRun.Status.CANCELLED
     assert run.finished_at is not None
     with pytest.raises(RunError, match=NOT_ACTIVE.format(run=run.pk, status="cancelled")):
-        run_cancel(run=run)
+        run_cancel(actor=None, run=run)
 
 
 def test_resuming_bumps_the_generation_and_queues_the_run_again(
     bug: Bug, django_capture_on_commit_callbacks: Callable[..., Any]
 ) -> None:
-    run = run_cancel(run=create(bug))
+    run = run_cancel(actor=None, run=create(bug))
 
     with django_capture_on_commit_callbacks() as callbacks:
-        run = run_resume(run=run)
+        run = run_resume(actor=None, run=run)
 
     assert len(callbacks) == 1
     assert (run.status, run.generation, run.finished_at) == (JudgingRun.Status.QUEUED, 1, None)
@@ -155,7 +156,7 @@ def test_a_run_without_pending_patches_has_nothing_to_resume(bug: Bug) -> None:
     PatchJudgment.objects.filter(pk=judgment.pk).update(status=PatchJudgment.Status.FAILED)
 
     with pytest.raises(RunError, match=NOTHING_TO_RESUME.format(run=run.pk, failed="")):
-        run_resume(run=run)
+        run_resume(actor=None, run=run)
     # Retrying turns the failed patch pending again, and only its failed members are deleted.
     failed = StrategyResult.objects.create(
         judgment=judgment, strategy="s3", status="failed", prompt_version="s3-v1", error="boom"
@@ -163,7 +164,7 @@ def test_a_run_without_pending_patches_has_nothing_to_resume(bug: Bug) -> None:
     kept = StrategyResult.objects.create(
         judgment=judgment, strategy="s1b", status="done", score=80, prompt_version="s1-v1"
     )
-    run = run_resume(run=run, retry_failed=True)
+    run = run_resume(actor=None, run=run, retry_failed=True)
     assert run.generation == 1
     judgment.refresh_from_db()
     assert (judgment.status, judgment.error) == (PatchJudgment.Status.PENDING, "")
@@ -177,7 +178,7 @@ def test_a_starting_worker_resumes_every_unfinished_run(
     queued, running, finished, cancelled, drained = (create(bug_with_patches(1)) for _ in range(5))
     JudgingRun.objects.filter(pk__in=[running.pk, drained.pk]).update(status="running")
     JudgingRun.objects.filter(pk=finished.pk).update(status="finished")
-    run_cancel(run=cancelled)
+    run_cancel(actor=None, run=cancelled)
     drained.judgments.update(status=PatchJudgment.Status.DONE)  # a worker died after the last
 
     with django_capture_on_commit_callbacks(execute=True):

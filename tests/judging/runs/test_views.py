@@ -355,7 +355,7 @@ def test_the_progress_partial_polls_while_active_and_stops_when_finished(
 ) -> None:
     htmx = {"HX-Request": "true"}
     with django_capture_on_commit_callbacks(execute=False):
-        active = run_create(dataset=dataset, strategies=["bleu"], context="none")
+        active = run_create(actor=None, dataset=dataset, strategies=["bleu"], context="none")
     url = reverse("judging:run_progress", args=[active.pk])
 
     polling = lead_client.get(url, headers=htmx)
@@ -378,7 +378,9 @@ def test_cancel_and_resume_change_the_run(
     django_capture_on_commit_callbacks: Capture,
 ) -> None:
     with django_capture_on_commit_callbacks(execute=False):
-        run = run_create(dataset=dataset, strategies=["s1b", "bleu"], context="reference")
+        run = run_create(
+            actor=None, dataset=dataset, strategies=["s1b", "bleu"], context="reference"
+        )
     cancel = reverse("judging:run_cancel", args=[run.pk])
     resume = reverse("judging:run_resume", args=[run.pk])
 
@@ -428,7 +430,10 @@ def test_the_verdict_page_shows_every_prompt_and_raw_answer(
 ) -> None:
     with django_capture_on_commit_callbacks(execute=True):
         run = run_create(
-            dataset=dataset, strategies=["rubric", "s2", "s4", "bleu"], context="reference"
+            actor=None,
+            dataset=dataset,
+            strategies=["rubric", "s2", "s4", "bleu"],
+            context="reference",
         )
     judgment = run.judgments.get(patch__key="P-1-a")
     s2 = judgment.results.get(strategy="s2")
@@ -464,7 +469,7 @@ def test_a_second_run_s_answers_come_from_the_cache(
 ) -> None:
     for _ in range(2):
         with django_capture_on_commit_callbacks(execute=True):
-            run = run_create(dataset=dataset, strategies=["s1b"], context="reference")
+            run = run_create(actor=None, dataset=dataset, strategies=["s1b"], context="reference")
     judgment = run.judgments.get(patch__key="P-0-a")
     assert judgment.results.get().provider_calls == 0
 

@@ -35,7 +35,7 @@ GOOD = (bug("BUG-1"), bug("BUG-2"), patch("P-1", "BUG-1"), patch("P-2", "BUG-2")
 
 
 def import_records(*records: dict | str, dataset: str = "Demo") -> ImportSummary:
-    return bundle_import(source=source(*records), dataset_name=dataset, acting_user=None)
+    return bundle_import(source=source(*records), dataset_name=dataset, actor=None)
 
 
 def import_errors(*records: dict | str, dataset: str = "Demo") -> list[BundleError]:
@@ -275,7 +275,7 @@ def test_dataset_is_found_by_name_or_slug_and_slug_clashes_are_refused() -> None
 def test_non_utf8_bytes_name_the_line() -> None:
     data = jsonl(bug("BUG-1")) + b'{"kind": "bug", "key": "caf\xe9"}\n'
     with pytest.raises(BundleImportError) as excinfo:
-        bundle_import(source=io.BytesIO(data), dataset_name="Demo", acting_user=None)
+        bundle_import(source=io.BytesIO(data), dataset_name="Demo", actor=None)
     (error,) = excinfo.value.errors
     assert (error.line, error.message) == (2, NOT_UTF8.format(byte=28))
     assert table_counts() == (0, 0, 0, 0)
@@ -304,7 +304,7 @@ def test_a_file_over_the_size_limit_is_refused_before_parsing() -> None:
 
 def test_an_empty_file_is_an_error() -> None:
     with pytest.raises(BundleImportError, match="no records"):
-        bundle_import(source=io.BytesIO(b"\n\n"), dataset_name="Demo", acting_user=None)
+        bundle_import(source=io.BytesIO(b"\n\n"), dataset_name="Demo", actor=None)
 
 
 def test_a_failure_while_writing_rolls_everything_back(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -340,12 +340,10 @@ def test_export_then_import_round_trips() -> None:
     )
     first = "".join(bundle_export(dataset=Dataset.objects.get()))
     assert first.count('"kind": "rubric"') == 2
-    summary = bundle_import(
-        source=io.BytesIO(first.encode()), dataset_name="Copy", acting_user=None
-    )
+    summary = bundle_import(source=io.BytesIO(first.encode()), dataset_name="Copy", actor=None)
     second = "".join(bundle_export(dataset=summary.dataset))
     assert first == second
-    again = bundle_import(source=io.BytesIO(first.encode()), dataset_name="Demo", acting_user=None)
+    again = bundle_import(source=io.BytesIO(first.encode()), dataset_name="Demo", actor=None)
     assert again.unchanged
 
 
@@ -353,7 +351,7 @@ def test_le2019_bundle_imports_with_the_published_counts(
     le2019_bundle: Path, tmp_path: Path
 ) -> None:
     with le2019_bundle.open("rb") as f:
-        summary = bundle_import(source=f, dataset_name="defects4j-le2019", acting_user=None)
+        summary = bundle_import(source=f, dataset_name="defects4j-le2019", actor=None)
     dataset = summary.dataset
     assert dataset.bugs.count() == 100
     assert dataset.patches.count() == 150
@@ -369,7 +367,7 @@ def test_le2019_bundle_imports_with_the_published_counts(
     exported = "".join(bundle_export(dataset=dataset))
     assert len(exported.splitlines()) == 1200
     assert bundle_import(
-        source=io.BytesIO(exported.encode()), dataset_name="defects4j-le2019", acting_user=None
+        source=io.BytesIO(exported.encode()), dataset_name="defects4j-le2019", actor=None
     ).unchanged
 
 
@@ -381,6 +379,6 @@ def _label_counts(annotations):  # type: ignore[no-untyped-def]
 
 def test_crlf_terminators_a_bom_and_blank_lines_are_fine() -> None:
     data = b"\xef\xbb\xbf" + jsonl(*GOOD).replace(b"\n", b"\r\n\r\n")
-    summary = bundle_import(source=io.BytesIO(data), dataset_name="Demo", acting_user=None)
+    summary = bundle_import(source=io.BytesIO(data), dataset_name="Demo", actor=None)
     assert summary.counts["patch"].created == 2
     assert table_counts() == (1, 2, 2, 1)

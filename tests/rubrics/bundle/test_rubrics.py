@@ -41,7 +41,7 @@ THEMES = ", ".join(Theme.values)
 
 
 def import_records(*records: dict | str, user: User | None = None) -> ImportSummary:
-    return bundle_import(source=source(*records), dataset_name="Demo", acting_user=user)
+    return bundle_import(source=source(*records), dataset_name="Demo", actor=user)
 
 
 def import_errors(*records: dict | str) -> list[BundleError]:
@@ -71,7 +71,7 @@ def export_text() -> str:
 
 
 def test_a_draft_an_edit_and_a_confirmation_make_a_golden_rubric(lead: User) -> None:
-    reviewer = user_create(username="reviewer-a", password=None, roles=[Role.REVIEWER])
+    reviewer = user_create(actor=None, username="reviewer-a", password=None, roles=[Role.REVIEWER])
     users_before = User.objects.count()
     summary = import_records(
         bug(),
@@ -108,7 +108,7 @@ def test_a_draft_an_edit_and_a_confirmation_make_a_golden_rubric(lead: User) -> 
 
 
 def test_a_confirmer_who_is_a_user_is_the_confirmation_s_actor() -> None:
-    confirmer = user_create(username="reviewer-b", password=None, roles=[Role.REVIEWER])
+    confirmer = user_create(actor=None, username="reviewer-b", password=None, roles=[Role.REVIEWER])
     import_records(bug(), rubric(confirmed_by="REVIEWER-B"))
     event = RubricEvent.objects.get(kind=RubricEvent.Kind.CONFIRMED)
     assert event.actor == confirmer
@@ -399,14 +399,14 @@ def test_rubrics_export_after_the_other_records_and_round_trip_byte_identical() 
     assert exported[1] == rubric(revisions=[revision(themes=[]), edit()], confirmed_by="Reviewer-B")
     assert "confirmed_by" not in exported[0]
 
-    copy = bundle_import(source=io.BytesIO(first.encode()), dataset_name="Copy", acting_user=None)
+    copy = bundle_import(source=io.BytesIO(first.encode()), dataset_name="Copy", actor=None)
     assert first == "".join(bundle_export(dataset=copy.dataset))
-    again = bundle_import(source=io.BytesIO(first.encode()), dataset_name="Demo", acting_user=None)
+    again = bundle_import(source=io.BytesIO(first.encode()), dataset_name="Demo", actor=None)
     assert again.unchanged
 
 
 def test_rubrics_made_in_the_app_export_their_authors_and_confirmer(reviewer: User) -> None:
-    confirmer = user_create(username="reviewer2", password=None, roles=[Role.REVIEWER])
+    confirmer = user_create(actor=None, username="reviewer2", password=None, roles=[Role.REVIEWER])
     import_records(bug())
     drafted = Rubric.objects.create(bug=Bug.objects.get(), variant=Rubric.Variant.TEMPLATED)
     drafted = rubric_draft_write(rubric_id=drafted.pk)
@@ -417,10 +417,10 @@ def test_rubrics_made_in_the_app_export_their_authors_and_confirmer(reviewer: Us
         structure=structure,
         justification="clearer",
         themes=["standardization"],
-        acting_user=reviewer,
+        actor=reviewer,
     )
-    rubric_submit(rubric=drafted, base_number=1, acting_user=reviewer)
-    rubric_confirm(rubric=drafted, base_number=1, acting_user=confirmer)
+    rubric_submit(rubric=drafted, base_number=1, actor=reviewer)
+    rubric_confirm(rubric=drafted, base_number=1, actor=confirmer)
     Rubric.objects.create(bug=Bug.objects.get(), variant=Rubric.Variant.FREE_FORM)  # no draft
 
     (line,) = [json.loads(x) for x in export_text().splitlines() if '"kind": "rubric"' in x]
@@ -434,7 +434,7 @@ def test_rubrics_made_in_the_app_export_their_authors_and_confirmer(reviewer: Us
     assert line["confirmed_by"] == "reviewer2"
 
     first = export_text()
-    copy = bundle_import(source=io.BytesIO(first.encode()), dataset_name="Copy", acting_user=None)
+    copy = bundle_import(source=io.BytesIO(first.encode()), dataset_name="Copy", actor=None)
     assert first == "".join(bundle_export(dataset=copy.dataset))
     copied = Rubric.objects.get(bug__dataset=copy.dataset)
     assert copied.status == Rubric.Status.GOLDEN

@@ -57,7 +57,7 @@ def test_drafting_a_dataset_redirects_to_its_live_progress(
 
 def test_progress_polls_while_drafts_wait(reviewer_client: Client) -> None:
     bug = BugFactory()
-    batch = rubric_draft_request(bugs=[bug], variant="templated", acting_user=None)
+    batch = rubric_draft_request(bugs=[bug], variant="templated", actor=None)
 
     page = reviewer_client.get(reverse("rubrics:draft_batch", args=[bug.dataset.slug, batch.pk]))
 

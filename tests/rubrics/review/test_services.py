@@ -51,7 +51,9 @@ def eager_tasks() -> Iterator[None]:
 
 @pytest.fixture
 def reviewer2(db: None) -> User:
-    return user_create(username="reviewer2", password="x-y-z-w-1", roles=[Role.REVIEWER])
+    return user_create(
+        actor=None, username="reviewer2", password="x-y-z-w-1", roles=[Role.REVIEWER]
+    )
 
 
 @pytest.fixture
@@ -97,9 +99,9 @@ def test_a_dataset_draft_request_queues_each_bug_once(
 ) -> None:
     bugs = BugFactory.create_batch(3)
     with django_capture_on_commit_callbacks(execute=True):
-        batch = rubric_draft_request(bugs=bugs, variant="templated", acting_user=reviewer)
+        batch = rubric_draft_request(bugs=bugs, variant="templated", actor=reviewer)
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
-        again = rubric_draft_request(bugs=bugs, variant="templated", acting_user=reviewer)
+        again = rubric_draft_request(bugs=bugs, variant="templated", actor=reviewer)
 
     assert batch.rubrics.count() == again.rubrics.count() == 3
     assert len(callbacks) == 0  # every bug already has its draft
@@ -147,7 +149,7 @@ def test_a_failed_draft_shows_its_error_and_can_be_retried(
         point_at(settings, tmp_path, PROVIDER="openai", OPENAI_BASE_URL=server.base_url)
         server.script(*[error(503, "overloaded")] * 3)
         with django_capture_on_commit_callbacks(execute=True):
-            rubric_draft_request(bugs=[bug], variant="templated", acting_user=reviewer)
+            rubric_draft_request(bugs=[bug], variant="templated", actor=reviewer)
         rubric = Rubric.objects.get(bug=bug)
         assert rubric.status == Rubric.Status.DRAFT_FAILED
         assert "503" in rubric.draft_error
@@ -155,7 +157,7 @@ def test_a_failed_draft_shows_its_error_and_can_be_retried(
 
         server.script(ok(DRAFT_ANSWER))
         with django_capture_on_commit_callbacks(execute=True):
-            rubric_draft_request(bugs=[bug], variant="templated", acting_user=reviewer)
+            rubric_draft_request(bugs=[bug], variant="templated", actor=reviewer)
 
     rubric.refresh_from_db()
     assert rubric.status == Rubric.Status.IN_REVIEW
@@ -169,7 +171,7 @@ def test_every_edit_is_a_justified_revision(drafted: Rubric, reviewer: User) -> 
         structure=edit(drafted, root_cause="The loop stops one element early."),
         justification="The draft blamed the wrong line.",
         themes=["hallucination"],
-        acting_user=reviewer,
+        actor=reviewer,
     )
 
     assert revision.number == 1
@@ -195,7 +197,7 @@ def test_an_edit_without_justification_or_with_an_unknown_theme_is_refused(
             structure=edit(drafted, root_cause="changed"),
             justification=justification,
             themes=themes,
-            acting_user=reviewer,
+            actor=reviewer,
         )
     assert drafted.revisions.count() == 1
 
@@ -207,7 +209,7 @@ def test_an_edit_that_changes_nothing_is_refused(drafted: Rubric, reviewer: User
             base_number=0,
             structure=edit(drafted),
             justification="no-op",
-            acting_user=reviewer,
+            actor=reviewer,
         )
 
 
@@ -219,7 +221,7 @@ def test_the_second_of_two_concurrent_saves_is_refused_with_the_first(
         base_number=0,
         structure=edit(drafted, root_cause="First reviewer's root cause."),
         justification="clearer",
-        acting_user=reviewer,
+        actor=reviewer,
     )
 
     with pytest.raises(RubricConflict) as conflict:
@@ -228,7 +230,7 @@ def test_the_second_of_two_concurrent_saves_is_refused_with_the_first(
             base_number=0,  # opened before the first save
             structure=edit(drafted, root_cause="Second reviewer's root cause."),
             justification="also clearer",
-            acting_user=reviewer2,
+            actor=reviewer2,
         )
 
     assert conflict.value.current == first
@@ -241,9 +243,9 @@ def _submitted(drafted: Rubric, author: User) -> Rubric:
         base_number=0,
         structure=edit(drafted, root_cause="Refined."),
         justification="precise",
-        acting_user=author,
+        actor=author,
     )
-    return rubric_submit(rubric=drafted, base_number=1, acting_user=author)
+    return rubric_submit(rubric=drafted, base_number=1, actor=author)
 
 
 def test_a_second_reviewer_confirms_and_the_rubric_becomes_golden(
@@ -252,8 +254,8 @@ def test_a_second_reviewer_confirms_and_the_rubric_becomes_golden(
     rubric = _submitted(drafted, reviewer)
 
     with pytest.raises(RubricActionError, match=OWN_WORK):
-        rubric_confirm(rubric=rubric, base_number=1, acting_user=reviewer)
-    rubric = rubric_confirm(rubric=rubric, base_number=1, acting_user=reviewer2)
+        rubric_confirm(rubric=rubric, base_number=1, actor=reviewer)
+    rubric = rubric_confirm(rubric=rubric, base_number=1, actor=reviewer2)
 
     assert rubric.status == Rubric.Status.GOLDEN
     assert rubric.golden_revision == rubric.revisions.get(number=1)
@@ -268,26 +270,24 @@ def test_a_second_reviewer_confirms_and_the_rubric_becomes_golden(
 def test_changing_a_golden_rubric_needs_a_new_confirmation(
     drafted: Rubric, reviewer: User, reviewer2: User
 ) -> None:
-    rubric = rubric_confirm(
-        rubric=_submitted(drafted, reviewer), base_number=1, acting_user=reviewer2
-    )
+    rubric = rubric_confirm(rubric=_submitted(drafted, reviewer), base_number=1, actor=reviewer2)
 
     rubric_revise(
         rubric=rubric,
         base_number=1,
         structure=edit(rubric, root_cause="Refined again."),
         justification="scope",
-        acting_user=reviewer2,
+        actor=reviewer2,
     )
     rubric.refresh_from_db()
 
     assert rubric.status == Rubric.Status.IN_REVIEW
     assert rubric.golden_revision.number == 1  # still the golden text until confirmed
-    rubric_submit(rubric=rubric, base_number=2, acting_user=reviewer2)
+    rubric_submit(rubric=rubric, base_number=2, actor=reviewer2)
     # Both reviewers have now edited it: neither can confirm.
     for user in (reviewer, reviewer2):
         with pytest.raises(RubricActionError, match=OWN_WORK):
-            rubric_confirm(rubric=rubric, base_number=2, acting_user=user)
+            rubric_confirm(rubric=rubric, base_number=2, actor=user)
 
 
 def test_sending_back_needs_a_comment_and_returns_the_rubric(
@@ -296,15 +296,15 @@ def test_sending_back_needs_a_comment_and_returns_the_rubric(
     rubric = _submitted(drafted, reviewer)
 
     with pytest.raises(RubricActionError, match=COMMENT_REQUIRED):
-        rubric_send_back(rubric=rubric, base_number=1, acting_user=reviewer2, comment=" ")
+        rubric_send_back(rubric=rubric, base_number=1, actor=reviewer2, comment=" ")
     rubric = rubric_send_back(
-        rubric=rubric, base_number=1, acting_user=reviewer2, comment="Requirement 1 overfits."
+        rubric=rubric, base_number=1, actor=reviewer2, comment="Requirement 1 overfits."
     )
 
     assert rubric.status == Rubric.Status.SENT_BACK
     assert rubric.events.last().comment == "Requirement 1 overfits."
     # The author may submit it again as it is, or edit it first.
-    assert rubric_submit(rubric=rubric, base_number=1, acting_user=reviewer).status == (
+    assert rubric_submit(rubric=rubric, base_number=1, actor=reviewer).status == (
         Rubric.Status.AWAITING_CONFIRMATION
     )
 
@@ -315,4 +315,4 @@ def test_confirming_a_stale_revision_is_a_conflict(
     rubric = _submitted(drafted, reviewer)
 
     with pytest.raises(RubricConflict):
-        rubric_confirm(rubric=rubric, base_number=0, acting_user=reviewer2)
+        rubric_confirm(rubric=rubric, base_number=0, actor=reviewer2)

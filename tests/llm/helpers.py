@@ -1,15 +1,15 @@
-from collections.abc import Iterator
+"""Plain helpers for tests that talk to the LLM layer: a scoring request, and settings that
+point the layer at a fake server."""
+
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
 from pytest_django.fixtures import Settings
 
-from sejury_web.llm.providers import openai_chat
 from sejury_web.llm.types import LLMRequest, Message
 
-from .fake_servers import FakeLLMServer, GeminiServer, OpenAIServer
+from .fake_servers import FakeLLMServer
 
 SCORE_SCHEMA = {
     "type": "object",
@@ -51,35 +51,3 @@ def point_at(settings: Settings, tmp_path: Path, **llm: Any) -> None:
         "LOCK_DIR": tmp_path / "limits",
         **llm,
     }
-
-
-@pytest.fixture(autouse=True)
-def _forget_output_modes() -> Iterator[None]:
-    yield
-    openai_chat._modes.clear()
-
-
-@pytest.fixture(params=["openai", "gemini"])
-def provided(
-    request: pytest.FixtureRequest, settings: Settings, tmp_path: Path
-) -> Iterator[Provided]:
-    if request.param == "openai":
-        with OpenAIServer() as server:
-            point_at(
-                settings,
-                tmp_path,
-                PROVIDER="openai",
-                OPENAI_API_KEY="sk-test",
-                OPENAI_BASE_URL=server.base_url,
-            )
-            yield Provided("openai", server, "gpt-4o-mini")
-    else:
-        with GeminiServer() as gemini:
-            point_at(
-                settings,
-                tmp_path,
-                PROVIDER="gemini",
-                GEMINI_API_KEY="test-key",
-                GEMINI_BASE_URL=gemini.url,
-            )
-            yield Provided("gemini", gemini, "gemini-2.5-pro")

@@ -1,0 +1,40 @@
+"""The audit trail: who did what to an object that keeps no history of its own.
+
+A service that changes such an object calls ``audit_record`` inside its own transaction, so
+the change and its history row are written together or not at all (the habit of Zulip's
+``RealmAuditLog``). Objects with a history of their own (rubrics: ``RubricEvent``; labels:
+``AnnotationRevision``; consensus: ``Adjudication``) do not use it.
+"""
+
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.contrib.contenttypes.models import ContentType
+from django.db import models, transaction
+
+from .models import AuditEvent
+
+OUTSIDE_TRANSACTION = "audit_record({action!r}) must run in the transaction of the change"
+
+
+def audit_record(
+    *, actor: User | None, action: str, target: models.Model, detail: dict[str, Any] | None = None
+) -> AuditEvent:
+    """Record that ``actor`` did ``action`` to ``target``, in the caller's transaction."""
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError(OUTSIDE_TRANSACTION.format(action=action))
+    return AuditEvent.objects.create(
+        actor=actor if actor is not None and actor.pk else None,
+        action=action,
+        target_type=ContentType.objects.get_for_model(target),
+        target_id=target.pk,
+        target_repr=str(target)[:200],
+        detail=detail or {},
+    )
+
+
+def audit_events(target: models.Model) -> models.QuerySet[AuditEvent]:
+    """The history of ``target``, newest first."""
+    return AuditEvent.objects.filter(
+        target_type=ContentType.objects.get_for_model(target), target_id=target.pk
+    ).select_related("actor")

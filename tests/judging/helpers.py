@@ -1,0 +1,67 @@
+"""Plain helpers for the judging tests: fixed model answers, a recording ``ask``, and fake
+server replies that carry those answers."""
+
+import json
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any
+
+from judging.models import JudgingRun
+from sejury_web.llm.answers import schema_check
+from sejury_web.llm.types import LLMRequest, LLMResponse, Provider
+from tests.llm.fake_servers import Reply, ok
+
+# ``judge_now`` and ``resume_now`` (tests/judging/conftest.py): a service, run to the end.
+Judge = Callable[..., JudgingRun]
+
+SCORE = {"score": 70, "reasoning": "It returns 2 as the bug asks."}
+ANSWERS: dict[str, dict[str, Any]] = {
+    "judge.rubric": {
+        "thought": "Requirement 1 asks for 2; the patch returns 2.",
+        "verdict": "VALID",
+        "justification": "It meets requirement 1.",
+        "requirements": [{"index": 1, "passed": True, "reason": "returns 2"}],
+    },
+    "judge.s2.assess": {"score": 40, "reasons": ["It misses the null check.", "It keeps f()."]},
+    "judge.s4.analyze": {"properties": ["f() returns 2", "x is never 1"]},
+    "judge.s5.tests": {"tests": [{"name": "test_f_returns_2", "description": "f() == 2"}]},
+}
+
+
+class Recorder:
+    """An ``ask`` that records each request and answers its purpose with a fixed answer.
+
+    Every answer is checked against the request's schema first: a strategy whose schema
+    refuses the answer its prompt asks for fails here, as it would with a real model.
+    """
+
+    def __init__(self, answers: dict[str, dict[str, Any]] | None = None) -> None:
+        self.answers = {**ANSWERS, **(answers or {})}
+        self.requests: list[LLMRequest] = []
+
+    def __call__(self, request: LLMRequest) -> LLMResponse:
+        answer = self.answers.get(request.purpose, SCORE)
+        schema_check(answer, request.schema)
+        self.requests.append(request)
+        return LLMResponse(
+            answer=answer,
+            raw_text=json.dumps(answer),
+            provider=Provider.OPENAI,
+            model="gpt-4o-mini",
+            input_tokens=0,
+            output_tokens=0,
+            cached_tokens=0,
+            latency_s=0.0,
+            cost_usd=Decimal(0),
+            from_cache=False,
+            call_id=len(self.requests),
+        )
+
+
+def reply(answer: dict[str, Any], **usage: Any) -> Reply:
+    """A fake server's reply whose text is ``answer`` as JSON."""
+    return ok(json.dumps(answer), **usage)
+
+
+def scored(score: int, **usage: Any) -> Reply:
+    return reply({"score": score, "reasoning": f"Scored {score}."}, **usage)
