@@ -2,15 +2,53 @@
 
 A run fans out as ``start_run`` → one ``prepare_bug`` per bug (teams with a bug-level step)
 → one ``judge_patch`` per patch. Every task carries the run's generation: a resume bumps it,
-and tasks of an older generation return without judging.
+and tasks of an older generation return without judging. A task that raises what nothing
+caught fails the judgments it was for (its failure hook), so none stays pending for ever.
 """
 
-from celery import shared_task
+from typing import Any
 
-from judging.runs.execution import bug_prepare, patch_judge, run_start
+from celery import Task, shared_task
+
+from judging.runs.execution import (
+    bug_prepare,
+    judgments_fail,
+    patch_judge,
+    run_pending_judgment_ids,
+    run_start,
+)
 
 
-@shared_task(name="judging.start_run", acks_late=True, ignore_result=True)
+def _error(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+class _FailsTheRun(Task):
+    """An exception nothing caught fails every pending judgment of the run."""
+
+    def on_failure(self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
+        run_id, _generation = args
+        judgments_fail(judgment_ids=run_pending_judgment_ids(run_id=run_id), error=_error(exc))
+
+
+class _FailsTheBug(Task):
+    """An exception nothing caught fails the bug's pending judgments of the run."""
+
+    def on_failure(self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
+        run_id, bug_id, _generation = args
+        pending = run_pending_judgment_ids(run_id=run_id, bug_id=bug_id)
+        judgments_fail(judgment_ids=pending, error=_error(exc))
+
+
+class _FailsTheJudgment(Task):
+    """An exception nothing caught fails the judgment (members already stored are kept)."""
+
+    def on_failure(self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
+        judgment_id, _generation = args
+        judgments_fail(judgment_ids=[judgment_id], error=_error(exc))
+
+
+@shared_task(name="judging.start_run", base=_FailsTheRun, acks_late=True, ignore_result=True)
 def start_run(run_id: int, generation: int) -> int:
     """Fan the run out; return the number of tasks queued."""
     tasks = run_start(run_id=run_id, generation=generation)
@@ -22,7 +60,7 @@ def start_run(run_id: int, generation: int) -> int:
     return len(tasks)
 
 
-@shared_task(name="judging.prepare_bug", acks_late=True, ignore_result=True)
+@shared_task(name="judging.prepare_bug", base=_FailsTheBug, acks_late=True, ignore_result=True)
 def prepare_bug(run_id: int, bug_id: int, generation: int) -> int:
     """One bug's first steps (s4, s5), then its patches; return the patches queued."""
     judgment_ids = bug_prepare(run_id=run_id, bug_id=bug_id, generation=generation)
@@ -31,7 +69,7 @@ def prepare_bug(run_id: int, bug_id: int, generation: int) -> int:
     return len(judgment_ids)
 
 
-@shared_task(name="judging.judge_patch", acks_late=True, ignore_result=True)
+@shared_task(name="judging.judge_patch", base=_FailsTheJudgment, acks_late=True, ignore_result=True)
 def judge_patch(judgment_id: int, generation: int) -> str:
     """Judge one patch with the run's team; return its status."""
     return patch_judge(judgment_id, generation)

@@ -31,6 +31,8 @@ INTERNAL_ERROR = "internal error in {strategy}: {error!r} (see the worker's log)
 MEMBERS_FAILED = "{count} of {total} members failed: {errors}"
 STEP_FAILED = "step 1 of {strategy} failed for bug {bug}: {error}"
 
+TASK_FAILED = "the judging task failed unexpectedly: {error}"
+
 
 class RunStopped(Exception):
     """The run was cancelled or resumed by another generation: stop before the next call."""
@@ -252,6 +254,33 @@ def _conclude(judgment: PatchJudgment) -> None:
         judgment.score, judgment.verdict, judgment.spread = team.score, team.verdict, team.spread
         judgment.error = ""
     judgment.save(update_fields=["status", "score", "verdict", "spread", "error", "finished_at"])
+
+
+def judgments_fail(*, judgment_ids: list[int], error: str) -> int:
+    """Fail the judgments still pending with ``error`` (what a task hit that nothing caught),
+    then finish their runs if nothing else is pending; return how many were failed.
+
+    Called by the tasks' failure hook, so that no judgment stays pending for ever. Members
+    already stored are kept: *Retry failed* judges only what is missing.
+    """
+    pending = PatchJudgment.objects.filter(pk__in=judgment_ids, status=PatchJudgment.Status.PENDING)
+    run_ids = set(pending.values_list("run_id", flat=True))
+    failed = pending.update(
+        status=PatchJudgment.Status.FAILED,
+        error=TASK_FAILED.format(error=error)[:2000],
+        finished_at=timezone.now(),
+    )
+    for run_id in run_ids:
+        run_finish_if_done(run_id)
+    return failed
+
+
+def run_pending_judgment_ids(*, run_id: int, bug_id: int | None = None) -> list[int]:
+    """The run's pending judgments (of one bug's patches, given ``bug_id``)."""
+    pending = PatchJudgment.objects.filter(run_id=run_id, status=PatchJudgment.Status.PENDING)
+    if bug_id is not None:
+        pending = pending.filter(patch__bug_id=bug_id)
+    return list(pending.values_list("pk", flat=True))
 
 
 def run_finish_if_done(run_id: int) -> bool:

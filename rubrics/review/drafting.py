@@ -11,6 +11,7 @@ from rubrics.rubric_text import RubricStructureError, rubric_markdown, structure
 from sejury_web.llm import complete
 from sejury_web.llm.types import LLMError, Provider
 
+TASK_FAILED = "the drafting task failed unexpectedly: {error}"
 DRAFT_UNUSABLE = "the model's draft could not be used: {error}"
 
 
@@ -36,10 +37,10 @@ def rubric_draft_write(*, rubric_id: int, provider: str = "", model: str = "") -
             templated=rubric.variant == Rubric.Variant.TEMPLATED,
         )
     except LLMError as error:
-        return _draft_failed(rubric, str(error), call_id=error.call_id)
+        return rubric_draft_fail(rubric, str(error), call_id=error.call_id)
     except RubricStructureError as error:
         message = DRAFT_UNUSABLE.format(error=error)
-        return _draft_failed(rubric, message, call_id=response.call_id)
+        return rubric_draft_fail(rubric, message, call_id=response.call_id)
     with transaction.atomic():
         rubric = Rubric.objects.select_for_update().get(pk=rubric_id)
         if rubric.current_number >= 0:
@@ -68,7 +69,8 @@ def rubric_draft_write(*, rubric_id: int, provider: str = "", model: str = "") -
     return rubric
 
 
-def _draft_failed(rubric: Rubric, message: str, *, call_id: int | None) -> Rubric:
+def rubric_draft_fail(rubric: Rubric, message: str, *, call_id: int | None = None) -> Rubric:
+    """Mark the rubric's draft failed with ``message`` (unless a draft got there first)."""
     with transaction.atomic():
         rubric = Rubric.objects.select_for_update().get(pk=rubric.pk)
         if rubric.current_number >= 0:
