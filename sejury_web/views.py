@@ -1,3 +1,5 @@
+from typing import Any
+
 from django.contrib.auth.forms import SetPasswordForm
 from django.contrib.auth.models import Group, User
 from django.contrib.messages import success
@@ -5,6 +7,7 @@ from django.db.models import Prefetch
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.vary import vary_on_headers
 
 from .forms import RolesForm, UserCreateForm
 from .htmx import AuthenticatedHtmxRequest
@@ -44,33 +47,42 @@ def user_list(request: AuthenticatedHtmxRequest) -> HttpResponse:
         )
         success(request, f"Created {user.username} ({', '.join(form.cleaned_data['roles'])}).")
         return redirect("user_list")
-    return render(
-        request,
-        "sejury_web/user_list.html",
-        {"form": form, "users": _user_rows(), "roles": Role.choices},
-        status=400 if form.errors else 200,
-    )
+    return _user_list_page(request, form, status=400 if form.errors else 200)
+
+
+def _user_list_page(
+    request: AuthenticatedHtmxRequest, form: UserCreateForm, *, status: int, **extra: Any
+) -> HttpResponse:
+    context = {"form": form, "users": _user_rows(), "roles": Role.choices, **extra}
+    return render(request, "sejury_web/user_list.html", context, status=status)
 
 
 @require_POST
 @role_required(Role.LEAD)
+@vary_on_headers("HX-Request")
 def user_password_set(request: AuthenticatedHtmxRequest, user_id: int) -> HttpResponse:
-    """A lead sets a user's password, e.g. for an annotator first named by an import."""
+    """A lead sets a user's password, e.g. for an annotator first named by an import.
+
+    htmx gets the user's row back, errors included, with status 200: htmx 2 swaps no 4xx
+    answer, so a 400 would leave the lead looking at the form as it was. Without htmx, a
+    refused password shows the users page with the row's errors (400).
+    """
     user = get_object_or_404(User, pk=user_id)
     form = SetPasswordForm(user, request.POST)
     if form.is_valid():
         form.save()
         success(request, f"Password set for {user.username}.")
-    context = {"u": user, "roles": Role.choices, "password_form": form}
     if request.htmx:
-        return render(
-            request, "sejury_web/_user_row.html", context, status=200 if form.is_valid() else 400
-        )
-    return redirect("user_list")
+        context = {"u": user, "roles": Role.choices, "password_form": form}
+        return render(request, "sejury_web/_user_row.html", context)
+    if form.is_valid():
+        return redirect("user_list")
+    return _user_list_page(request, UserCreateForm(), password_form=form, status=400)
 
 
 @require_POST
 @role_required(Role.LEAD)
+@vary_on_headers("HX-Request")
 def user_roles_update(request: AuthenticatedHtmxRequest, user_id: int) -> HttpResponse:
     user = get_object_or_404(User, pk=user_id)
     form = RolesForm(request.POST)
@@ -80,7 +92,7 @@ def user_roles_update(request: AuthenticatedHtmxRequest, user_id: int) -> HttpRe
         else:
             user_set_roles(user=user, roles=form.cleaned_data["roles"], actor=request.user)
     user = get_object_or_404(User.objects.prefetch_related("groups"), pk=user_id)
-    context = {"u": user, "roles": Role.choices, "form": form}
+    context = {"u": user, "roles": Role.choices, "roles_form": form, "roles_form_user": user.pk}
     if request.htmx:
         return render(request, "sejury_web/_user_row.html", context)
     return redirect("user_list")

@@ -133,6 +133,7 @@ def run_detail(request: AuthenticatedHtmxRequest, run_id: int) -> HttpResponse:
 
 @require_GET
 @role_required(Role.LEAD)
+@vary_on_headers("HX-Request")
 def run_progress(request: AuthenticatedHtmxRequest, run_id: int) -> HttpResponse:
     """The progress partial; once the run is no longer active, the last poll."""
     run = _run(run_id)

@@ -113,8 +113,10 @@ def test_lead_sets_a_password_for_an_imported_annotator(lead_client: Client) -> 
     bad = lead_client.post(
         url, {"new_password1": "x", "new_password2": "y"}, headers={"HX-Request": "true"}
     )
-    assert bad.status_code == 400
+    # 200, not 400: htmx 2 swaps no 4xx answer, and the lead must see why it was refused.
+    assert bad.status_code == 200
     assert "didn’t match" in bad.content.decode() or "didn't match" in bad.content.decode()
+    assert "HX-Request" in bad["Vary"]
     password = "a-long-enough-pass-42"
     good = lead_client.post(
         url, {"new_password1": password, "new_password2": password}, headers={"HX-Request": "true"}
@@ -136,3 +138,21 @@ def test_only_leads_set_passwords(reviewer_client: Client, annotator: User) -> N
 def test_there_is_no_public_password_reset_page(client: Client) -> None:
     assert client.get("/accounts/password_reset/").status_code == 404
     assert client.get("/accounts/password_change/").status_code == 302
+
+
+def test_without_htmx_a_refused_password_shows_the_users_page_with_its_errors(
+    lead_client: Client,
+) -> None:
+    user = user_create(actor=None, username="rater-02", password=None, roles=[Role.ANNOTATOR])
+    other = user_create(actor=None, username="rater-03", password=None, roles=[Role.ANNOTATOR])
+    url = reverse("user_password_set", args=[user.pk])
+    bad = lead_client.post(url, {"new_password1": "x", "new_password2": "y"})
+    assert bad.status_code == 400
+    html = bad.content.decode()
+    assert html.count('role="alert"') == 1  # on rater-02's row only
+    row = html[html.index(f'id="user-{user.pk}"') : html.index(f'id="user-{other.pk}"')]
+    assert 'role="alert"' in row
+    good = lead_client.post(
+        url, {"new_password1": "a-long-pass-77", "new_password2": "a-long-pass-77"}
+    )
+    assert good.status_code == 302
