@@ -8,7 +8,8 @@ caught fails the judgments it was for (its failure hook), so none stays pending 
 
 from typing import Any
 
-from celery import Task, shared_task
+from celery import shared_task
+from celery.contrib.django.task import DjangoTask
 
 from judging.runs.execution import (
     bug_prepare,
@@ -23,7 +24,7 @@ def _error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-class _FailsTheRun(Task):
+class _FailsTheRun(DjangoTask):  # keeps delay_on_commit
     """An exception nothing caught fails every pending judgment of the run."""
 
     def on_failure(self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
@@ -31,7 +32,7 @@ class _FailsTheRun(Task):
         judgments_fail(judgment_ids=run_pending_judgment_ids(run_id=run_id), error=_error(exc))
 
 
-class _FailsTheBug(Task):
+class _FailsTheBug(DjangoTask):  # keeps delay_on_commit
     """An exception nothing caught fails the bug's pending judgments of the run."""
 
     def on_failure(self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
@@ -40,7 +41,7 @@ class _FailsTheBug(Task):
         judgments_fail(judgment_ids=pending, error=_error(exc))
 
 
-class _FailsTheJudgment(Task):
+class _FailsTheJudgment(DjangoTask):  # keeps delay_on_commit
     """An exception nothing caught fails the judgment (members already stored are kept)."""
 
     def on_failure(self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:

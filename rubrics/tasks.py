@@ -2,13 +2,14 @@
 
 from typing import Any
 
-from celery import Task, shared_task
+from celery import shared_task
+from celery.contrib.django.task import DjangoTask
 
 from rubrics.models import Rubric
 from rubrics.review.drafting import TASK_FAILED, rubric_draft_fail, rubric_draft_write
 
 
-class _FailsTheDraft(Task):
+class _FailsTheDraft(DjangoTask):  # keeps delay_on_commit
     """An exception nothing caught marks the draft failed, never leaves it "drafting"."""
 
     def on_failure(self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:

@@ -6,13 +6,16 @@ a changed line, the words that differ are wrapped in ``<del>``/``<ins>``.
 
 Both levels are ``Levenshtein.opcodes`` over sequences: of lines, then of a line's tokens.
 Levenshtein's edit script is minimal, not the longest-matching-blocks alignment of a
-unified diff, and it takes a substitution (cost 1) over a deletion plus an insertion
-(cost 2): it interleaves replace, insert and delete opcodes, and substitutes lines by
-unrelated ones. So the lines are not rendered opcode by opcode but hunk by hunk (a run of
-non-equal opcodes: its removed lines, then its added ones, as in a unified diff), and only
-the lines Levenshtein substitutes one for one are paired for word marks, and only when they
-are similar enough; a line it inserts or deletes, or one substituted by an unrelated line,
-is shown whole.
+unified diff: it takes a substitution (cost 1) over a deletion plus an insertion (cost 2),
+puts replace, insert and delete opcodes side by side, and substitutes lines by unrelated
+ones. So:
+
+- lines are rendered hunk by hunk, not opcode by opcode: a run of non-equal opcodes shows
+  its removed lines, then its added ones, as in a unified diff;
+- within a hunk, which old line became which new one is decided by word similarity (in
+  order), not by where Levenshtein's tie-breaking put its substitutions; a line paired with
+  none, or with one too unlike it, is shown whole;
+- a line Levenshtein substituted though it is unchanged is shown as context.
 """
 
 import re
@@ -170,8 +173,8 @@ def line_diff(old_text: str, new_text: str, *, context: int | None = None) -> Te
                 context_row(i1 + offset, j1 + offset)
             continue
         pairs = _hunk_pairs(hunk, old_lines, new_lines)
-        # A line Levenshtein substituted though it is unchanged (a deletion and an addition
-        # with a shorter run of unchanged lines between them cost less as substitutions)
+        # A line Levenshtein substituted though it is unchanged (around it, a deletion and an
+        # addition longer than the unchanged run between them cost no more as substitutions)
         # pairs with itself: it is shown as context, and splits the hunk.
         cuts = [(i, j) for i, j in pairs if old_lines[i] == new_lines[j]]
         start_old, start_new = i1, j1

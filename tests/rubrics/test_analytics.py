@@ -32,8 +32,6 @@ from rubrics.review.services import rubric_confirm, rubric_revise, rubric_submit
 from rubrics.templatetags.charts import cdf_svg, x_ticks
 from rubrics.templatetags.charts import number as number_filter
 from rubrics.templatetags.charts import percent as percent_filter
-from sejury_web.roles import Role
-from sejury_web.users import user_create
 from tests.rubrics.factories import BugFactory, DatasetFactory
 
 ALL_THEMES = [theme.value for theme in Theme]
@@ -62,6 +60,23 @@ ALL_THEMES = [theme.value for theme in Theme]
         ("kitten", "sitting", 3, 0.5, {"modification"}),
         # Two "\r" deleted = 2, 2/6; the lines are the same once their endings are dropped.
         ("a\r\nb\r\n", "a\nb\n", 2, 2 / 6, set()),
+        # Lines: Levenshtein writes "a" → "x" replaced and "b", "c" deleted, one block of
+        # changed lines: one modification, not a modification plus a deletion.
+        # Characters: a→x + 4 deletions = 5, 5/6.
+        ("a\nb\nc\n", "x\n", 5, 5 / 6, {"modification"}),
+        # Lines: Levenshtein writes "xyz" inserted, then "abc" → "ghi" replaced: one block,
+        # one modification. Characters: 3 substitutions + "ghi\n" = 7, 7/4.
+        ("abc\n", "xyz\nghi\n", 7, 1.75, {"modification"}),
+        # Where Levenshtein's line alignment differs from SequenceMatcher's, which this
+        # used to read (item 3 of issue 13):
+        # - the first line changed. SequenceMatcher matched the draft's first "a" with the
+        #   revision's second and read an addition and a deletion. Characters: a→b = 1, 1/4.
+        ("a\na\n", "b\na\n", 1, 0.25, {"modification"}),
+        # - "a" deleted, "c" added after "b". Two substitutions cost Levenshtein what a
+        #   deletion and an addition do, and it takes the substitutions: one modification,
+        #   where SequenceMatcher matched "b" and read {deletion, addition}. (The rendered
+        #   diff still shows "b" unchanged: test_textdiff.) Characters: a→b, b→c = 2, 2/4.
+        ("a\nb\n", "b\nc\n", 2, 0.5, {"modification"}),
     ],
 )
 def test_metrics_of_a_revision_against_hand_computed_values(
@@ -289,13 +304,6 @@ def test_a_dataset_report_costs_three_queries_whatever_its_size(
         report = dataset_rubric_report(dataset)
     assert (report.summary.rubric_count, report.summary.golden_count) == (10, 5)
     assert report.summary.theme_counts[0].count == 5
-
-
-@pytest.fixture
-def reviewer2(db: None) -> User:
-    return user_create(
-        actor=None, username="reviewer2", password="x-y-z-w-1", roles=[Role.REVIEWER]
-    )
 
 
 def test_a_draft_revised_and_confirmed_through_the_services_shows_in_the_report(

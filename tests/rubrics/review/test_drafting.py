@@ -1,6 +1,6 @@
 """Drafting from the dataset page and from the command line, with live progress."""
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from io import StringIO
 from typing import Any
 
@@ -11,17 +11,9 @@ from django.urls import reverse
 
 from rubrics.models import DraftBatch, Rubric
 from rubrics.review.services import rubric_draft_request
-from sejury_web.celery import app as celery_app
 from tests.rubrics.factories import BugFactory, DatasetFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def eager_tasks() -> Iterator[None]:
-    celery_app.conf.task_always_eager = True
-    yield
-    celery_app.conf.task_always_eager = False
 
 
 def test_the_dataset_page_offers_drafting_and_counts_rubrics(reviewer_client: Client) -> None:

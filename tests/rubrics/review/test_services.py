@@ -1,12 +1,10 @@
 """Drafting, revising, the optimistic lock and the confirmation rules."""
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from pytest_django.fixtures import Settings
 
 from rubrics.models import Rubric, RubricEvent, RubricRevision
 from rubrics.review.drafting import rubric_draft_write
@@ -24,12 +22,8 @@ from rubrics.review.services import (
     rubric_send_back,
     rubric_submit,
 )
-from sejury_web.celery import app as celery_app
 from sejury_web.llm.models import LLMCall
 from sejury_web.llm.types import OFFLINE_MARKER
-from sejury_web.roles import Role
-from sejury_web.users import user_create
-from tests.llm.conftest import point_at
 from tests.llm.fake_servers import OpenAIServer, error, ok
 from tests.rubrics.factories import BugFactory
 
@@ -40,20 +34,6 @@ DRAFT_ANSWER = (
     '"detail": "f() must return 2."}], "acceptable_solutions": ["x = 2"], '
     '"unacceptable_solutions": ["changing the test"]}'
 )
-
-
-@pytest.fixture
-def eager_tasks() -> Iterator[None]:
-    celery_app.conf.task_always_eager = True
-    yield
-    celery_app.conf.task_always_eager = False
-
-
-@pytest.fixture
-def reviewer2(db: None) -> User:
-    return user_create(
-        actor=None, username="reviewer2", password="x-y-z-w-1", roles=[Role.REVIEWER]
-    )
 
 
 @pytest.fixture
@@ -118,18 +98,14 @@ def test_a_free_form_draft_is_text(reviewer: User) -> None:
     assert OFFLINE_MARKER in draft.text
 
 
-def test_a_draft_through_an_openai_server_records_the_model(
-    settings: Settings, tmp_path: Path
-) -> None:
+def test_a_draft_through_an_openai_server_records_the_model(openai_server: OpenAIServer) -> None:
     rubric = Rubric.objects.create(bug=BugFactory(), variant=Rubric.Variant.TEMPLATED)
     bug = rubric.bug
-    with OpenAIServer() as server:
-        point_at(settings, tmp_path, PROVIDER="openai", OPENAI_BASE_URL=server.base_url)
-        server.script(ok(DRAFT_ANSWER, input_tokens=900, output_tokens=120))
+    openai_server.script(ok(DRAFT_ANSWER, input_tokens=900, output_tokens=120))
 
-        rubric = rubric_draft_write(rubric_id=rubric.pk)
+    rubric = rubric_draft_write(rubric_id=rubric.pk)
 
-        prompt = server.requests[0].body["messages"][1]["content"]
+    prompt = openai_server.requests[0].body["messages"][1]["content"]
     draft = rubric.revisions.get()
     assert draft.author == "llm:openai/gpt-4o-mini"
     assert draft.structure["requirements"] == [
@@ -141,23 +117,21 @@ def test_a_draft_through_an_openai_server_records_the_model(
 
 
 def test_a_failed_draft_shows_its_error_and_can_be_retried(
-    settings: Settings, tmp_path: Path, reviewer: User, eager_tasks: None,
+    openai_server: OpenAIServer, reviewer: User, eager_tasks: None,
     django_capture_on_commit_callbacks: Callable[..., Any],
 ) -> None:  # fmt: skip
     bug = BugFactory()
-    with OpenAIServer() as server:
-        point_at(settings, tmp_path, PROVIDER="openai", OPENAI_BASE_URL=server.base_url)
-        server.script(*[error(503, "overloaded")] * 3)
-        with django_capture_on_commit_callbacks(execute=True):
-            rubric_draft_request(bugs=[bug], variant="templated", actor=reviewer)
-        rubric = Rubric.objects.get(bug=bug)
-        assert rubric.status == Rubric.Status.DRAFT_FAILED
-        assert "503" in rubric.draft_error
-        assert LLMCall.objects.get(pk=rubric.draft_call_id).status == LLMCall.Status.ERROR
+    openai_server.script(*[error(503, "overloaded")] * 3)
+    with django_capture_on_commit_callbacks(execute=True):
+        rubric_draft_request(bugs=[bug], variant="templated", actor=reviewer)
+    rubric = Rubric.objects.get(bug=bug)
+    assert rubric.status == Rubric.Status.DRAFT_FAILED
+    assert "503" in rubric.draft_error
+    assert LLMCall.objects.get(pk=rubric.draft_call_id).status == LLMCall.Status.ERROR
 
-        server.script(ok(DRAFT_ANSWER))
-        with django_capture_on_commit_callbacks(execute=True):
-            rubric_draft_request(bugs=[bug], variant="templated", actor=reviewer)
+    openai_server.script(ok(DRAFT_ANSWER))
+    with django_capture_on_commit_callbacks(execute=True):
+        rubric_draft_request(bugs=[bug], variant="templated", actor=reviewer)
 
     rubric.refresh_from_db()
     assert rubric.status == Rubric.Status.IN_REVIEW

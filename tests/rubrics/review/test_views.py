@@ -25,7 +25,7 @@ from rubrics.rubric_text import EMPTY_ROOT_CAUSE
 from sejury_web.llm.types import OFFLINE_MARKER
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.conftest import PASSWORD
+from tests.helpers import PASSWORD, client_for
 from tests.rubrics.factories import BugFactory, PatchFactory
 
 pytestmark = pytest.mark.django_db
@@ -34,15 +34,8 @@ HX = {"HTTP_HX_REQUEST": "true"}
 
 
 @pytest.fixture
-def reviewer2(db: None) -> User:
-    return user_create(actor=None, username="reviewer2", password=PASSWORD, roles=[Role.REVIEWER])
-
-
-@pytest.fixture
 def reviewer2_client(reviewer2: User) -> Client:
-    client = Client()
-    client.force_login(reviewer2)
-    return client
+    return client_for(reviewer2)
 
 
 def draft(**bug: Any) -> Rubric:
