@@ -1,4 +1,5 @@
-# SE-Jury web: `make run` starts the app with demo data; `make test` runs every test.
+# SE-Jury web: `make run` starts the app with demo data; `make test` runs every test;
+# `make test-fast` skips lint and the browser and worker tests, for the inner loop.
 SHELL := /bin/bash
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
@@ -6,7 +7,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint format install migrate demo bench clean
+.PHONY: run test test-fast lint format install migrate demo bench clean
 
 $(VENV)/.installed: requirements.txt
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "SE-Jury web needs Python 3.11"'
@@ -36,6 +37,9 @@ format: install
 
 test: lint
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+test-fast: install
+	$(PY) -m pytest -m "not e2e and not worker" $(PYTEST_ARGS)
 
 bench: install
 	$(PY) bench/dataset_page.py

@@ -15,6 +15,8 @@ from django.db import connections
 from playwright.sync_api import Browser, Page, sync_playwright
 from playwright.sync_api import Error as PlaywrightError
 
+from tests.e2e.helpers import ACTION_TIMEOUT_MS, NAVIGATION_TIMEOUT_MS
+
 CHROMIUM = Path(os.environ.get("SEJURY_CHROMIUM", "/usr/bin/chromium"))
 # As root (CI) Chromium needs --no-sandbox; the rest keeps it off the (closed) network.
 CHROMIUM_ARGS = [
@@ -27,8 +29,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-ACTION_TIMEOUT_MS = 15_000
-NAVIGATION_TIMEOUT_MS = 30_000
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import math
 import random
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,13 +33,20 @@ from judging.models import (
 )
 from judging.runs.services import run_create
 from rubrics.models import Dataset, Patch
-from sejury_web.celery import app as celery_app
 from sejury_web.llm.types import OFFLINE_MARKER
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.e2e.test_rubric_review import log_in
-from tests.judging.annotations.test_views import DRAFT_TEXT, GOLDEN_TEXT, rubric_for
-from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
+from tests.e2e.helpers import log_in
+from tests.helpers import PASSWORD
+from tests.rubrics.factories import (
+    DRAFT_TEXT,
+    GOLDEN_TEXT,
+    BugFactory,
+    DatasetFactory,
+    PatchFactory,
+    make_diff,
+    rubric_for,
+)
 
 VALID, INVALID, UNSURE = Label.VALID, Label.INVALID, Label.UNSURE
 KEYS: dict[str, str] = {VALID: "v", INVALID: "i", UNSURE: "u"}
@@ -70,17 +77,6 @@ KINDS = {
 }
 # A cold browser and the eager run take a few seconds; the whole flow stays well under this.
 FLOW_BUDGET_S = 60
-PASSWORD = "correct horse battery staple"
-
-
-@pytest.fixture
-def eager_tasks() -> Iterator[None]:
-    """The judging runs are judged inline by the offline model, before the browser starts."""
-    celery_app.conf.task_always_eager = True
-    celery_app.conf.task_eager_propagates = True
-    yield
-    celery_app.conf.task_always_eager = False
-    celery_app.conf.task_eager_propagates = False
 
 
 def make_dataset() -> Dataset:

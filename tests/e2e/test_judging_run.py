@@ -15,7 +15,8 @@ from judging.strategies.prompts import SYSTEM
 from sejury_web.llm.types import OFFLINE_MARKER
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.e2e.test_rubric_review import PASSWORD, log_in
+from tests.e2e.helpers import log_in
+from tests.helpers import PASSWORD
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
 from tests.workers import running_worker
 

@@ -3,7 +3,6 @@ reviewer judges the candidates with the rubric and with its draft, sees the patc
 flips and why, is told when a later save makes it stale, and judges again."""
 
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,18 +16,12 @@ from rubrics.review.services import rubric_revise
 from sejury_web.llm.types import OFFLINE_MARKER
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.e2e.test_rubric_review import PASSWORD, log_in
+from tests.e2e.helpers import log_in
+from tests.helpers import PASSWORD
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
-from tests.workers import running_worker
 
 # Judging goes through a worker polling a SQLite broker: allow it some seconds.
 JUDGED_TIMEOUT_MS = 60_000
-
-
-@pytest.fixture
-def worker(transactional_db: None, tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
-    with running_worker(tmp_path / "worker.log") as process:
-        yield process
 
 
 @pytest.mark.e2e

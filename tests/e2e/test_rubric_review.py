@@ -14,10 +14,10 @@ from rubrics.review.drafting import rubric_draft_write
 from sejury_web.llm.types import OFFLINE_MARKER
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.e2e.conftest import ACTION_TIMEOUT_MS, NAVIGATION_TIMEOUT_MS
+from tests.e2e.helpers import ACTION_TIMEOUT_MS, NAVIGATION_TIMEOUT_MS, log_in
+from tests.helpers import PASSWORD
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory
 
-PASSWORD = "correct horse battery staple"
 ROOT_CAUSE = "f() returns 1 where every caller expects 2."
 TITLE = "Return 2 from f()"
 JUSTIFICATION = "The draft's root cause and title were read off the diff; state the real cause."
@@ -28,14 +28,6 @@ def new_page(browser: Browser) -> tuple[BrowserContext, Page]:
     context.set_default_timeout(ACTION_TIMEOUT_MS)
     context.set_default_navigation_timeout(NAVIGATION_TIMEOUT_MS)
     return context, context.new_page()
-
-
-def log_in(page: Page, server: LiveServer, username: str) -> None:
-    page.goto(f"{server.url}/accounts/login/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    expect(page.locator(".topbar .who")).to_contain_text(username)
 
 
 @pytest.mark.e2e

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 from playwright.sync_api import Page, expect
 from pytest_django.live_server_helper import LiveServer
 
@@ -14,9 +13,8 @@ from rubrics.bundle.services import dataset_slug
 from rubrics.models import Dataset
 from sejury_web.roles import Role
 from sejury_web.users import user_create
+from tests.helpers import DEMO_BUNDLE, PASSWORD
 
-DEMO_BUNDLE = Path(settings.BASE_DIR) / "rubrics" / "demo" / "bundle.jsonl"
-PASSWORD = "correct horse battery staple"
 DATASET_NAME = "E2E smoke demo"
 
 

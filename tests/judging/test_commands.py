@@ -30,10 +30,9 @@ from judging.models import JudgingRun, PatchJudgment, StrategyResult
 from judging.runs.execution import run_start
 from judging.runs.services import NOTHING_TO_RESUME, run_cancel, run_create
 from rubrics.models import Dataset
+from tests.judging.factories import make_golden
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
 from tests.workers import database_url, running_worker
-
-from .conftest import make_golden
 
 OnCommit = Callable[..., Any]
 

@@ -10,7 +10,7 @@ from judging.management.commands.load_demo import DEMO_PASSWORD, DEMO_USERS
 from judging.models import Annotation, Assignment, Campaign, JudgingRun
 from rubrics.models import Dataset
 from sejury_web.roles import user_roles
-from tests.conftest import DEMO_BUNDLE
+from tests.helpers import DEMO_BUNDLE
 
 pytestmark = pytest.mark.django_db
 

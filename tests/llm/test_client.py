@@ -239,18 +239,13 @@ def test_a_json_mode_server_keeps_json_mode(settings: Settings, tmp_path: Path) 
     assert LLMCall.objects.get(pk=response.call_id).settings["output_mode"] == "json_object"
 
 
-def test_an_unknown_model_costs_unknown_not_zero(settings: Settings, tmp_path: Path) -> None:
-    with OpenAIServer() as server:
-        point_at(
-            settings,
-            tmp_path,
-            PROVIDER="openai",
-            OPENAI_BASE_URL=server.base_url,
-            MODEL="qwen2.5-coder:32b",
-        )
-        server.script(ok(GOOD_ANSWER))
+def test_an_unknown_model_costs_unknown_not_zero(
+    openai_server: OpenAIServer, settings: Settings, tmp_path: Path
+) -> None:
+    point_at(settings, tmp_path, MODEL="qwen2.5-coder:32b")
+    openai_server.script(ok(GOOD_ANSWER))
 
-        response = complete(score_request())
+    response = complete(score_request())
 
     assert response.model == "qwen2.5-coder:32b"
     assert response.cost_usd is None

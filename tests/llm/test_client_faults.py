@@ -33,14 +33,12 @@ def test_nan_and_infinity_are_not_numbers_a_score_can_be(provided: Provided, con
     [b"<html><body>502 Bad Gateway</body></html>", b"[1, 2]", b'{"choices": [{"message": null}]}'],
 )
 def test_a_body_that_is_not_an_answer_is_retried_and_stored(
-    settings: Settings, tmp_path: Path, body: bytes
+    openai_server: OpenAIServer, body: bytes
 ) -> None:
-    with OpenAIServer() as server:
-        point_at(settings, tmp_path, PROVIDER="openai", OPENAI_BASE_URL=server.base_url)
-        server.script(*[Reply(raw_body=body, headers={"Content-Type": "text/html"})] * 3)
+    openai_server.script(*[Reply(raw_body=body, headers={"Content-Type": "text/html"})] * 3)
 
-        with pytest.raises(LLMError, match="gave up after 3 attempts") as info:
-            complete(score_request())
+    with pytest.raises(LLMError, match="gave up after 3 attempts") as info:
+        complete(score_request())
 
     assert LLMCall.objects.get(pk=info.value.call_id).status == LLMCall.Status.ERROR
 
@@ -78,23 +76,20 @@ def test_inputs_that_are_not_json_are_refused_before_any_request(provided: Provi
 
 
 def test_each_request_of_a_corrected_call_is_priced_on_its_own(
-    settings: Settings, tmp_path: Path
+    openai_server: OpenAIServer, settings: Settings, tmp_path: Path
 ) -> None:
     """Gemini Pro's long-prompt rate applies per request, not to the sum of two."""
-    with OpenAIServer() as server:
-        point_at(
-            settings,
-            tmp_path,
-            PROVIDER="openai",
-            OPENAI_BASE_URL=server.base_url,
-            MODEL="gemini-2.5-pro",  # an OpenAI-compatible proxy in front of Gemini
-        )
-        server.script(
-            ok("not json", input_tokens=120_000, output_tokens=100),
-            ok(GOOD_ANSWER, input_tokens=120_000, output_tokens=100),
-        )
+    point_at(
+        settings,
+        tmp_path,
+        MODEL="gemini-2.5-pro",  # an OpenAI-compatible proxy in front of Gemini
+    )
+    openai_server.script(
+        ok("not json", input_tokens=120_000, output_tokens=100),
+        ok(GOOD_ANSWER, input_tokens=120_000, output_tokens=100),
+    )
 
-        response = complete(score_request())
+    response = complete(score_request())
 
     one = call_cost("gemini-2.5-pro", input_tokens=120_000, output_tokens=100, cached_tokens=0)
     assert one is not None
@@ -103,13 +98,11 @@ def test_each_request_of_a_corrected_call_is_priced_on_its_own(
 
 
 def test_a_400_about_the_prompt_does_not_downgrade_structured_output(
-    settings: Settings, tmp_path: Path
+    openai_server: OpenAIServer,
 ) -> None:
-    with OpenAIServer() as server:
-        point_at(settings, tmp_path, PROVIDER="openai", OPENAI_BASE_URL=server.base_url)
-        server.script(error(400, "This model's maximum context length is 128000 tokens."))
+    openai_server.script(error(400, "This model's maximum context length is 128000 tokens."))
 
-        with pytest.raises(LLMError, match="maximum context length"):
-            complete(score_request())
+    with pytest.raises(LLMError, match="maximum context length"):
+        complete(score_request())
 
-        assert server.request_count == 1
+    assert openai_server.request_count == 1

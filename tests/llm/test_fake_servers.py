@@ -50,12 +50,6 @@ HANG_TIMEOUT = 0.5  # seconds; the client gives up long before a hang(5) answers
 
 
 @pytest.fixture
-def openai_server() -> Iterator[OpenAIServer]:
-    with OpenAIServer() as server:
-        yield server
-
-
-@pytest.fixture
 def gemini_server() -> Iterator[GeminiServer]:
     with GeminiServer() as server:
         yield server

@@ -24,7 +24,7 @@ from sejury_web.llm.offline import (
 )
 from sejury_web.llm.offline.patches import PREFIX
 from sejury_web.llm.types import OFFLINE_MARKER
-from tests.conftest import DEMO_BUNDLE
+from tests.helpers import DEMO_BUNDLE
 
 TEXT = {"type": "string", "minLength": 1}
 

@@ -19,7 +19,7 @@ from sejury_web.similarity import (
     scope_of,
     tokenize_13a,
 )
-from tests.conftest import DEMO_BUNDLE
+from tests.helpers import DEMO_BUNDLE
 
 PAIRS = [
     ("return items.size() / pageSize;", "return items.size() / pageSize;"),  # identical

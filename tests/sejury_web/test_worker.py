@@ -1,20 +1,12 @@
 """A real Celery worker process, on whatever broker the settings name (SQLite or Redis)."""
 
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from django.db import connection
 
 from sejury_web.tasks import ping
-from tests.workers import running_worker
-
-
-@pytest.fixture
-def worker(transactional_db: None, tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
-    with running_worker(tmp_path / "worker.log") as process:
-        yield process
 
 
 @pytest.mark.worker

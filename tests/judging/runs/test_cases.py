@@ -7,7 +7,7 @@ from judging.runs.cases import case_for
 from judging.strategies.base import StrategyError
 from judging.strategies.registry import get_strategy
 from rubrics.models import Patch, Rubric, RubricRevision
-from tests.judging.conftest import Recorder
+from tests.judging.helpers import Recorder
 from tests.rubrics.factories import PatchFactory
 
 pytestmark = pytest.mark.django_db

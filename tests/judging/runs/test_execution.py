@@ -16,9 +16,10 @@ from judging.strategies.prompts import SCORE_SCHEMA
 from judging.strategies.registry import get_strategy
 from sejury_web.llm.models import LLMCall
 from sejury_web.llm.types import OFFLINE_MARKER, LLMRequest, Message
-from tests.judging.conftest import ANSWERS, Judge, bug_with_patches, reply, scored
-from tests.llm.conftest import Provided, point_at
+from tests.judging.factories import bug_with_patches
+from tests.judging.helpers import ANSWERS, Judge, reply, scored
 from tests.llm.fake_servers import OpenAIServer, error
+from tests.llm.helpers import Provided, point_at
 from tests.rubrics.factories import PatchFactory, make_diff
 
 pytestmark = pytest.mark.django_db
@@ -166,30 +167,31 @@ def test_a_member_whose_provider_fails_fails_alone_and_is_retried_alone(
 
 
 def test_a_failed_bug_step_fails_its_member_on_every_patch_until_retried(
-    settings: Settings, tmp_path: Path, judge_now: Judge, resume_now: Judge
+    openai_server: OpenAIServer,
+    settings: Settings,
+    tmp_path: Path,
+    judge_now: Judge,
+    resume_now: Judge,
 ) -> None:
     bug = bug_with_patches(2)
-    with OpenAIServer() as server:
-        point_at(
-            settings, tmp_path, PROVIDER="openai", OPENAI_BASE_URL=server.base_url, MAX_ATTEMPTS=2
-        )
-        server.script(error(503), error(503), scored(80), scored(20))
-        run = judge_now(dataset=bug.dataset, strategies="s1b,s4", context="reference")
+    point_at(settings, tmp_path, MAX_ATTEMPTS=2)
+    openai_server.script(error(503), error(503), scored(80), scored(20))
+    run = judge_now(dataset=bug.dataset, strategies="s1b,s4", context="reference")
 
-        assert server.request_count == 4  # step 1 twice (one call, two attempts), s1b twice
-        step = BugStep.objects.get(run=run)
-        assert (step.answer, step.provider_calls) == (None, 1)
-        assert step.error.startswith("gave up after 2 attempts: ")
-        for judgment in run.judgments.all():
-            s4 = judgment.results.get(strategy="s4")
-            assert s4.error == f"step 1 of s4 failed for bug {bug.key}: {step.error}"
-            assert (s4.call_ids, s4.provider_calls) == ([], 0)  # the step holds its cost
-            assert judgment.status == PatchJudgment.Status.FAILED
+    assert openai_server.request_count == 4  # step 1 twice (one call, two attempts), s1b twice
+    step = BugStep.objects.get(run=run)
+    assert (step.answer, step.provider_calls) == (None, 1)
+    assert step.error.startswith("gave up after 2 attempts: ")
+    for judgment in run.judgments.all():
+        s4 = judgment.results.get(strategy="s4")
+        assert s4.error == f"step 1 of s4 failed for bug {bug.key}: {step.error}"
+        assert (s4.call_ids, s4.provider_calls) == ([], 0)  # the step holds its cost
+        assert judgment.status == PatchJudgment.Status.FAILED
 
-        server.script(PROPERTIES, scored(40), scored(60))
-        run = resume_now(run=run, retry_failed=True)
+    openai_server.script(PROPERTIES, scored(40), scored(60))
+    run = resume_now(run=run, retry_failed=True)
 
-        assert server.request_count == 7
+    assert openai_server.request_count == 7
     assert BugStep.objects.get(run=run).answer == ANSWERS["judge.s4.analyze"]
     # (80 + 40) / 2 and (20 + 60) / 2
     assert [j.score for j in run.judgments.order_by("patch__key")] == [60.0, 40.0]

@@ -19,7 +19,7 @@ from judging.runs.export import csv_columns, verdict_records
 from judging.runs.services import run_create
 from rubrics.models import Dataset
 from sejury_web.llm.types import OFFLINE_MARKER
-from tests.judging.conftest import make_golden
+from tests.judging.factories import make_golden
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
 
 pytestmark = pytest.mark.django_db

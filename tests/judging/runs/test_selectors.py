@@ -9,32 +9,31 @@ from pytest_django.fixtures import Settings
 from judging.models import PatchJudgment
 from judging.runs.selectors import run_progress
 from judging.runs.services import run_create
-from tests.judging.conftest import ANSWERS, Judge, bug_with_patches, reply, scored
-from tests.llm.conftest import point_at
+from tests.judging.factories import bug_with_patches
+from tests.judging.helpers import ANSWERS, Judge, reply, scored
 from tests.llm.fake_servers import OpenAIServer
+from tests.llm.helpers import point_at
 from tests.rubrics.factories import PatchFactory
 
 pytestmark = pytest.mark.django_db
 
 
 def test_progress_counts_the_providers_calls_and_not_the_caches(
-    settings: Settings, tmp_path: Path, judge_now: Judge
+    openai_server: OpenAIServer, judge_now: Judge
 ) -> None:
     bug = bug_with_patches(1)
     PatchFactory(bug=bug, key=f"{bug.key}-1", diff=bug.patches.get().diff)  # a duplicate
-    with OpenAIServer() as server:
-        point_at(settings, tmp_path, PROVIDER="openai", OPENAI_BASE_URL=server.base_url)
-        server.script(
-            reply(ANSWERS["judge.s4.analyze"], input_tokens=1000, output_tokens=100),
-            scored(80, input_tokens=2000, output_tokens=200),
-            scored(40, input_tokens=3000, output_tokens=300),
-        )
+    openai_server.script(
+        reply(ANSWERS["judge.s4.analyze"], input_tokens=1000, output_tokens=100),
+        scored(80, input_tokens=2000, output_tokens=200),
+        scored(40, input_tokens=3000, output_tokens=300),
+    )
 
-        run = judge_now(dataset=bug.dataset, strategies="s1b,s4", context="reference")
-        again = judge_now(dataset=bug.dataset, strategies="s1b,s4", context="reference")
+    run = judge_now(dataset=bug.dataset, strategies="s1b,s4", context="reference")
+    again = judge_now(dataset=bug.dataset, strategies="s1b,s4", context="reference")
 
-        # Step 1 once, s1b and s4 once each: the duplicate patch's requests are the same.
-        assert server.request_count == 3
+    # Step 1 once, s1b and s4 once each: the duplicate patch's requests are the same.
+    assert openai_server.request_count == 3
     progress = run_progress(run)
     assert (progress.total, progress.done, progress.failed, progress.pending) == (2, 2, 0, 0)
     assert progress.percent == 100
@@ -53,20 +52,13 @@ def test_progress_counts_the_providers_calls_and_not_the_caches(
 
 
 def test_an_unknown_price_makes_the_cost_unknown_not_zero(
-    settings: Settings, tmp_path: Path, judge_now: Judge
+    openai_server: OpenAIServer, settings: Settings, tmp_path: Path, judge_now: Judge
 ) -> None:
     bug = bug_with_patches(1)
-    with OpenAIServer() as server:
-        point_at(
-            settings,
-            tmp_path,
-            PROVIDER="openai",
-            OPENAI_BASE_URL=server.base_url,
-            MODEL="qwen2.5-coder:32b",
-        )
-        server.script(scored(80, input_tokens=700, output_tokens=70))
+    point_at(settings, tmp_path, MODEL="qwen2.5-coder:32b")
+    openai_server.script(scored(80, input_tokens=700, output_tokens=70))
 
-        run = judge_now(dataset=bug.dataset, strategies="s1b", context="reference")
+    run = judge_now(dataset=bug.dataset, strategies="s1b", context="reference")
 
     progress = run_progress(run)
     assert (progress.provider_calls, progress.input_tokens, progress.output_tokens) == (1, 700, 70)

@@ -23,7 +23,7 @@ from judging.strategies.ensemble import BAD_SCALE, BAD_THRESHOLD
 from judging.strategies.registry import REPEATED_STRATEGY
 from rubrics.models import Bug, Rubric, RubricRevision
 from sejury_web.llm.config import MISSING_KEY
-from tests.judging.conftest import bug_with_patches
+from tests.judging.factories import bug_with_patches
 from tests.rubrics.factories import DatasetFactory, PatchFactory
 
 pytestmark = pytest.mark.django_db

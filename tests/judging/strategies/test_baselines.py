@@ -9,7 +9,7 @@ import sacrebleu
 from judging.models import StrategyResult
 from judging.strategies.base import NO_REFERENCE, Case, StrategyError
 from judging.strategies.registry import get_strategy
-from tests.judging.conftest import Judge, Recorder
+from tests.judging.helpers import Judge, Recorder
 from tests.rubrics.factories import PatchFactory
 
 REFERENCE = """\

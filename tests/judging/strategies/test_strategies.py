@@ -21,7 +21,7 @@ from judging.strategies.registry import (
 from rubrics.rubric_text import rubric_markdown
 from sejury_web.llm import complete
 from sejury_web.llm.types import OFFLINE_MARKER, LLMRequest
-from tests.judging.conftest import ANSWERS, SCORE, Recorder
+from tests.judging.helpers import ANSWERS, SCORE, Recorder
 from tests.rubrics.factories import make_diff
 
 REFERENCE = make_diff(old="x = 1", new="x = 2")
