@@ -6,6 +6,8 @@ the change and its history row are written together or not at all (the habit of 
 ``AnnotationRevision``; consensus: ``Adjudication``) do not use it.
 """
 
+import datetime
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -14,6 +16,17 @@ from django.db import models, transaction
 
 from .models import AuditEvent
 
+# How a page says what was done, by the action's last part (``run.cancel`` → cancelled).
+VERBS = {
+    "create": "created",
+    "cancel": "cancelled",
+    "resume": "resumed",
+    "retry_failed": "retried the failed patches",
+    "close": "closed",
+    "reopen": "reopened",
+    "keep": "kept",
+    "roles": "changed the roles",
+}
 OUTSIDE_TRANSACTION = "audit_record({action!r}) must run in the transaction of the change"
 
 
@@ -38,3 +51,22 @@ def audit_events(target: models.Model) -> models.QuerySet[AuditEvent]:
     return AuditEvent.objects.filter(
         target_type=ContentType.objects.get_for_model(target), target_id=target.pk
     ).select_related("actor")
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    when: datetime.datetime
+    who: str
+    what: str
+
+
+def audit_history(target: models.Model, *, limit: int = 20) -> list[HistoryEntry]:
+    """The last ``limit`` events of ``target`` as a page shows them, newest first."""
+    return [
+        HistoryEntry(
+            when=event.created_at,
+            who=event.actor.username if event.actor else "the system or a script",
+            what=VERBS.get(event.action.rpartition(".")[2], event.action),
+        )
+        for event in audit_events(target)[:limit]
+    ]

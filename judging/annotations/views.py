@@ -29,6 +29,7 @@ from judging.annotations.forms import CampaignForm, LabelForm
 from judging.annotations.services import CampaignError
 from judging.models import Assignment, Campaign, Label
 from rubrics.selectors import dataset_get
+from sejury_web.audit import audit_history
 from sejury_web.htmx import AuthenticatedHtmxRequest
 from sejury_web.roles import Role, role_required
 
@@ -117,6 +118,7 @@ def campaign_detail(request: AuthenticatedHtmxRequest, campaign_id: int) -> Http
         "patch_count": len(coverage),
         "coverage": [(count, histogram.get(count, 0)) for count in range(campaign.overlap + 1)],
         "page": page,
+        "history": audit_history(campaign),
     }
     return render(request, "judging/annotations/campaign_detail.html", context)
 

@@ -34,6 +34,7 @@ from judging.runs.services import RunError
 from judging.runs.verdicts import CompareError, TableQuery
 from judging.strategies.registry import parse_team
 from rubrics.models import Rubric
+from sejury_web.audit import audit_history
 from sejury_web.htmx import AuthenticatedHtmxRequest
 from sejury_web.llm.types import OFFLINE_MARKER, Provider
 from sejury_web.roles import Role, role_required
@@ -103,6 +104,7 @@ def _run_context(run: JudgingRun) -> dict[str, Any]:
         "team": verdict_selectors.run_team(run),
         "offline_note": _offline_note(run),
         "context_help": CONTEXT_HELP.get(Context(run.context), ""),
+        "history": audit_history(run),
     }
 
 

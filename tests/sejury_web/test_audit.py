@@ -137,3 +137,27 @@ def test_a_row_outside_the_changes_transaction_is_refused(lead: User) -> None:
     with transaction.atomic():
         audit_record(actor=lead, action="test.ok", target=lead)
     assert AuditEvent.objects.filter(action="test.ok").count() == 1
+
+
+def test_the_run_and_campaign_pages_show_their_history(
+    lead_client: Client, lead: User, annotator: User
+) -> None:
+    patch = PatchFactory()
+    run = run_create(dataset=patch.dataset, strategies="s1b", context="reference", actor=lead)
+    lead_client.post(reverse("judging:run_cancel", args=[run.pk]))
+    html = lead_client.get(reverse("judging:run_detail", args=[run.pk])).content.decode()
+    history = html[html.index('id="history"') :]
+    assert history.index("lead cancelled") < history.index("lead created")  # newest first
+    campaign = campaign_create(
+        dataset=patch.dataset,
+        name="Round <b>1</b>",
+        purpose=Campaign.Purpose.BENCHMARK,
+        selection=Campaign.Selection.ALL,
+        annotators=[annotator],
+        overlap=1,
+        show_rubric=False,
+        actor=None,
+    )
+    url = reverse("judging:campaign_detail", args=[campaign.pk])
+    html = lead_client.get(url).content.decode()
+    assert "the system or a script created" in html[html.index('id="history"') :]
