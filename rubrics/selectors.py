@@ -1,4 +1,5 @@
-"""Reads of datasets, bugs and patches, shaped for the pages that show them."""
+"""Reads of datasets, bugs, patches and golden rubrics, shaped for the pages that show them;
+the labels those pages show come from the ``LabelSource`` that judging registers."""
 
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
@@ -57,15 +58,16 @@ class NoLabels:
         return []
 
 
-_label_sources: list[LabelSource] = [NoLabels()]
+_label_source: LabelSource = NoLabels()
 
 
 def label_source_register(source: LabelSource) -> None:
-    _label_sources[0] = source
+    global _label_source
+    _label_source = source
 
 
 def label_source() -> LabelSource:
-    return _label_sources[0]
+    return _label_source
 
 
 def _count(queryset: QuerySet, group_by: str, counted: str) -> Coalesce:

@@ -1,4 +1,5 @@
-"""The rubric report page: a dataset's edit statistics (paper 004, §5.1), and its JSON."""
+"""Pages of datasets, bugs and patches, the bundle import and export, and the rubric report
+(a dataset's edit statistics, paper 004 §5.1, and its JSON)."""
 
 from django.contrib.messages import success
 from django.http import HttpResponse, HttpResponseBadRequest, JsonResponse, StreamingHttpResponse
@@ -17,29 +18,6 @@ from sejury_web.htmx import AuthenticatedHtmxRequest
 from sejury_web.roles import Role, role_required, user_has_role
 
 UNKNOWN_VARIANT = "unknown rubric variant {variant!r}: use one of {choices}"
-
-
-# Reviewers see it too: it measures their own edits and shows no human verdicts.
-@require_GET
-@role_required(Role.LEAD, Role.REVIEWER)
-def rubric_report(request: AuthenticatedHtmxRequest, slug: str) -> HttpResponse:
-    dataset = selectors.dataset_get(slug=slug)
-    variant = request.GET.get("variant", Rubric.Variant.TEMPLATED)
-    if variant not in Rubric.Variant.values:
-        choices = ", ".join(Rubric.Variant.values)
-        message = UNKNOWN_VARIANT.format(variant=variant, choices=choices)
-        return HttpResponseBadRequest(message, content_type="text/plain; charset=utf-8")
-    report = dataset_rubric_report(dataset, variant=variant)
-    if request.GET.get("format") == "json":
-        response = JsonResponse(report_dict(report), json_dumps_params={"indent": 2})
-        filename = f"{dataset.slug}-rubric-report-{variant}.json"
-        response["Content-Disposition"] = f'attachment; filename="{filename}"'
-        return response
-    return render(
-        request,
-        "rubrics/rubric_report.html",
-        {"dataset": dataset, "report": report, "variants": Rubric.Variant.choices},
-    )
 
 
 BROWSE_ROLES = (Role.LEAD, Role.REVIEWER)
@@ -153,3 +131,26 @@ def patch_detail(request: AuthenticatedHtmxRequest, slug: str, patch_key: str) -
         else None,
     }
     return render(request, "rubrics/patch_detail.html", context)
+
+
+# Reviewers see it too: it measures their own edits and shows no human verdicts.
+@require_GET
+@role_required(Role.LEAD, Role.REVIEWER)
+def rubric_report(request: AuthenticatedHtmxRequest, slug: str) -> HttpResponse:
+    dataset = selectors.dataset_get(slug=slug)
+    variant = request.GET.get("variant", Rubric.Variant.TEMPLATED)
+    if variant not in Rubric.Variant.values:
+        choices = ", ".join(Rubric.Variant.values)
+        message = UNKNOWN_VARIANT.format(variant=variant, choices=choices)
+        return HttpResponseBadRequest(message, content_type="text/plain; charset=utf-8")
+    report = dataset_rubric_report(dataset, variant=variant)
+    if request.GET.get("format") == "json":
+        response = JsonResponse(report_dict(report), json_dumps_params={"indent": 2})
+        filename = f"{dataset.slug}-rubric-report-{variant}.json"
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
+    return render(
+        request,
+        "rubrics/rubric_report.html",
+        {"dataset": dataset, "report": report, "variants": Rubric.Variant.choices},
+    )

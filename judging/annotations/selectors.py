@@ -1,4 +1,5 @@
-"""Reads of annotation campaigns: the lead's overview and progress, and the annotator's queue.
+"""Reads of annotations: campaigns (the lead's overview and progress), the annotator's queue
+and own labels, and the label counts that rubrics pages show (``LabelCounts``).
 
 The lead's reads may show labels. The annotator's reads are built from the annotator's own
 assignments and own annotations only, so that a page built from them cannot leak a judge's
@@ -355,20 +356,19 @@ class LabelCounts:
         return Annotation.objects.filter(patch__dataset_id=dataset_id).count()
 
     def bug_counts(self, *, bug_ids: Collection[int]) -> dict[int, int]:
-        rows = (
-            Annotation.objects.filter(patch__bug_id__in=bug_ids)
-            .values("patch__bug_id")
-            .annotate(n=Count("pk"))
-            .values_list("patch__bug_id", "n")
-        )
-        return dict(rows)
+        return self._counts("patch__bug_id", bug_ids)
 
     def patch_counts(self, *, patch_ids: Collection[int]) -> dict[int, int]:
+        return self._counts("patch_id", patch_ids)
+
+    @staticmethod
+    def _counts(group_by: str, ids: Collection[int]) -> dict[int, int]:
+        """Labels per ``group_by`` value among ``ids``, in one grouped query."""
         rows = (
-            Annotation.objects.filter(patch_id__in=patch_ids)
-            .values("patch_id")
+            Annotation.objects.filter(**{f"{group_by}__in": ids})
+            .values(group_by)
             .annotate(n=Count("pk"))
-            .values_list("patch_id", "n")
+            .values_list(group_by, "n")
         )
         return dict(rows)
 

@@ -2,7 +2,7 @@
 
 Leads (``campaign_*``): the list, a new campaign, a campaign's progress and coverage (with
 the labels), closing and reopening. Annotators (``annotate*``): their campaigns, their queue
-in one campaign, and the labelling page, one patch at a time.
+in one campaign, the labelling page, one patch at a time, and their own labels.
 
 The annotator's pages are blind by construction: every object they show is reached through
 the requesting annotator's own assignments (anything else is a 404), and their context

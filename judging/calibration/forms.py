@@ -1,4 +1,4 @@
-"""Forms of the lead's consensus and calibration pages."""
+"""Forms of the lead's calibration pages: a campaign and a run to rank, and the team kept."""
 
 from typing import Any
 

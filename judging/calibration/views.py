@@ -1,6 +1,7 @@
-"""The lead's consensus and calibration pages: the adjudication queue, and picking a team.
+"""The lead's calibration pages: pick a calibration campaign and a run, rank the candidate
+teams, keep one (and open a new run with it).
 
-Both are for leads only: they show every annotator's label side by side, and judges' scores.
+For leads only: they show judges' scores against the annotators' consensus.
 """
 
 from urllib.parse import urlencode

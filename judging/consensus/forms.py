@@ -1,3 +1,5 @@
+"""The lead's adjudication: a consensus label and the themes of the disagreement."""
+
 from django import forms
 
 from judging.models import DisagreementTheme, Label

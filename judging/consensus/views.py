@@ -1,3 +1,7 @@
+"""The lead's adjudication queue: the patches whose labels are not unanimous, every label and
+note side by side, and the consensus the lead records. For leads only.
+"""
+
 from typing import Any
 from urllib.parse import urlencode
 

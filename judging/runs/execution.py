@@ -1,4 +1,5 @@
-"""Judging one patch (and one bug's first steps) for a run: what the Celery tasks call.
+"""What the Celery tasks of a run call: starting it, one bug's first steps, judging one
+patch, and failing what a task could not finish. Imports no task, so that tasks import it.
 
 Every model call goes through the run's ``ask``, which sends it to the run's provider and
 model and first checks that the run is still going (not cancelled, not superseded by a

@@ -1,5 +1,6 @@
 """Pages of judging runs, for leads: the list, a new run, a run's progress and verdicts, one
-verdict with the prompts and answers behind it, and two runs compared.
+verdict with the prompts and answers behind it, two runs compared; and, from the rubric
+editor, the streamlined review's judge preview (paper 004 §8).
 
 A running run's page polls its progress partial every second; the poll that sees the run
 end stops the polling (status 286) and fires ``run-ended``, on which the verdict table

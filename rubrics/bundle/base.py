@@ -30,8 +30,9 @@ EMPTY_FILE = "the file holds no records"
 INVALID_REFERENCE = "{kind} {key!r} is itself invalid (line {line})"
 UNKNOWN_REFERENCE = "unknown {kind} {key!r}: neither in this file nor in the dataset"
 MORE_ERRORS = "{count} more errors not shown (only the first {shown} are listed)"
-T = TypeVar("T")
+
 KIND_FIELD = frozenset({"kind"})
+T = TypeVar("T")
 
 
 class BundleImportError(Exception):

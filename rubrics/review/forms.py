@@ -4,6 +4,7 @@ The editor is plain form fields: a templated rubric posts ``root_cause``, parall
 ``requirement_title``/``requirement_detail``, and lists ``acceptable`` and ``unacceptable``;
 a free-form one posts ``text``. The add, remove and move buttons post that state with an
 ``op`` and get the editor back re-rendered from it, so nothing typed is lost until Save.
+``DraftRequestForm`` asks for LLM drafts of a dataset's bugs.
 """
 
 from dataclasses import dataclass, field, replace

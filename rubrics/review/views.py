@@ -3,7 +3,8 @@
 Leads and reviewers read; only reviewers write. The editor's state lives in the browser's
 form until Save: add, remove and move post it and get the editor re-rendered from it, and the
 live preview posts it too. Nothing is written before Save, and nothing typed is dropped by a
-refused save (invalid, or a conflict with another reviewer's save).
+refused save (invalid, or a conflict with another reviewer's save). Also here: starting
+LLM drafts (of a dataset's bugs, or of one bug) and following a draft batch's progress.
 """
 
 from typing import Any
