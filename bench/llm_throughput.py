@@ -35,8 +35,7 @@ from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 
-from sejury_web.llm import complete  # noqa: E402
-from sejury_web.llm.types import LLMRequest, LLMResponse, Message  # noqa: E402
+from sejury_web.llm import LLMRequest, LLMResponse, Message, complete  # noqa: E402
 
 TARGET_RATIO = 1.15
 SCHEMA = {

@@ -28,7 +28,7 @@ from judging.calibration.teams import (
 )
 from judging.consensus.rules import dataset_consensus
 from judging.models import BugStep, Calibration, Campaign, JudgingRun, PatchJudgment, StrategyResult
-from judging.strategies.registry import STRATEGIES, get_strategy
+from judging.strategies import STRATEGIES, get_strategy
 from rubrics.models import Dataset, Patch
 from sejury_web.audit import audit_record
 from sejury_web.llm.models import LLMCall

@@ -6,7 +6,7 @@ from django import forms
 
 from judging.calibration.data import RunCoverage, calibration_campaigns, calibration_runs
 from judging.models import Campaign, JudgingRun
-from sejury_web.llm.types import OFFLINE_MARKER, Provider
+from sejury_web.llm import OFFLINE_MARKER, Provider
 
 NO_TEAM = "pick a team"
 UNKNOWN_RUN = "run {run} does not cover this campaign's labelled patches; pick one of the list"

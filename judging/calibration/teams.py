@@ -24,8 +24,8 @@ from typing import Any
 
 from judging.agreement import cohen_kappa, kendall_tau_b, spearman_rho
 from judging.models import Label
+from judging.strategies import STRATEGIES, get_strategy
 from judging.strategies.ensemble import combine
-from judging.strategies.registry import STRATEGIES, get_strategy
 
 S1_VARIANTS = frozenset({"s1a", "s1b"})
 RUBRIC = "rubric"

@@ -18,7 +18,7 @@ from judging.calibration.data import CalibrationError
 from judging.calibration.forms import CalibrationChooseForm, CalibrationPickForm
 from judging.models import Calibration
 from sejury_web.htmx import AuthenticatedHtmxRequest
-from sejury_web.llm.types import OFFLINE_MARKER
+from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.roles import Role, role_required
 
 BODY_TARGET = "calibration-body"

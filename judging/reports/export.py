@@ -16,7 +16,7 @@ from judging.reports.figures import Figure
 from judging.reports.humans import HumanColumn, PairAgreement
 from judging.reports.judges import METRICS, BenchmarkResult, JudgeColumn, RunVerdicts
 from judging.reports.selectors import AgreementReport
-from sejury_web.llm.types import OFFLINE_MARKER
+from sejury_web.llm import OFFLINE_MARKER
 
 CSV_HEADER = ("section", "figure", "column", "value", "ci_lo", "ci_hi", "n", "small_sample")
 CONFUSION = ("tp", "fp", "fn", "tn")

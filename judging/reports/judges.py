@@ -27,7 +27,7 @@ from judging.reports.humans import (
     unanimous_share,
     weighted_consensus_kappa,
 )
-from sejury_web.llm.types import Provider
+from sejury_web.llm import Provider
 
 METRICS = {
     "accuracy": "Accuracy",

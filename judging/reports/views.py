@@ -32,7 +32,7 @@ from judging.reports.selectors import (
 from rubrics import selectors as rubric_selectors
 from rubrics.models import Dataset
 from sejury_web.htmx import AuthenticatedHtmxRequest
-from sejury_web.llm.types import OFFLINE_MARKER
+from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.roles import Role, role_required
 
 FORMATS = ("json", "csv")

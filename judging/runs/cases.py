@@ -1,7 +1,7 @@
 """What a run shows its strategies of one patch: the ``Case``, built from the run's context."""
 
 from judging.models import Context, JudgingRun
-from judging.strategies.base import Case
+from judging.strategies import Case
 from rubrics.models import Patch, Rubric, RubricRevision
 from rubrics.selectors import golden_rubric
 

@@ -19,12 +19,10 @@ from django.utils import timezone
 
 from judging.models import BugStep, JudgingRun, PatchJudgment, StrategyResult
 from judging.runs.cases import case_for
-from judging.strategies.base import Case, Outcome, Step, StrategyError
+from judging.strategies import Case, Outcome, Step, StrategyError, get_strategy
 from judging.strategies.ensemble import combine
-from judging.strategies.registry import get_strategy
-from sejury_web.llm import complete
+from sejury_web.llm import LLMError, LLMRequest, LLMResponse, Provider, complete
 from sejury_web.llm.models import LLMCall
-from sejury_web.llm.types import LLMError, LLMRequest, LLMResponse, Provider
 
 log = logging.getLogger(__name__)
 

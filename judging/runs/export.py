@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from judging.models import JudgingRun, PatchJudgment, StrategyResult
-from sejury_web.llm.types import OFFLINE_MARKER, Provider
+from sejury_web.llm import OFFLINE_MARKER, Provider
 
 CHUNK_SIZE = 500
 RUBRIC_JUDGE = "rubric"  # the strategy whose own VALID/INVALID label a record carries

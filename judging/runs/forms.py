@@ -5,13 +5,13 @@ from typing import Any
 from django import forms
 
 from judging.models import Context
+from judging.strategies import STRATEGIES
 from judging.strategies.ensemble import check_scale
-from judging.strategies.registry import STRATEGIES
 from rubrics.models import Dataset
 from rubrics.selectors import dataset_list, dataset_patches_named
 from sejury_web.forms import split_keys
+from sejury_web.llm import Provider
 from sejury_web.llm.config import llm_config
-from sejury_web.llm.types import Provider
 
 # A reference-based team that runs on any dataset: the rubric judge, plus SE-Jury's direct
 # assessment with the reference (S1b) and its equivalence check (S3).

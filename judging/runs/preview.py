@@ -19,9 +19,9 @@ from django.db.models import Prefetch, QuerySet
 from judging.models import Context, JudgingRun, PatchJudgment, StrategyResult
 from judging.runs.selectors import RunProgress, run_progress
 from judging.runs.services import RunError, run_create, run_target
-from judging.strategies.registry import get_strategy
+from judging.strategies import get_strategy
 from rubrics.models import Patch, Rubric, RubricRevision
-from sejury_web.llm.types import Provider
+from sejury_web.llm import Provider
 
 PREVIEW_STRATEGY = "rubric"
 NO_DRAFT = "this rubric has no draft yet: the preview compares the rubric with its draft"

@@ -13,13 +13,13 @@ from django.utils import timezone
 
 from judging.models import BugStep, Context, JudgingRun, PatchJudgment, StrategyResult
 from judging.runs.execution import run_finish_if_done
+from judging.strategies import parse_team
 from judging.strategies.ensemble import check_scale
-from judging.strategies.registry import parse_team
 from judging.tasks import start_run
 from rubrics.models import Dataset, Patch, RubricRevision
 from sejury_web.audit import audit_record
+from sejury_web.llm import LLMRequest, Provider
 from sejury_web.llm.config import llm_config
-from sejury_web.llm.types import LLMRequest, Provider
 
 log = logging.getLogger(__name__)
 

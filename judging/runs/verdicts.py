@@ -16,8 +16,7 @@ from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 
 from judging.models import BugStep, JudgingRun, Label, PatchJudgment, StrategyResult
 from judging.runs.selectors import run_get
-from judging.strategies.base import Strategy
-from judging.strategies.registry import get_strategy
+from judging.strategies import Strategy, get_strategy
 from sejury_web.llm.models import LLMCall
 
 RUNS_PER_PAGE = 50

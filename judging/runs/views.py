@@ -33,11 +33,11 @@ from judging.runs.preview import (
 )
 from judging.runs.services import RunError
 from judging.runs.verdicts import CompareError, TableQuery
-from judging.strategies.registry import parse_team
+from judging.strategies import parse_team
 from rubrics.models import Rubric
 from sejury_web.audit import audit_history
 from sejury_web.htmx import AuthenticatedHtmxRequest
-from sejury_web.llm.types import OFFLINE_MARKER, Provider
+from sejury_web.llm import OFFLINE_MARKER, Provider
 from sejury_web.roles import Role, role_required
 
 TABLE_TARGET = "run-table"

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from sejury_web.llm.types import LLMRequest, LLMResponse
+from sejury_web.llm import LLMRequest, LLMResponse
 
 Ask = Callable[[LLMRequest], LLMResponse]
 

@@ -7,7 +7,7 @@ and the LLM cache keys on the text.
 
 from typing import Any
 
-from sejury_web.llm.types import LLMRequest, Message
+from sejury_web.llm import LLMRequest, Message
 
 from .base import Case
 

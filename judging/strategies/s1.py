@@ -5,7 +5,7 @@
 
 from typing import Any
 
-from sejury_web.llm.types import LLMRequest
+from sejury_web.llm import LLMRequest
 
 from .base import Ask, Case, Outcome, Strategy, require_reference, scored
 from .prompts import SCORE_ANSWER, SCORE_SCHEMA, bug_block, candidate_block, reference_block

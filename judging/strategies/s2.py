@@ -9,7 +9,7 @@ the paper: a team with both costs four calls per patch for s1b and s2 together, 
 import json
 from typing import Any
 
-from sejury_web.llm.types import LLMRequest, Message
+from sejury_web.llm import LLMRequest, Message
 
 from .base import Ask, Case, Outcome, Step, Strategy, clamp_score, require_reference
 from .prompts import SCORE_ANSWER, SCORE_SCHEMA

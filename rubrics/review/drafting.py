@@ -8,8 +8,7 @@ from django.db import IntegrityError, transaction
 from rubrics.models import Rubric, RubricEvent, RubricRevision
 from rubrics.review.prompts import DRAFT_PROMPT_VERSION, draft_request, structure_from_answer
 from rubrics.rubric_text import RubricStructureError, rubric_markdown, structure_normalize
-from sejury_web.llm import complete
-from sejury_web.llm.types import LLMError, Provider
+from sejury_web.llm import LLMError, Provider, complete
 
 TASK_FAILED = "the drafting task failed unexpectedly: {error}"
 DRAFT_UNUSABLE = "the model's draft could not be used: {error}"

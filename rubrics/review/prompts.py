@@ -7,7 +7,7 @@ was written with, and the LLM cache keys on the text.
 from typing import Any
 
 from rubrics.models import Bug, Rubric
-from sejury_web.llm.types import LLMRequest, Message, Provider
+from sejury_web.llm import LLMRequest, Message, Provider
 
 DRAFT_PROMPT_VERSION = "rubric-draft-v1"
 DRAFT_PURPOSE = "rubric.draft"

@@ -14,7 +14,7 @@ from rubrics.review.forms import EditorState, editor_items
 from rubrics.review.textdiff import line_diff
 from rubrics.rubric_text import ACCEPTABLE, UNACCEPTABLE, RubricStructureError, structure_normalize
 from rubrics.selectors import rubric_reviewers_since_draft
-from sejury_web.llm.types import OFFLINE_MARKER
+from sejury_web.llm import OFFLINE_MARKER
 
 # Each list of the queue shows this many rows at most, and says how many there are.
 QUEUE_LIMIT = 200

@@ -33,7 +33,7 @@ from judging.models import (
 )
 from judging.runs.services import run_create
 from rubrics.models import Dataset, Patch
-from sejury_web.llm.types import OFFLINE_MARKER
+from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.roles import Role
 from sejury_web.users import user_create
 from tests.e2e.helpers import log_in

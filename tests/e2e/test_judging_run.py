@@ -12,7 +12,7 @@ from pytest_django.live_server_helper import LiveServer
 from judging.models import JudgingRun, PatchJudgment
 from judging.runs.views import OFFLINE_NOTE
 from judging.strategies.prompts import SYSTEM
-from sejury_web.llm.types import OFFLINE_MARKER
+from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.roles import Role
 from sejury_web.users import user_create
 from tests.e2e.helpers import log_in

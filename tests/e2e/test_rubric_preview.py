@@ -13,7 +13,7 @@ from judging.models import JudgingRun
 from rubrics.models import Rubric
 from rubrics.review.drafting import rubric_draft_write
 from rubrics.review.services import rubric_revise
-from sejury_web.llm.types import OFFLINE_MARKER
+from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.roles import Role
 from sejury_web.users import user_create
 from tests.e2e.helpers import log_in

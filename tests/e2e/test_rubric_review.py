@@ -11,7 +11,7 @@ from pytest_django.live_server_helper import LiveServer
 
 from rubrics.models import Rubric
 from rubrics.review.drafting import rubric_draft_write
-from sejury_web.llm.types import OFFLINE_MARKER
+from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.roles import Role
 from sejury_web.users import user_create
 from tests.e2e.helpers import ACTION_TIMEOUT_MS, NAVIGATION_TIMEOUT_MS, log_in

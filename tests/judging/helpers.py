@@ -7,8 +7,8 @@ from decimal import Decimal
 from typing import Any
 
 from judging.models import JudgingRun
+from sejury_web.llm import LLMRequest, LLMResponse, Provider
 from sejury_web.llm.answers import schema_check
-from sejury_web.llm.types import LLMRequest, LLMResponse, Provider
 from tests.llm.fake_servers import Reply, ok
 
 # ``judge_now`` and ``resume_now`` (tests/judging/conftest.py): a service, run to the end.

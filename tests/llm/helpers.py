@@ -7,7 +7,7 @@ from typing import Any
 
 from pytest_django.fixtures import Settings
 
-from sejury_web.llm.types import LLMRequest, Message
+from sejury_web.llm import LLMRequest, Message
 
 from .fake_servers import FakeLLMServer
 

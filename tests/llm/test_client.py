@@ -8,10 +8,9 @@ from pathlib import Path
 import pytest
 from pytest_django.fixtures import Settings
 
-from sejury_web.llm import complete
+from sejury_web.llm import CachePolicy, LLMError, LLMParseError, complete
 from sejury_web.llm.answers import SCHEMA_MISMATCH
 from sejury_web.llm.models import LLMCall
-from sejury_web.llm.types import CachePolicy, LLMError, LLMParseError
 
 from .fake_servers import OpenAIServer, error, hang, ok
 from .helpers import GOOD_ANSWER, SCORE_SCHEMA, Provided, point_at, score_request

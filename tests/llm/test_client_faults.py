@@ -7,11 +7,10 @@ from pathlib import Path
 import pytest
 from pytest_django.fixtures import Settings
 
-from sejury_web.llm import complete
+from sejury_web.llm import LLMError, LLMParseError, LLMRequest, Message, complete
 from sejury_web.llm.client import BAD_INPUTS, RATE_LIMITED
 from sejury_web.llm.models import LLMCall
 from sejury_web.llm.prices import call_cost
-from sejury_web.llm.types import LLMError, LLMParseError, LLMRequest, Message
 
 from .fake_servers import OpenAIServer, Reply, error, ok
 from .helpers import GOOD_ANSWER, Provided, point_at, score_request

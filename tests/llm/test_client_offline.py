@@ -6,9 +6,8 @@ from decimal import Decimal
 import pytest
 from django.db import connection
 
-from sejury_web.llm import complete
+from sejury_web.llm import OFFLINE_MARKER, LLMError, LLMRequest, Message, Provider, complete
 from sejury_web.llm.models import LLMCall
-from sejury_web.llm.types import OFFLINE_MARKER, LLMError, LLMRequest, Message, Provider
 
 from .helpers import SCORE_SCHEMA
 

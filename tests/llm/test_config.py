@@ -6,10 +6,10 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from pytest_django.fixtures import Settings
 
+from sejury_web.llm import Provider
 from sejury_web.llm.config import llm_config
 from sejury_web.llm.offline import OFFLINE_MODEL
 from sejury_web.llm.prices import call_cost, price_for
-from sejury_web.llm.types import Provider
 
 from .helpers import score_request
 

@@ -13,17 +13,17 @@ import jsonschema
 import pytest
 from django.conf import settings
 
+from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.llm.offline import (
     BAD_INPUT,
     MISSING_INPUT,
+    PREFIX,
     SCORE_PURPOSES,
     SUPPORTED_PURPOSES,
     UNSUPPORTED_PURPOSE,
     OfflineUnsupported,
     offline_answer,
 )
-from sejury_web.llm.offline.patches import PREFIX
-from sejury_web.llm.types import OFFLINE_MARKER
 from tests.helpers import DEMO_BUNDLE
 
 TEXT = {"type": "string", "minLength": 1}

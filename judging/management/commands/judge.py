@@ -13,7 +13,7 @@ from judging.runs.selectors import RunProgress, run_get, run_progress
 from judging.runs.services import RunError, run_create, run_resume
 from rubrics.bundle.services import dataset_resolve
 from rubrics.selectors import dataset_patches_named
-from sejury_web.llm.types import OFFLINE_MARKER, Provider
+from sejury_web.llm import OFFLINE_MARKER, Provider
 
 UNKNOWN_DATASET = "no dataset named {name!r}"
 UNKNOWN_PATCHES = "no patch {keys} in {dataset}"

@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from judging.models import Assignment, Calibration, Campaign, JudgingRun
 from judging.reports.selectors import FOREIGN_RUN, UNKNOWN_CAMPAIGN
-from sejury_web.llm.types import OFFLINE_MARKER
+from sejury_web.llm import OFFLINE_MARKER
 from tests.judging.reports.factories import Small, add_patches
 from tests.rubrics.factories import DatasetFactory
 

@@ -4,8 +4,7 @@ import pytest
 
 from judging.models import Context, JudgingRun
 from judging.runs.cases import case_for
-from judging.strategies.base import StrategyError
-from judging.strategies.registry import get_strategy
+from judging.strategies import StrategyError, get_strategy
 from rubrics.models import Patch, Rubric, RubricRevision
 from tests.judging.helpers import Recorder
 from tests.rubrics.factories import PatchFactory

@@ -11,11 +11,11 @@ from judging.models import BugStep, JudgingRun, PatchJudgment, StrategyResult
 from judging.runs.execution import Asker, RunStopped, bug_prepare, patch_judge, run_start
 from judging.runs.selectors import run_progress
 from judging.runs.services import run_cancel, run_create, run_resume
+from judging.strategies import get_strategy
 from judging.strategies.ensemble import combine
 from judging.strategies.prompts import SCORE_SCHEMA
-from judging.strategies.registry import get_strategy
+from sejury_web.llm import OFFLINE_MARKER, LLMRequest, Message
 from sejury_web.llm.models import LLMCall
-from sejury_web.llm.types import OFFLINE_MARKER, LLMRequest, Message
 from tests.judging.factories import bug_with_patches
 from tests.judging.helpers import ANSWERS, Judge, reply, scored
 from tests.llm.fake_servers import OpenAIServer, error

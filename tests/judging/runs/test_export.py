@@ -18,7 +18,7 @@ from judging.models import JudgingRun, PatchJudgment, StrategyResult
 from judging.runs.export import csv_columns, verdict_records
 from judging.runs.services import run_create
 from rubrics.models import Dataset
-from sejury_web.llm.types import OFFLINE_MARKER
+from sejury_web.llm import OFFLINE_MARKER
 from tests.judging.factories import make_golden
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
 

@@ -23,7 +23,7 @@ from judging.runs.preview import (
 from rubrics.models import Patch, Rubric, RubricRevision
 from rubrics.review.drafting import rubric_draft_write
 from rubrics.review.services import rubric_revise
-from sejury_web.llm.types import OFFLINE_MARKER
+from sejury_web.llm import OFFLINE_MARKER
 from tests.rubrics.factories import BugFactory, PatchFactory, make_diff
 
 pytestmark = pytest.mark.django_db

@@ -15,13 +15,13 @@ from judging.runs import views as run_views
 from judging.runs.forms import NO_TEAM, UNKNOWN_PATCHES
 from judging.runs.services import run_create
 from judging.runs.verdicts import OTHER_DATASETS, SAME_RUN, UNKNOWN_RUN
+from judging.strategies import STRATEGIES
 from judging.strategies.ensemble import BAD_THRESHOLD
 from judging.strategies.prompts import SYSTEM
-from judging.strategies.registry import STRATEGIES
 from rubrics.models import Dataset
+from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.llm.config import MISSING_KEY
 from sejury_web.llm.models import LLMCall
-from sejury_web.llm.types import OFFLINE_MARKER
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
 
 pytestmark = pytest.mark.django_db

@@ -7,8 +7,8 @@ import pytest
 import sacrebleu
 
 from judging.models import StrategyResult
+from judging.strategies import get_strategy
 from judging.strategies.base import NO_REFERENCE, Case, StrategyError
-from judging.strategies.registry import get_strategy
 from tests.judging.helpers import Judge, Recorder
 from tests.rubrics.factories import PatchFactory
 

@@ -19,8 +19,7 @@ from judging.strategies.registry import (
     parse_team,
 )
 from rubrics.rubric_text import rubric_markdown
-from sejury_web.llm import complete
-from sejury_web.llm.types import OFFLINE_MARKER, LLMRequest
+from sejury_web.llm import OFFLINE_MARKER, LLMRequest, complete
 from tests.judging.helpers import ANSWERS, SCORE, Recorder
 from tests.rubrics.factories import make_diff
 

@@ -22,8 +22,8 @@ from rubrics.review.services import (
     rubric_send_back,
     rubric_submit,
 )
+from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.llm.models import LLMCall
-from sejury_web.llm.types import OFFLINE_MARKER
 from tests.llm.fake_servers import OpenAIServer, error, ok
 from tests.rubrics.factories import BugFactory
 

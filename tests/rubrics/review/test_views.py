@@ -22,7 +22,7 @@ from rubrics.review.services import (
 )
 from rubrics.review.textdiff import line_diff
 from rubrics.rubric_text import EMPTY_ROOT_CAUSE
-from sejury_web.llm.types import OFFLINE_MARKER
+from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.roles import Role
 from sejury_web.users import user_create
 from tests.helpers import PASSWORD, client_for
