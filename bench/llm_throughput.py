@@ -65,7 +65,8 @@ def stop_server(server: subprocess.Popen[str]) -> int:
     """Stop the server; return the number of requests it answered."""
     server.terminate()
     output, _ = server.communicate(timeout=10)
-    return int(output.strip().rsplit(" ", 1)[-1])
+    words = output.split()  # ... REQUESTS <count> PEAK <most in flight>
+    return int(words[words.index("REQUESTS") + 1])
 
 
 def one_pass(n: int, concurrency: int, label: str = "") -> tuple[float, list[LLMResponse]]:
