@@ -33,6 +33,7 @@ UNEQUAL_TOTALS = "fleiss_kappa: every item needs the same number of ratings, got
 TOO_FEW_RATINGS = "fleiss_kappa: every item needs at least two ratings, got {total}"
 BAD_LEVEL = "krippendorff_alpha: level must be one of {levels}, not {level!r}"
 RAGGED = "krippendorff_alpha: every rater needs one entry per item (None when missing)"
+RAGGED_AC1 = "gwet_ac1: every rater needs one entry per item (None when missing)"
 NOT_NUMERIC = "{function}: values must be numbers, got {value!r}"
 NEGATIVE_RATIO = "krippendorff_alpha: ratio values must be ≥ 0, got {value!r}"
 NOT_BINARY = (
@@ -168,6 +169,52 @@ def krippendorff_alpha(
     return alpha if math.isfinite(alpha) else None
 
 
+def gwet_ac1(reliability_data: Sequence[Sequence[Any]]) -> float | None:
+    """AC1 = (pₐ − pₑ) / (1 − pₑ) over raters × items, as ``krippendorff_alpha`` takes them.
+
+    Gwet (2014), *Handbook of Inter-Rater Reliability*, 4th ed., the multi-rater form with
+    missing ratings that R's irrCAC computes in ``gwet.ac1.raw`` (identity weights). Items
+    nobody rated are dropped; of the n left, item i has rᵢ ratings, rᵢₖ of them in category
+    k, and the q categories are the labels that occur anywhere in the data. Then
+
+        pₐ = (1/n₂) Σ_{i: rᵢ ≥ 2} Σₖ rᵢₖ(rᵢₖ − 1) / (rᵢ(rᵢ − 1)), n₂ items with rᵢ ≥ 2,
+        πₖ = (1/n) Σᵢ rᵢₖ / rᵢ,   pₑ = Σₖ πₖ(1 − πₖ) / (q − 1).
+
+    Labels may be any hashables (compared as given; irrCAC upper-cases and trims strings).
+    ``None`` when no item has two ratings or only one category occurs.
+    """
+    rows = [list(row) for row in reliability_data]
+    if any(len(row) != len(rows[0]) for row in rows):
+        raise ValueError(RAGGED_AC1)
+    codes: dict[Hashable, int] = {}
+    cells = [
+        (item, codes.setdefault(value, len(codes)))
+        for row in rows
+        for item, value in enumerate(row)
+        if not _is_missing(value)
+    ]
+    # Undefined figures, checked against irrCAC 1.0 (R) and its Python port 0.4.4: with no
+    # item rated twice irrCAC's pₐ is 0/0 (NaN), here None. With one category pₑ is 0/0;
+    # irrCAC substitutes pₑ = 1 − 10⁻¹⁵ and so reports AC1 = 1 (pₐ is then 1), here None
+    # like κ and α on one category. With q ≥ 2, Σₖ πₖ(1 − πₖ) ≤ 1 − 1/q makes pₑ ≤ 1/q ≤ 1/2,
+    # so 1 − pₑ never vanishes and needs no test.
+    if not cells or len(codes) < 2:
+        return None
+    counts = np.zeros((len(rows[0]), len(codes)))
+    items, categories = zip(*cells, strict=True)
+    np.add.at(counts, (list(items), list(categories)), 1.0)
+    totals = counts.sum(axis=1)
+    counts, totals = counts[totals > 0], totals[totals > 0]
+    paired = totals >= 2
+    if not paired.any():
+        return None
+    pairs = totals[paired] * (totals[paired] - 1)
+    agreement = float(((counts[paired] * (counts[paired] - 1)).sum(axis=1) / pairs).mean())
+    shares = (counts / totals[:, None]).mean(axis=0)
+    chance = float((shares * (1.0 - shares)).sum()) / (len(codes) - 1)
+    return (agreement - chance) / (1.0 - chance)
+
+
 def _numbers(function: str, values: Sequence[Any]) -> list[float]:
     numbers = []
     for value in values:
@@ -217,6 +264,7 @@ class BinaryMetrics:
     f1: float | None
     npv: float | None
     kappa: float | None
+    mcc: float | None
     confusion: dict[str, int]  # tp, fp, fn, tn
 
 
@@ -227,12 +275,14 @@ def _ratio(numerator: int, denominator: int) -> float | None:
 def binary_metrics(
     predicted: Sequence[Label], actual: Sequence[Label], *, positive: Label = "VALID"
 ) -> BinaryMetrics:
-    """Accuracy, precision, recall, F1 = 2tp / (2tp + fp + fn), NPV and Cohen's κ.
+    """Accuracy, precision, recall, F1 = 2tp / (2tp + fp + fn), NPV, Cohen's κ and MCC.
 
     ``predicted`` is the judge's verdicts, ``actual`` the consensus. Every label other than
     ``positive`` must be the same negative label (an UNSURE slipping in is an error, not a
     negative). Each figure is ``None`` when its denominator is 0; κ uses the 2 × 2 form
     2(tp·tn − fn·fp) / ((tp + fp)(fp + tn) + (tp + fn)(fn + tn)), equal to ``cohen_kappa``.
+    Matthews' correlation is MCC = (tp·tn − fp·fn) / √((tp + fp)(tp + fn)(tn + fp)(tn + fn)),
+    ``None`` when a margin is empty (scikit-learn's ``matthews_corrcoef`` answers 0.0 there).
     """
     _same_length("binary_metrics", predicted, actual)
     tp = fp = fn = tn = 0
@@ -255,6 +305,8 @@ def binary_metrics(
         raise ValueError(NOT_BINARY.format(positive=positive, labels=sorted(map(str, negatives))))
     n = tp + fp + fn + tn
     kappa = _ratio(2 * (tp * tn - fn * fp), (tp + fp) * (fp + tn) + (tp + fn) * (fn + tn))
+    margins = (tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)
+    mcc = (tp * tn - fp * fn) / math.sqrt(margins) if margins else None
     return BinaryMetrics(
         n=n,
         accuracy=_ratio(tp + tn, n),
@@ -263,6 +315,7 @@ def binary_metrics(
         f1=_ratio(2 * tp, 2 * tp + fp + fn),
         npv=_ratio(tn, tn + fn),
         kappa=kappa,
+        mcc=mcc,
         confusion={"tp": tp, "fp": fp, "fn": fn, "tn": tn},
     )
 

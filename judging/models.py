@@ -2,7 +2,7 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 
-from rubrics.models import Bug, Dataset, Patch, RubricRevision
+from rubrics.models import Bug, ConsensusRule, Dataset, Patch, RubricRevision
 
 
 class Label(models.TextChoices):
@@ -94,6 +94,12 @@ class Campaign(models.Model):
     filters = models.JSONField(default=dict, blank=True)
     overlap = models.PositiveSmallIntegerField(default=2, help_text="Labels per patch (k).")
     show_rubric = models.BooleanField(default=True, help_text="Annotators see the golden rubric.")
+    consensus_rule = models.CharField(
+        max_length=16,
+        choices=ConsensusRule.choices,
+        default=ConsensusRule.UNANIMOUS,
+        help_text="When the campaign's labels are a patch's consensus without a lead.",
+    )
     annotators = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="campaigns")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
     created_by = models.ForeignKey(

@@ -3,10 +3,27 @@ from django.db import models
 from django.urls import reverse
 
 
+class ConsensusRule(models.TextChoices):
+    """When a patch's human labels are its consensus without a lead (``judging.consensus``).
+
+    Defined here, not in ``judging``, because a dataset holds the rule of its imported labels
+    (and ``rubrics`` imports nothing of ``judging``); a campaign holds its own.
+    """
+
+    UNANIMOUS = "unanimous", "Unanimous (paper 004)"
+    MAJORITY = "majority", "Two-thirds majority of ≥ 3 labels"
+
+
 class Dataset(models.Model):
     name = models.CharField(max_length=200, unique=True)
     slug = models.SlugField(max_length=200, unique=True)
     description = models.TextField(blank=True)
+    consensus_rule = models.CharField(
+        max_length=16,
+        choices=ConsensusRule.choices,
+        default=ConsensusRule.UNANIMOUS,
+        help_text="The consensus rule of the dataset's imported labels and dataset-wide views.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -26,6 +26,7 @@ VERBS = {
     "reopen": "reopened",
     "keep": "kept",
     "roles": "changed the roles",
+    "consensus_rule": "changed the consensus rule",
 }
 OUTSIDE_TRANSACTION = "audit_record({action!r}) must run in the transaction of the change"
 

@@ -7,6 +7,8 @@ from django.contrib.auth.models import User
 
 from judging.annotations.selectors import annotator_users
 from judging.annotations.services import DEFAULT_CALIBRATION_SAMPLE, clamp_seconds
+from judging.consensus.forms import RULES_EXPLAINED
+from judging.consensus.rules import ConsensusRule
 from judging.models import Campaign, Label
 from judging.runs.forms import DatasetChoiceField
 from rubrics.models import Dataset
@@ -77,11 +79,22 @@ class CampaignForm(forms.Form):
     show_rubric = forms.BooleanField(
         required=False, initial=True, label="Annotators see the bug's golden rubric"
     )
+    consensus_rule = forms.ChoiceField(
+        choices=ConsensusRule.choices,
+        initial=ConsensusRule.UNANIMOUS,
+        required=False,  # not given (a script's post): unanimous, paper 004's rule
+        label="Consensus rule",
+        help_text=f"{RULES_EXPLAINED} A lead can change it later on the adjudication page: "
+        "which patches wait for adjudication changes with it.",
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["dataset"].queryset = dataset_list()  # type: ignore[attr-defined]
         self.fields["annotators"].queryset = annotator_users()  # type: ignore[attr-defined]
+
+    def clean_consensus_rule(self) -> str:
+        return self.cleaned_data.get("consensus_rule") or ConsensusRule.UNANIMOUS
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}

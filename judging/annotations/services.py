@@ -21,6 +21,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from judging.consensus.rules import ConsensusRule
 from judging.models import Annotation, AnnotationRevision, Assignment, Campaign, Label
 from rubrics.models import Dataset, Patch
 from rubrics.selectors import dataset_patches_named
@@ -37,6 +38,7 @@ FILTER_KEYS = ("bug_type", "source", "tests_pass", "patches")
 NO_NAME = "a campaign needs a name"
 UNKNOWN_PURPOSE = "unknown purpose {value!r}; expected one of: {choices}"
 UNKNOWN_SELECTION = "unknown selection {value!r}; expected one of: {choices}"
+UNKNOWN_RULE = "unknown consensus rule {value!r}; expected one of: {choices}"
 UNKNOWN_FILTER = "unknown filter {names}; the filters are: {known}"
 FILTERS_WITH_ALL = "'All patches' takes no filter: choose 'A filter' or 'A random sample'"
 EMPTY_FILTER = "a filter needs at least one criterion (bug type, source, tests or patch keys)"
@@ -179,14 +181,17 @@ def campaign_create(
     annotators: Iterable[User],
     overlap: int,
     show_rubric: bool,
+    consensus_rule: str = ConsensusRule.UNANIMOUS,
     actor: User | None,
 ) -> Campaign:
-    """Create a campaign over the selected patches and every annotator's queue."""
+    """Create a campaign over the selected patches and every annotator's queue; its labels
+    are a patch's consensus under ``consensus_rule`` (``judging.consensus.rules``)."""
     name = name.strip()
     if not name:
         raise CampaignError(NO_NAME)
     _check_choice(purpose, Campaign.Purpose, UNKNOWN_PURPOSE)
     _check_choice(selection, Campaign.Selection, UNKNOWN_SELECTION)
+    _check_choice(consensus_rule, ConsensusRule, UNKNOWN_RULE)
     filters = _clean_filters(filters)
     if selection == Campaign.Selection.ALL and filters:
         raise CampaignError(FILTERS_WITH_ALL)
@@ -215,6 +220,7 @@ def campaign_create(
         filters=filters,
         overlap=overlap,
         show_rubric=show_rubric,
+        consensus_rule=consensus_rule,
         created_by=actor,
     )
     campaign.annotators.set(people)

@@ -82,6 +82,7 @@ def campaign_new(request: AuthenticatedHtmxRequest) -> HttpResponse:
                 annotators=data["annotators"],
                 overlap=data["overlap"],
                 show_rubric=data["show_rubric"],
+                consensus_rule=data["consensus_rule"],
                 actor=request.user,
             )
         except CampaignError as error:

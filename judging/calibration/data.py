@@ -26,7 +26,7 @@ from judging.calibration.teams import (
     llm_members,
     teams_rank,
 )
-from judging.consensus.rules import dataset_consensus
+from judging.consensus.rules import PatchConsensus, consensus_rule_for, dataset_consensus
 from judging.models import BugStep, Calibration, Campaign, JudgingRun, PatchJudgment, StrategyResult
 from judging.strategies import STRATEGIES, get_strategy
 from rubrics.models import Dataset, Patch
@@ -127,8 +127,15 @@ def _bug_steps(run: JudgingRun, strategies: list[str], bug_ids: set[int]) -> Ste
     return shared
 
 
+def _campaign_consensus(campaign: Campaign, patch_ids: set[int]) -> dict[int, PatchConsensus]:
+    """The consensus of the campaign's patches under the campaign's rule."""
+    rule = consensus_rule_for(campaign.dataset, campaign)
+    return dataset_consensus(campaign.dataset, patch_ids=sorted(patch_ids), rule=rule)
+
+
 def calibration_load(*, campaign: Campaign, run: JudgingRun) -> CalibrationSet:
-    """The campaign's patches with a consensus and a DONE result of every LLM member of run.
+    """The campaign's patches with a consensus (under the campaign's rule) and a DONE result
+    of every LLM member of run.
 
     Refuses (``CalibrationError``) a run of another dataset, a run without candidate teams,
     and fewer than two such patches or a single consensus label among them.
@@ -145,9 +152,7 @@ def calibration_load(*, campaign: Campaign, run: JudgingRun) -> CalibrationSet:
     assigned = campaign_patch_ids(campaign)
     labelled = {
         patch_id: state.consensus
-        for patch_id, state in dataset_consensus(
-            campaign.dataset, patch_ids=sorted(assigned)
-        ).items()
+        for patch_id, state in _campaign_consensus(campaign, assigned).items()
         if state.consensus
     }
     rows = list(
@@ -265,7 +270,7 @@ def calibration_runs(campaign: Campaign) -> list[RunCoverage]:
         for run in JudgingRun.objects.filter(dataset=campaign.dataset, kind=JudgingRun.Kind.RUN)
         if len(llm_members(run.strategies)) >= MIN_TEAM_SIZE and candidate_teams(run.strategies)
     ]
-    consensus = dataset_consensus(campaign.dataset, patch_ids=sorted(campaign_patch_ids(campaign)))
+    consensus = _campaign_consensus(campaign, campaign_patch_ids(campaign))
     labelled = [patch_id for patch_id, state in consensus.items() if state.consensus]
     if not runs or not labelled:
         return []

@@ -1,8 +1,11 @@
-"""The lead's adjudication: the consensus of patches whose labels are not unanimous.
+"""The lead's adjudication: the consensus of patches whose labels give none, and the rule.
 
-A waiting patch (annotators disagree, or fewer than two decisive labels) gets its consensus
-from a lead, who also says why the annotators disagreed with the themes of paper 004
-§5.2.1. Recording again updates the adjudication: the queue lists adjudicated patches too.
+Under the consensus rule in force (``consensus_rule_for``: the campaign's when the queue
+shows a campaign, else the dataset's), a waiting patch (annotators disagree, or too few
+decisive labels) gets its consensus from a lead, who also says why the annotators disagreed
+with the themes of paper 004 §5.2.1. Recording again updates the adjudication: the queue
+lists adjudicated patches too. A lead may change the rule of a campaign or a dataset
+(``consensus_rule_set``, in the audit trail), which changes which patches wait.
 """
 
 import dataclasses
@@ -14,15 +17,28 @@ from django.db import transaction
 from django.db.models import Count, QuerySet
 
 from judging.annotations.selectors import campaign_patch_ids
-from judging.consensus.rules import PatchConsensus, State, dataset_consensus
+from judging.consensus.rules import (
+    FROM_LABELS,
+    ConsensusRule,
+    PatchConsensus,
+    State,
+    consensus_rule_for,
+    dataset_consensus,
+)
 from judging.models import Adjudication, Annotation, Campaign, DisagreementTheme, Label
 from rubrics.models import Dataset, Patch
+from sejury_web.audit import audit_record
 
 NOT_DECISIVE = "the consensus label must be VALID or INVALID, not {label!r}"
 UNKNOWN_THEME = "unknown disagreement theme {theme!r}; the themes are {known}"
 THEMES_REQUIRED = "the annotators disagreed: tag the disagreement with at least one theme"
 OTHER_NEEDS_NOTE = "the theme “Other” needs a note that says what the disagreement was"
 CAMPAIGN_ELSEWHERE = "campaign {campaign} is on dataset {other}, not {dataset}"
+UNKNOWN_RULE = "unknown consensus rule {rule!r}; the rules are {known}"
+
+# Audit actions (sejury_web.audit): a lead changed the consensus rule of a campaign or dataset.
+CAMPAIGN_CONSENSUS_RULE = "campaign.consensus_rule"
+DATASET_CONSENSUS_RULE = "dataset.consensus_rule"
 
 # Waiting patches in this order: a disagreement is what the lead is there for.
 WAITING_ORDER = (State.DISPUTED, State.TOO_FEW)
@@ -102,6 +118,7 @@ class AdjudicationItem:
 @dataclasses.dataclass(frozen=True)
 class QueueCounts:
     unanimous: int
+    majority: int  # a two-thirds majority, not unanimous (0 under the unanimous rule)
     adjudicated: int
     disputed: int
     too_few: int
@@ -116,28 +133,34 @@ class QueueCounts:
 class AdjudicationQueue:
     dataset: Dataset
     campaign: Campaign | None
+    rule: ConsensusRule  # the campaign's, or else the dataset's
     waiting: list[AdjudicationItem]  # disputed first, then too few labels
     adjudicated: list[AdjudicationItem]
     counts: QueueCounts
 
 
+def _check_campaign(dataset: Dataset, campaign: Campaign | None) -> None:
+    if campaign is not None and campaign.dataset_id != dataset.pk:
+        message = CAMPAIGN_ELSEWHERE.format(
+            campaign=campaign, other=campaign.dataset, dataset=dataset
+        )
+        raise AdjudicationError(message, field="campaign")
+
+
 def _consensus(
     dataset: Dataset, campaign: Campaign | None
 ) -> tuple[dict[int, PatchConsensus], QueueCounts]:
-    patch_ids: set[int] | None = None
-    if campaign is not None:
-        if campaign.dataset_id != dataset.pk:
-            message = CAMPAIGN_ELSEWHERE.format(
-                campaign=campaign, other=campaign.dataset, dataset=dataset
-            )
-            raise AdjudicationError(message, field="campaign")
-        patch_ids = campaign_patch_ids(campaign)
+    _check_campaign(dataset, campaign)
+    patch_ids = None if campaign is None else campaign_patch_ids(campaign)
     consensus = dataset_consensus(
-        dataset, patch_ids=None if patch_ids is None else sorted(patch_ids)
+        dataset,
+        patch_ids=None if patch_ids is None else sorted(patch_ids),
+        rule=consensus_rule_for(dataset, campaign),
     )
     states = Counter(state.state for state in consensus.values())
     counts = QueueCounts(
         unanimous=states[State.UNANIMOUS],
+        majority=states[State.MAJORITY],
         adjudicated=states[State.ADJUDICATED],
         disputed=states[State.DISPUTED],
         too_few=states[State.TOO_FEW],
@@ -147,7 +170,8 @@ def _consensus(
 
 
 def adjudication_counts(*, dataset: Dataset, campaign: Campaign | None = None) -> QueueCounts:
-    """How many patches are unanimous, adjudicated and waiting (optionally in a campaign)."""
+    """How many patches are unanimous, a majority's, adjudicated and waiting (optionally in a
+    campaign), under the rule in force."""
     return _consensus(dataset, campaign)[1]
 
 
@@ -165,9 +189,10 @@ def _labels_by_patch(patch_ids: Iterable[int]) -> dict[int, list[GivenLabel]]:
 
 
 def adjudication_queue(*, dataset: Dataset, campaign: Campaign | None = None) -> AdjudicationQueue:
-    """The dataset's patches without a unanimous consensus (optionally a campaign's only)."""
+    """The dataset's patches whose labels give no consensus under the rule in force, and the
+    adjudicated ones (optionally a campaign's only)."""
     consensus, counts = _consensus(dataset, campaign)
-    shown = [c for c in consensus.values() if c.state != State.UNANIMOUS]
+    shown = [c for c in consensus.values() if c.state not in FROM_LABELS]
     ids = [c.patch_id for c in shown]
     patches = Patch.objects.select_related("bug__dataset", "dataset").in_bulk(ids)
     adjudications = Adjudication.objects.select_related("decided_by").in_bulk(
@@ -184,6 +209,7 @@ def adjudication_queue(*, dataset: Dataset, campaign: Campaign | None = None) ->
     return AdjudicationQueue(
         dataset=dataset,
         campaign=campaign,
+        rule=consensus_rule_for(dataset, campaign),
         waiting=[
             item for state in WAITING_ORDER for item in items if item.consensus.state == state
         ],
@@ -192,9 +218,11 @@ def adjudication_queue(*, dataset: Dataset, campaign: Campaign | None = None) ->
     )
 
 
-def adjudication_item(*, patch: Patch) -> AdjudicationItem:
-    """One patch as the queue shows it (after the lead records its adjudication)."""
-    consensus = dataset_consensus(patch.dataset, patch_ids=[patch.pk])
+def adjudication_item(*, patch: Patch, campaign: Campaign | None = None) -> AdjudicationItem:
+    """One patch as the queue (of ``campaign``, if given) shows it, after the lead records
+    its adjudication."""
+    rule = consensus_rule_for(patch.dataset, campaign)
+    consensus = dataset_consensus(patch.dataset, patch_ids=[patch.pk], rule=rule)
     state = consensus.get(patch.pk) or PatchConsensus(patch.pk, {}, State.TOO_FEW, None)
     adjudication = Adjudication.objects.select_related("decided_by").filter(patch=patch).first()
     return AdjudicationItem(
@@ -215,3 +243,28 @@ def adjudication_datasets() -> QuerySet[Dataset]:
 def dataset_campaign(*, dataset: Dataset, campaign_id: int) -> Campaign:
     """One of the dataset's campaigns (``Campaign.DoesNotExist`` otherwise)."""
     return Campaign.objects.get(dataset=dataset, pk=campaign_id)
+
+
+def consensus_rule_set(
+    *, dataset: Dataset, campaign: Campaign | None = None, rule: str, actor: User | None
+) -> bool:
+    """Set the consensus rule of ``campaign`` (when given) or else of ``dataset``; False when
+    it was that rule already (no event). Which patches wait for a lead changes with it;
+    adjudications stay, and stay the consensus of their patches.
+    """
+    if rule not in ConsensusRule.values:
+        known = ", ".join(ConsensusRule.values)
+        raise AdjudicationError(UNKNOWN_RULE.format(rule=rule, known=known), field="rule")
+    _check_campaign(dataset, campaign)
+    holder: Dataset | Campaign = dataset if campaign is None else campaign
+    action = DATASET_CONSENSUS_RULE if campaign is None else CAMPAIGN_CONSENSUS_RULE
+    with transaction.atomic():
+        # Locked: of two leads changing it at once, the second sees the first's rule as "from".
+        before = type(holder).objects.select_for_update().get(pk=holder.pk).consensus_rule
+        holder.consensus_rule = before
+        if before == rule:
+            return False
+        type(holder).objects.filter(pk=holder.pk).update(consensus_rule=rule)
+        holder.consensus_rule = rule
+        audit_record(actor=actor, action=action, target=holder, detail={"from": before, "to": rule})
+    return True

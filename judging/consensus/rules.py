@@ -1,28 +1,45 @@
-"""The human consensus on each patch: unanimous labels, or a lead's adjudication.
+"""The human consensus on each patch: its labels under a consensus rule, or a lead's adjudication.
 
-A patch's labels are *unanimous* when at least two annotators gave a decisive label (VALID
-or INVALID; UNSURE counts as no label, as in the agreement statistics) and all of them
-agree. Its consensus is then that label, with nothing recorded. Any other patch with labels
-(annotators who disagree, or fewer than two decisive labels) waits for a lead, whose
-``Adjudication`` is its consensus from then on. B_full is every patch with a consensus,
-B_clear the unanimous ones (paper 004, Table 5).
+Only decisive labels count (VALID or INVALID; UNSURE counts as no label, as in the agreement
+statistics). A patch's labels are *unanimous* when at least two annotators gave a decisive
+label and all of them agree. The lead chooses the rule (``ConsensusRule``) per campaign, and
+per dataset for its imported labels and dataset-wide views:
+
+- ``unanimous`` (paper 004, the default): the consensus is the unanimous label;
+- ``majority``: the unanimous label too, or the label of at least two thirds of at least
+  three decisive labels (2 of 3, 3 of 4, 4 of 6; not 3 of 5).
+
+The consensus is then that label, with nothing recorded. Any other patch with labels
+(annotators who disagree, or too few decisive labels) waits for a lead, whose
+``Adjudication`` is its consensus from then on, under either rule. B_full is every patch with
+a consensus, B_clear the unanimous ones (paper 004, Table 5), whatever the rule.
 """
 
 import dataclasses
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from enum import StrEnum
 
-from judging.models import Adjudication, Annotation, Label
-from rubrics.models import Dataset
+from judging.models import Adjudication, Annotation, Campaign, Label
+
+# ConsensusRule lives in rubrics (a dataset holds one); the rest of judging imports it here.
+from rubrics.models import ConsensusRule, Dataset
 
 MIN_DECISIVE_LABELS = 2
+MIN_MAJORITY_LABELS = 3
+MAJORITY_SHARE = (2, 3)  # at least two thirds of the decisive labels, as a fraction
 
 
 class State(StrEnum):
-    UNANIMOUS = "unanimous"  # consensus from the labels
+    UNANIMOUS = "unanimous"  # consensus from the labels: all decisive labels agree
+    MAJORITY = "majority"  # consensus from the labels: a two-thirds majority (majority rule)
     ADJUDICATED = "adjudicated"  # consensus from a lead
     DISPUTED = "disputed"  # decisive labels disagree; waits for a lead
     TOO_FEW = "too_few"  # fewer than two decisive labels; waits for labels or a lead
+
+
+# The states whose consensus comes from the labels alone: the queue leaves them out.
+FROM_LABELS = frozenset({State.UNANIMOUS, State.MAJORITY})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,39 +60,74 @@ class PatchConsensus:
     def is_unanimous(self) -> bool:
         """In B_clear: the decisive labels agree, and the consensus is their label.
 
-        An adjudicated patch whose labels became unanimous later (an annotator changed their
-        label while the campaign was open) counts only if the lead's label is theirs.
+        Whatever the rule: a majority consensus is not unanimous. An adjudicated patch whose
+        labels became unanimous later (an annotator changed their label while the campaign
+        was open) counts only if the lead's label is theirs.
         """
         return (
             self.consensus is not None and unanimous_label(self.labels.values()) == self.consensus
         )
 
 
+def _decisive(labels: Iterable[str]) -> list[str]:
+    return [label for label in labels if label != Label.UNSURE]
+
+
 def unanimous_label(labels: Iterable[str]) -> str | None:
     """The label every decisive label agrees on, if there are at least two; otherwise None."""
-    decisive = [label for label in labels if label != Label.UNSURE]
+    decisive = _decisive(labels)
     if len(decisive) >= MIN_DECISIVE_LABELS and len(set(decisive)) == 1:
         return decisive[0]
     return None
 
 
+def majority_label(labels: Iterable[str]) -> str | None:
+    """The label of at least two thirds of the decisive labels, if there are at least three;
+    otherwise None. (The majority rule also accepts a unanimous pair: ``patch_consensus``.)"""
+    decisive = _decisive(labels)
+    if len(decisive) < MIN_MAJORITY_LABELS:
+        return None
+    label, count = Counter(decisive).most_common(1)[0]
+    numerator, denominator = MAJORITY_SHARE
+    return label if count * denominator >= numerator * len(decisive) else None
+
+
 def patch_consensus(
-    patch_id: int, labels: dict[int, str], adjudicated: str | None
+    patch_id: int,
+    labels: dict[int, str],
+    adjudicated: str | None,
+    rule: ConsensusRule = ConsensusRule.UNANIMOUS,
 ) -> PatchConsensus:
-    """The consensus of one patch from its labels and its adjudication (if any)."""
+    """The consensus of one patch from its labels under ``rule`` and its adjudication (if
+    any), which wins over either rule."""
     if adjudicated:
         return PatchConsensus(patch_id, labels, State.ADJUDICATED, adjudicated)
     if agreed := unanimous_label(labels.values()):
         return PatchConsensus(patch_id, labels, State.UNANIMOUS, agreed)
-    decisive = {label for label in labels.values() if label != Label.UNSURE}
+    if rule == ConsensusRule.MAJORITY and (most := majority_label(labels.values())):
+        return PatchConsensus(patch_id, labels, State.MAJORITY, most)
+    decisive = set(_decisive(labels.values()))
     state = State.DISPUTED if len(decisive) > 1 else State.TOO_FEW
     return PatchConsensus(patch_id, labels, state, None)
 
 
+def consensus_rule_for(dataset: Dataset, campaign: Campaign | None) -> ConsensusRule:
+    """The rule in force: the campaign's when there is one, else the dataset's."""
+    holder: Dataset | Campaign = dataset if campaign is None else campaign
+    return ConsensusRule(holder.consensus_rule)
+
+
 def dataset_consensus(
-    dataset: Dataset, *, patch_ids: Sequence[int] | None = None
+    dataset: Dataset,
+    *,
+    patch_ids: Sequence[int] | None = None,
+    rule: ConsensusRule | None = None,
 ) -> dict[int, PatchConsensus]:
-    """Every labelled (or adjudicated) patch of the dataset, by patch id, in two queries."""
+    """Every labelled (or adjudicated) patch of the dataset, by patch id, in two queries.
+
+    ``rule`` None is the dataset's own rule (``dataset.consensus_rule``).
+    """
+    rule = ConsensusRule(dataset.consensus_rule) if rule is None else ConsensusRule(rule)
     annotations = Annotation.objects.filter(patch__dataset=dataset)
     adjudications = Adjudication.objects.filter(patch__dataset=dataset)
     if patch_ids is not None:
@@ -88,6 +140,6 @@ def dataset_consensus(
         labels.setdefault(patch_id, {})[annotator_id] = label
     decided = dict(adjudications.values_list("patch_id", "label"))
     return {
-        patch_id: patch_consensus(patch_id, labels.get(patch_id, {}), decided.get(patch_id))
+        patch_id: patch_consensus(patch_id, labels.get(patch_id, {}), decided.get(patch_id), rule)
         for patch_id in sorted(labels.keys() | decided.keys())
     }

@@ -7,6 +7,7 @@ from judging.consensus import views
 urlpatterns: list[URLPattern] = [
     path("adjudication/", views.adjudication_index, name="adjudication_index"),
     path("adjudication/<slug:slug>/", views.adjudication_queue, name="adjudication_queue"),
+    path("adjudication/<slug:slug>/rule/", views.consensus_rule_set, name="consensus_rule_set"),
     path(
         "adjudication/<slug:slug>/patches/<int:patch_id>/",
         views.adjudication_save,

@@ -1,5 +1,6 @@
-"""The lead's adjudication queue: the patches whose labels are not unanimous, every label and
-note side by side, and the consensus the lead records. For leads only.
+"""The lead's adjudication queue: the patches whose labels give no consensus under the rule
+in force, every label and note side by side, the consensus the lead records, and the rule of
+the campaign (or dataset) shown, which a lead may change. For leads only.
 """
 
 from typing import Any
@@ -14,7 +15,8 @@ from django.views.decorators.vary import vary_on_headers
 
 from judging.consensus import adjudication
 from judging.consensus.adjudication import AdjudicationError, AdjudicationItem
-from judging.consensus.forms import AdjudicationForm
+from judging.consensus.forms import AdjudicationForm, ConsensusRuleForm
+from judging.consensus.rules import ConsensusRule
 from judging.models import Campaign, DisagreementTheme, Label
 from rubrics.models import Dataset, Patch
 from rubrics.selectors import dataset_get
@@ -22,6 +24,8 @@ from sejury_web.htmx import AuthenticatedHtmxRequest
 from sejury_web.roles import Role, role_required
 
 RECORDED = "Recorded the consensus of {patch}: {label}."
+RULE_SET = "The consensus rule of {scope} is now: {rule}."
+RULE_KEPT = "The consensus rule of {scope} was already: {rule}."
 
 
 def _campaign(dataset: Dataset, value: Any) -> Campaign | None:
@@ -74,9 +78,14 @@ def _queue_context(
     campaign: Campaign | None,
     *,
     refused: tuple[int, AdjudicationForm] | None = None,
+    rule_form: ConsensusRuleForm | None = None,
 ) -> dict[str, Any]:
-    """The queue page; ``refused`` is a patch id and its form, shown with its errors."""
+    """The queue page; ``refused`` is a patch id and its form, shown with its errors, and
+    ``rule_form`` a refused change of the rule."""
     queue = adjudication.adjudication_queue(dataset=dataset, campaign=campaign)
+    if rule_form is None:
+        initial = {"rule": queue.rule, "campaign": campaign.pk if campaign else None}
+        rule_form = ConsensusRuleForm(initial=initial)
     refused_id, form = refused or (None, None)
 
     def cards(items: list[AdjudicationItem]) -> list[dict[str, Any]]:
@@ -88,6 +97,8 @@ def _queue_context(
         "waiting": cards(queue.waiting),
         "adjudicated": cards(queue.adjudicated),
         "campaigns": dataset.campaigns.all(),
+        "rule": queue.rule,
+        "rule_form": rule_form,
         **_item_context(dataset, campaign),
     }
 
@@ -138,7 +149,7 @@ def adjudication_save(request: AuthenticatedHtmxRequest, slug: str, patch_id: in
         context = _queue_context(dataset, campaign, refused=(patch.pk, form))
         return render(request, "judging/consensus/adjudication_queue.html", context, status=400)
     context = {
-        "card": _card(adjudication.adjudication_item(patch=patch), form),
+        "card": _card(adjudication.adjudication_item(patch=patch, campaign=campaign), form),
         "saved": not form.errors,
         "counts": adjudication.adjudication_counts(dataset=dataset, campaign=campaign),
         "oob": True,
@@ -146,3 +157,30 @@ def adjudication_save(request: AuthenticatedHtmxRequest, slug: str, patch_id: in
     }
     # htmx swaps only 2xx answers: a refused adjudication is still the card to show.
     return render(request, "judging/consensus/_adjudication_item.html", context)
+
+
+@require_POST
+@role_required(Role.LEAD)
+def consensus_rule_set(request: AuthenticatedHtmxRequest, slug: str) -> HttpResponse:
+    """Set the rule of the scope the queue shows: its campaign's, or else its dataset's."""
+    dataset = dataset_get(slug=slug)
+    form = ConsensusRuleForm(request.POST)
+    campaign = _campaign(dataset, request.POST.get("campaign"))
+    if form.is_valid():
+        try:
+            changed = adjudication.consensus_rule_set(
+                dataset=dataset,
+                campaign=campaign,
+                rule=form.cleaned_data["rule"],
+                actor=request.user,
+            )
+        except AdjudicationError as error:
+            form.add_error(error.field if error.field in form.fields else None, str(error))
+        else:
+            scope = f"campaign “{campaign}”" if campaign else f"dataset “{dataset}”"
+            message = RULE_SET if changed else RULE_KEPT
+            rule = ConsensusRule(form.cleaned_data["rule"]).label
+            messages.success(request, message.format(scope=scope, rule=rule))
+            return redirect(_queue_url(dataset, campaign))
+    context = _queue_context(dataset, campaign, rule_form=form)
+    return render(request, "judging/consensus/adjudication_queue.html", context, status=400)

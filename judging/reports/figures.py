@@ -1,28 +1,24 @@
 """The pieces every agreement report section is made of: a figure with its interval, and
 the plain record of one labelled patch that the sections compute from.
 
-Every estimated figure carries its 95% bootstrap interval over the patches behind it
-(``agreement.bootstrap_ci`` with a fixed seed, so a report is the same each time it is
+Every estimated figure carries its 95% percentile bootstrap interval (``resampling``: the
+report's patches resampled with a fixed seed, so a report is the same each time it is
 read) and the number of patches it rests on; under ``SMALL_SAMPLE`` it says so. Counts
 carry no interval: they are not estimates.
 """
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
-from typing import TypeVar
+from collections.abc import Mapping
 
-from judging.agreement import SMALL_SAMPLE, binary_metrics, bootstrap_ci
+from judging.agreement import SMALL_SAMPLE
 from judging.models import Label
 
-# A report of the 150-patch le2019 dataset with two runs renders in about two seconds with
-# this many resamples (tests/judging/test_le2019_report.py measures it); the command takes
-# more with --resamples.
+# Percentile intervals want a few hundred resamples; ``bench/agreement_report.py`` measures
+# the report with this many at 10,000 patches. The command takes more with --resamples.
 RESAMPLES = 400
 LEVEL = 0.95
 SEED = 0
 DECISIVE = (Label.VALID, Label.INVALID)
-
-Item = TypeVar("Item")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,23 +56,6 @@ class Sampling:
     level: float = LEVEL
     seed: int = SEED
 
-    def estimate(
-        self,
-        items: Sequence[Item],
-        statistic: Callable[[list[Item]], float | None],
-        *,
-        n: int | None = None,
-    ) -> Figure:
-        """``statistic`` on ``items`` with its interval; ``n`` defaults to the item count."""
-        pool = list(items)
-        value = statistic(pool)
-        ci = None
-        if value is not None:
-            ci = bootstrap_ci(
-                pool, statistic, resamples=self.resamples, level=self.level, seed=self.seed
-            )
-        return Figure(value, len(pool) if n is None else n, ci)
-
 
 @dataclasses.dataclass(frozen=True)
 class PatchRecord:
@@ -91,16 +70,3 @@ class PatchRecord:
     consensus: str | None  # VALID, INVALID, or None while it waits for a lead
     unanimous: bool  # B_clear: at least two decisive labels, all equal, before adjudication
 
-
-def kappa(a: Sequence[str], b: Sequence[str]) -> float | None:
-    """Cohen's κ of two VALID/INVALID lists (the 2 × 2 form of ``binary_metrics``).
-
-    Equal to ``agreement.cohen_kappa`` on two categories, and several times faster, which
-    the bootstrap of every annotator pair needs.
-    """
-    return binary_metrics(a, b).kappa
-
-
-def paired_kappa(pairs: Sequence[tuple[str, str]]) -> float | None:
-    """Cohen's κ of (first, second) label pairs."""
-    return kappa([first for first, _ in pairs], [second for _, second in pairs])

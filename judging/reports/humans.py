@@ -1,5 +1,5 @@
 """The human section of an agreement report (paper 004 Table 5): how far annotators agree
-with each other and with the consensus. Pure: computed from ``PatchRecord`` lists.
+with each other and with the consensus. Pure: computed from a ``Scope``.
 
 Three columns: every labelled patch, B_full (the patches with a consensus) and B_clear (the
 unanimous ones). While disputes wait for a lead, B_full is smaller than the labelled
@@ -8,103 +8,42 @@ label everywhere, as in the papers.
 """
 
 import dataclasses
-import itertools
-from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
-from statistics import fmean, median
+from statistics import median
 
-from judging.agreement import fleiss_kappa, krippendorff_alpha, weighted_mean
+import numpy as np
+
 from judging.models import Label
-from judging.reports.figures import DECISIVE, Figure, PatchRecord, Sampling, count, paired_kappa
+from judging.reports import vectorized
+from judging.reports.figures import Figure, count
+from judging.reports.scope import Mask, Scope
 
 LABELLED, B_FULL, B_CLEAR = "labelled", "b_full", "b_clear"
 COLUMNS = {LABELLED: "All labelled", B_FULL: "B_full", B_CLEAR: "B_clear"}
-MIN_SHARED = 2  # patches two annotators must share for their κ
+MIN_SHARED = 2  # patches two raters must share for their κ (and a mean to count it)
 
 Pair = tuple[int, int]  # two annotator ids, the smaller first
 
 
-def column_records(records: Iterable[PatchRecord], column: str) -> list[PatchRecord]:
-    """The records of one column: labelled, with a consensus (B_full), unanimous (B_clear)."""
+def column_mask(scope: Scope, column: str) -> Mask:
+    """The patches of one column: labelled, with a consensus (B_full), unanimous (B_clear)."""
     if column == LABELLED:
-        return [record for record in records if record.labels]
+        return scope.labelled
     if column == B_FULL:
-        return [record for record in records if record.consensus]
-    return [record for record in records if record.unanimous]
+        return scope.with_consensus
+    return scope.unanimous
 
 
-def alpha(records: Sequence[PatchRecord]) -> float | None:
-    """Krippendorff's α (nominal) over the records' decisive labels.
-
-    Nominal α depends only on how many of each label every patch got, not on who gave
-    them, so the reliability data has one row per label slot (at most the largest number
-    of labels on a patch) rather than one per annotator: the same α, a fraction of the
-    cells, which matters in the bootstrap.
-    """
-    columns = [list(record.decisive.values()) for record in records]
-    rows = max((len(column) for column in columns), default=0)
-    data = [[column[slot] if slot < len(column) else None for column in columns]
-            for slot in range(rows)]  # fmt: skip
-    return krippendorff_alpha(data, level="nominal")
-
-
-def fleiss_labels(records: Iterable[PatchRecord]) -> int | None:
+def fleiss_labels(scope: Scope, mask: Mask) -> int | None:
     """The number of decisive labels Fleiss' κ uses: the most common one among the patches
     with at least two (the larger on a tie); None when no patch has two."""
-    counts = Counter(len(record.decisive) for record in records if len(record.decisive) >= 2)
-    if not counts:
+    sizes = (scope.valid + scope.invalid)[mask]
+    counts = np.bincount(sizes[sizes >= 2])
+    if not counts.any():
         return None
-    return max(counts, key=lambda k: (counts[k], k))
+    return int(len(counts) - 1 - np.argmax(counts[::-1]))
 
 
-def fleiss(records: Sequence[PatchRecord]) -> float | None:
-    """Fleiss' κ over records that all have the same number of decisive labels."""
-    table = [[list(record.decisive.values()).count(label) for label in DECISIVE]
-             for record in records]  # fmt: skip
-    return fleiss_kappa(table)
-
-
-def consensus_pairs(records: Iterable[PatchRecord]) -> dict[int, list[tuple[str, str]]]:
-    """Each annotator's (label, consensus) pairs over the records with a consensus."""
-    pairs: dict[int, list[tuple[str, str]]] = defaultdict(list)
-    for record in records:
-        if record.consensus:
-            for annotator, label in record.decisive.items():
-                pairs[annotator].append((label, record.consensus))
-    return pairs
-
-
-def weighted_consensus_kappa(records: Sequence[PatchRecord]) -> float | None:
-    """Annotators' κ against the consensus, averaged with weights = patches each labelled."""
-    pairs = consensus_pairs(records)
-    kappas = [paired_kappa(own) for own in pairs.values()]
-    return weighted_mean(kappas, [len(own) for own in pairs.values()])
-
-
-def shared_labels(records: Iterable[PatchRecord]) -> dict[Pair, list[tuple[str, str]]]:
-    """Every annotator pair's labels on the patches both labelled decisively."""
-    shared: dict[Pair, list[tuple[str, str]]] = defaultdict(list)
-    for record in records:
-        labels = sorted(record.decisive.items())
-        for (a, label_a), (b, label_b) in itertools.combinations(labels, 2):
-            shared[(a, b)].append((label_a, label_b))
-    return shared
-
-
-def pair_kappas(records: Iterable[PatchRecord]) -> list[float]:
-    """The defined κ of every annotator pair that shares at least two patches."""
-    kappas = (paired_kappa(labels) for labels in shared_labels(records).values()
-              if len(labels) >= MIN_SHARED)  # fmt: skip
-    return [value for value in kappas if value is not None]
-
-
-def mean_pair_kappa(records: Sequence[PatchRecord]) -> float | None:
-    """The mean of the annotator pairs' defined κ (a statistic to bootstrap over patches)."""
-    kappas = pair_kappas(records)
-    return fmean(kappas) if kappas else None
-
-
-def median_or_none(values: Sequence[float]) -> float | None:
+def median_or_none(values: list[float]) -> float | None:
     """The median, or None for no values (a report shows "—")."""
     return median(values) if values else None
 
@@ -131,6 +70,7 @@ class HumanColumn:
     alpha: Figure
     fleiss: Figure  # over fleiss_labels decisive labels per patch, n = those patches
     fleiss_labels: int | None
+    ac1: Figure  # Gwet's AC1, every patch with two decisive labels (robust to skew)
     weighted_kappa: Figure  # κ against the consensus, weighted average over annotators
     consensus_valid: Figure
     consensus_invalid: Figure
@@ -142,58 +82,66 @@ class HumanColumn:
         return COLUMNS[self.name]
 
 
-def annotator_rows(records: Sequence[PatchRecord], sampling: Sampling) -> list[AnnotatorRow]:
-    """Each annotator of the records, by id, with their κ against the consensus and weight."""
-    pairs = consensus_pairs(records)
-    given: Counter[int] = Counter()
-    unsure: Counter[int] = Counter()
-    for record in records:
-        given.update(record.labels.keys())
-        unsure.update(a for a, label in record.labels.items() if label == Label.UNSURE)
-    figures = {annotator: sampling.estimate(own, paired_kappa) for annotator, own in pairs.items()}
-    weights = {a: len(pairs[a]) for a, figure in figures.items() if figure.value is not None}
+def weighted_consensus_kappa(scope: Scope, mask: Mask) -> Figure:
+    """Annotators' κ against the consensus, averaged with weights = patches each labelled."""
+    cells = scope.annotator_consensus_cells(mask)
+    values = vectorized.weighted_mean(vectorized.kappa(cells), cells.sum(axis=-1))
+    return scope.figure(values, int((mask & scope.with_consensus).sum()))
+
+
+def annotator_rows(scope: Scope, mask: Mask) -> list[AnnotatorRow]:
+    """Each annotator with a label on the mask's patches, by id, with their κ against the
+    consensus and their weight."""
+    cells = scope.annotator_consensus_cells(mask)
+    kappas = vectorized.kappa(cells)
+    shared = cells[0].sum(axis=-1).astype(int)
+    given, unsure = scope.annotator_label_counts(mask)
+    figures = {
+        position: scope.figure(kappas[:, position], int(shared[position]))
+        for position in np.flatnonzero(shared)
+    }
+    weights = {p: int(shared[p]) for p, figure in figures.items() if figure.value is not None}
     total = sum(weights.values())
     return [
         AnnotatorRow(
-            annotator_id=annotator,
-            labels=given[annotator],
-            unsure=unsure[annotator],
-            kappa=figures.get(annotator, Figure(None, 0)),
-            weight=weights[annotator] / total if annotator in weights else None,
+            annotator_id=int(scope.annotators[position]),
+            labels=int(given[position]),
+            unsure=int(unsure[position]),
+            kappa=figures.get(position, Figure(None, 0)),
+            weight=weights[position] / total if position in weights else None,
         )
-        for annotator in sorted(given)
+        for position in np.flatnonzero(given)
     ]
 
 
-def human_column(records: Sequence[PatchRecord], name: str, sampling: Sampling) -> HumanColumn:
-    """One column of Table 5 over ``records`` (already the column's patches)."""
-    labels = Counter(label for record in records for label in record.labels.values())
-    unanimous = sum(record.unanimous for record in records)
-    k = fleiss_labels(records)
-    fleiss_items = [record for record in records if len(record.decisive) == k]
-    with_consensus = [record for record in records if record.consensus]
-    consensus = Counter(record.consensus for record in with_consensus)
+def human_column(scope: Scope, mask: Mask, name: str) -> HumanColumn:
+    """One column of Table 5 over the patches of ``mask``."""
+    patches = int(mask.sum())
+    labels = scope.label_counts(mask)
+    profiles = scope.profiles(mask)
+    k = fleiss_labels(scope, mask)
+    fleiss_items = int((mask & (scope.valid + scope.invalid == k)).sum()) if k else 0
+    consensus = scope.consensus[mask & scope.with_consensus]
+    with_consensus = len(consensus)
+    unanimous = scope.flag_counts(mask, scope.unanimous)
+    bugs = {scope.records[index].bug_id for index in np.flatnonzero(mask)}
     return HumanColumn(
         name=name,
-        bugs=count(len({record.bug_id for record in records})),
-        patches=count(len(records)),
+        bugs=count(len(bugs)),
+        patches=count(patches),
         labels={label: count(labels[label]) for label in Label.values},
-        unanimous=sampling.estimate(records, unanimous_share),
-        unanimous_count=unanimous,
-        alpha=sampling.estimate(records, alpha),
-        fleiss=sampling.estimate(fleiss_items, fleiss),
+        unanimous=scope.figure(vectorized.share(unanimous), patches),
+        unanimous_count=int(unanimous[0, 1]),
+        alpha=scope.figure(vectorized.alpha(profiles), patches),
+        fleiss=scope.figure(vectorized.fleiss(profiles, k), fleiss_items),
         fleiss_labels=k,
-        weighted_kappa=sampling.estimate(with_consensus, weighted_consensus_kappa),
-        consensus_valid=count(consensus[Label.VALID]),
-        consensus_invalid=count(consensus[Label.INVALID]),
-        awaiting=count(len(records) - len(with_consensus)),
-        annotators=annotator_rows(records, sampling),
+        ac1=scope.figure(vectorized.ac1(profiles), patches),
+        weighted_kappa=weighted_consensus_kappa(scope, mask),
+        consensus_valid=count(int((consensus == 1).sum())),
+        consensus_invalid=count(int((consensus == 0).sum())),
+        awaiting=count(patches - with_consensus),
+        annotators=annotator_rows(scope, mask),
     )
-
-
-def unanimous_share(records: Sequence[PatchRecord]) -> float | None:
-    """The share of the records that are unanimous (B_clear); None for no records."""
-    return sum(record.unanimous for record in records) / len(records) if records else None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -201,35 +149,61 @@ class PairAgreement:
     """Annotator pairs on a set of patches: each pair's κ, and their mean and median."""
 
     kappas: dict[Pair, Figure]  # every pair sharing a decisive patch (value None: under 2)
-    mean: Figure  # over the defined κ; its interval resamples the patches
+    mean: Figure  # over the pairs with a defined κ; its interval resamples the patches
     median: float | None
+    mean_ac1: Figure  # Gwet's AC1 of each pair, averaged the same way
 
     def pair(self, a: int, b: int) -> Figure | None:
         return self.kappas.get((a, b) if a < b else (b, a))
 
 
-class PairCache:
-    """The annotator pairs on a set of patches, computed once per distinct set: the human
-    section and every run's RQ2 usually ask for the same patches."""
+def pair_agreement(scope: Scope, mask: Mask) -> PairAgreement:
+    """Every annotator pair's κ on the mask's patches, and the mean over the pairs that
+    share at least ``MIN_SHARED`` of them (in each replicate)."""
+    pairs, cells = scope.pair_cells(mask)
+    shared = cells.sum(axis=-1)
+    usable = shared >= MIN_SHARED
+    kappas = vectorized.kappa(cells)
+    figures = {}
+    for position, pair in enumerate(pairs):
+        n = int(shared[0, position])
+        figures[pair] = (
+            scope.figure(kappas[:, position], n) if n >= MIN_SHARED else Figure(None, n)
+        )
+    defined = [figure.value for figure in figures.values() if figure.value is not None]
+    patches = int(mask.sum())
+    return PairAgreement(
+        kappas=figures,
+        mean=scope.figure(vectorized.mean_defined(kappas, usable), patches),
+        median=median_or_none(defined),
+        mean_ac1=scope.figure(
+            vectorized.mean_defined(vectorized.ac1_pair(cells), usable), patches
+        ),
+    )
 
-    def __init__(self, sampling: Sampling) -> None:
-        self.sampling = sampling
-        self.done: dict[frozenset[int], PairAgreement] = {}
 
-    def __call__(self, records: Sequence[PatchRecord]) -> PairAgreement:
-        key = frozenset(record.patch_id for record in records)
-        if key not in self.done:
-            kappas = {}
-            for pair, labels in sorted(shared_labels(records).items()):
-                kappas[pair] = (
-                    self.sampling.estimate(labels, paired_kappa)
-                    if len(labels) >= MIN_SHARED
-                    else Figure(None, len(labels))
-                )
-            defined = [figure.value for figure in kappas.values() if figure.value is not None]
-            mean = self.sampling.estimate(records, mean_pair_kappa)
-            self.done[key] = PairAgreement(kappas, mean, median_or_none(defined))
-        return self.done[key]
+def pairwise_means(scope: Scope, mask: Mask) -> dict[int, Figure]:
+    """Each annotator's mean κ with every other annotator they share at least
+    ``MIN_SHARED`` decisive patches of the mask with: what says how well one annotator
+    agrees when the consensus is unanimous by construction."""
+    pairs, cells = scope.pair_cells(mask)
+    if not pairs:
+        return {}
+    usable = cells.sum(axis=-1) >= MIN_SHARED
+    kappas = vectorized.kappa(cells)
+    firsts = np.array([a for a, _ in pairs])
+    seconds = np.array([b for _, b in pairs])
+    labelled = np.bincount(
+        scope.decisive_annotator[mask[scope.decisive_patch]], minlength=len(scope.annotators)
+    )
+    means = {}
+    for position, annotator in enumerate(scope.annotators):
+        member = (firsts == annotator) | (seconds == annotator)
+        means[int(annotator)] = scope.figure(
+            vectorized.mean_defined(kappas[:, member], usable[:, member]),
+            int(labelled[position]),
+        )
+    return means
 
 
 @dataclasses.dataclass(frozen=True)
@@ -237,29 +211,30 @@ class HumanSection:
     columns: list[HumanColumn]
     annotators: list[int]  # ids of everyone with a label in scope, in name order
     pairs: PairAgreement  # on every labelled patch
+    pairwise: dict[int, Figure]  # annotator id → mean κ with the others; n = their labels
+    # No patch has a consensus but a unanimous one (no adjudication, no majority): every
+    # annotator's κ against the consensus is 1 by construction, so read ``pairwise``.
+    unanimous_only: bool
 
     def column(self, name: str) -> HumanColumn:
         return next(column for column in self.columns if column.name == name)
 
 
-def human_section(
-    records: Sequence[PatchRecord],
-    annotators: Sequence[int],
-    sampling: Sampling,
-    pairs_on: PairCache,
-) -> HumanSection:
+def human_section(scope: Scope, annotators: list[int]) -> HumanSection:
     """Table 5 in three columns, and the annotator pairs on every labelled patch."""
     columns: list[HumanColumn] = []
-    computed: dict[frozenset[int], HumanColumn] = {}
+    computed: dict[bytes, HumanColumn] = {}
     for name in COLUMNS:
-        members = column_records(records, name)
-        key = frozenset(record.patch_id for record in members)
+        mask = column_mask(scope, name)
+        key = np.packbits(mask).tobytes()
         # Until a lead settles a dispute, B_full is B_clear: the same figures, once.
         if key not in computed:
-            computed[key] = human_column(members, name, sampling)
+            computed[key] = human_column(scope, mask, name)
         columns.append(dataclasses.replace(computed[key], name=name))
     return HumanSection(
         columns=columns,
         annotators=list(annotators),
-        pairs=pairs_on(column_records(records, LABELLED)),
+        pairs=pair_agreement(scope, scope.labelled),
+        pairwise=pairwise_means(scope, scope.labelled),
+        unanimous_only=bool(np.array_equal(scope.with_consensus, scope.unanimous)),
     )

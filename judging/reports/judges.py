@@ -1,7 +1,7 @@
 """The judge sections of an agreement report: each run against the human consensus (paper
-004 Table 6; several runs are its ablation columns), each run beside the annotators (paper
-000 RQ2), and both broken down by bug type and by patch source. Pure: computed from
-``PatchRecord`` lists and each run's verdicts.
+004 Table 6; several runs are its ablation columns), beside two baselines a judge must
+beat, each run beside the annotators (paper 000 RQ2), and both broken down by bug type and
+by patch source. Pure: computed from a ``Scope`` and each run's verdicts.
 
 A run is measured on the patches it gave a verdict; those of its patches that failed, are
 pending or were never in the run are counted and left out. A run of a calibrated team
@@ -10,28 +10,31 @@ leaves out the calibration patches too: its team was chosen on them (paper 000 �
 
 import dataclasses
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from statistics import fmean
+from collections.abc import Mapping, Sequence
 
-from judging.agreement import binary_metrics
+import numpy as np
+
 from judging.models import Calibration, JudgingRun
-from judging.reports.figures import Figure, PatchRecord, Sampling, paired_kappa
+from judging.reports import vectorized
+from judging.reports.figures import Figure
 from judging.reports.humans import (
     B_CLEAR,
     B_FULL,
     COLUMNS,
     MIN_SHARED,
     PairAgreement,
-    PairCache,
     median_or_none,
-    unanimous_share,
+    pair_agreement,
     weighted_consensus_kappa,
 )
+from judging.reports.scope import Mask, Scope
 from sejury_web.llm import Provider
 
 METRICS = {
     "accuracy": "Accuracy",
     "kappa": "Cohen's κ",
+    "ac1": "Gwet's AC1",
+    "mcc": "MCC",
     "precision": "Precision (VALID)",
     "recall": "Recall (VALID)",
     "f1": "F1 (VALID)",
@@ -39,9 +42,17 @@ METRICS = {
 }
 BENCHMARKS = {name: COLUMNS[name] for name in (B_FULL, B_CLEAR)}
 NOT_IN_RUN = "not_in_run"
-NO_GROUP = "(none)"
+NO_GROUP = "(no {key})"
+RELIABILITY_BINS = 10
 
-Judged = tuple[str, str]  # (the run's verdict, the consensus)
+# A judge is worth its cost only if it beats these (expected values on the benchmark's own
+# VALID rate p; no randomness): one that always gives the consensus' more common label,
+# and one that says VALID at random with probability p.
+MAJORITY, RANDOM = "majority", "random"
+BASELINES = {
+    MAJORITY: "Always the majority label",
+    RANDOM: "Random at the VALID rate",
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,27 +64,29 @@ class RunVerdicts:
     statuses: Mapping[int, str]  # patch id → status, for every judgment of the run
     calibration: Calibration | None = None  # the calibration that chose the run's team
     excluded: frozenset[int] = frozenset()  # its patches, left out of every figure
+    scores: Mapping[int, float] = dataclasses.field(default_factory=dict)  # the team's
 
     @property
     def offline(self) -> bool:
         return self.run.provider == Provider.OFFLINE
 
-    def kept(self, records: Iterable[PatchRecord]) -> list[PatchRecord]:
-        return [record for record in records if record.patch_id not in self.excluded]
 
-    def judged(self, records: Iterable[PatchRecord]) -> list[PatchRecord]:
-        return [record for record in self.kept(records) if record.patch_id in self.verdicts]
+@dataclasses.dataclass(frozen=True)
+class RunMasks:
+    """One run's patches in a scope: judged (a verdict, not excluded), and its verdicts."""
 
+    kept: Mask  # not a calibration patch of the run
+    judged: Mask  # kept, with a verdict
+    verdict_invalid: np.ndarray  # per patch: the verdict is INVALID (False without one)
 
-def metric_statistic(name: str) -> Callable[[list[Judged]], float | None]:
-    """One ``binary_metrics`` figure as a statistic of (verdict, consensus) pairs."""
-
-    def statistic(items: list[Judged]) -> float | None:
-        metrics = binary_metrics([verdict for verdict, _ in items], [truth for _, truth in items])
-        value: float | None = getattr(metrics, name)
-        return value
-
-    return statistic
+    @classmethod
+    def of(cls, scope: Scope, run: RunVerdicts) -> "RunMasks":
+        kept = ~scope.mask(run.excluded)
+        with_verdict = scope.mask(run.verdicts)
+        invalid = np.array(
+            [run.verdicts.get(record.patch_id) == "INVALID" for record in scope.records], bool
+        )
+        return cls(kept=kept, judged=kept & with_verdict, verdict_invalid=invalid)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,27 +97,101 @@ class BenchmarkResult:
     n: int
     metrics: dict[str, Figure]  # by METRICS key; n is each figure's denominator
     confusion: dict[str, int]  # tp, fp, fn, tn; VALID is the positive class
+    prevalence: Figure  # the consensus' VALID rate on these patches
+    baselines: dict[str, dict[str, Figure]]  # by BASELINES key, then METRICS key
+
+    @property
+    def has_baselines(self) -> bool:
+        return bool(self.baselines)
 
 
-def benchmark_result(name: str, items: Sequence[Judged], sampling: Sampling) -> BenchmarkResult:
-    """Every metric of ``METRICS`` with its interval, and the confusion matrix."""
-    confusion = binary_metrics([v for v, _ in items], [c for _, c in items]).confusion
-    tp, fp, fn, tn = (confusion[key] for key in ("tp", "fp", "fn", "tn"))
+def expected_confusion(name: str, prevalence: float, n: int) -> np.ndarray:
+    """A baseline's expected tp, fp, fn, tn on n patches of which a share p is VALID."""
+    p = prevalence
+    if name == MAJORITY:
+        says_valid = p > 0.5
+        return np.array([p, 1 - p, 0, 0] if says_valid else [0, 0, p, 1 - p]) * n
+    return np.array([p * p, p * (1 - p), (1 - p) * p, (1 - p) ** 2]) * n
+
+
+def _metric_figures(counts: np.ndarray, scope: Scope) -> dict[str, Figure]:
+    tp, fp, fn, tn = (int(value) for value in counts[0])
+    n = tp + fp + fn + tn
     denominators = {"precision": tp + fp, "recall": tp + fn, "npv": tn + fn}
-    metrics = {
-        key: sampling.estimate(items, metric_statistic(key), n=denominators.get(key, len(items)))
-        for key in METRICS
+    values = vectorized.binary(counts)
+    return {
+        key: scope.figure(values[key], denominators.get(key, n), items=n) for key in METRICS
     }
-    return BenchmarkResult(name=name, n=len(items), metrics=metrics, confusion=confusion)
 
 
-def judged_items(records: Iterable[PatchRecord], run: RunVerdicts) -> list[Judged]:
-    """(verdict, consensus) of every record with both, calibration patches left out."""
-    return [
-        (run.verdicts[record.patch_id], record.consensus)
-        for record in run.judged(records)
-        if record.consensus
-    ]
+def benchmark_result(scope: Scope, name: str, mask: Mask, masks: RunMasks) -> BenchmarkResult:
+    """Every metric of ``METRICS`` with its interval, the confusion matrix, the VALID rate
+    and the baselines, over the judged patches of ``mask`` with a consensus."""
+    chosen = mask & masks.judged & scope.with_consensus
+    counts = scope.consensus_cells(chosen, masks.verdict_invalid)
+    tp, fp, fn, tn = (int(value) for value in counts[0])
+    n = tp + fp + fn + tn
+    prevalence = scope.figure(vectorized.binary(counts)["prevalence"], n)
+    baselines = {}
+    if prevalence.value is not None:
+        for baseline in BASELINES:
+            expected = vectorized.binary(expected_confusion(baseline, prevalence.value, n))
+            baselines[baseline] = {
+                key: Figure(None if np.isnan(value) else float(value), n, estimated=False)
+                for key, value in ((key, expected[key]) for key in METRICS)
+            }
+    return BenchmarkResult(
+        name=name,
+        n=n,
+        metrics=_metric_figures(counts, scope),
+        confusion={"tp": tp, "fp": fp, "fn": fn, "tn": tn},
+        prevalence=prevalence,
+        baselines=baselines,
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class ReliabilityBin:
+    """Team scores in [lo, hi) (the last bin's top included) and what humans said of them."""
+
+    lo: float
+    hi: float
+    n: int
+    mean_score: float | None
+    valid_share: Figure  # the consensus' VALID rate in the bin
+
+
+def reliability(
+    scope: Scope, run: RunVerdicts, mask: Mask, *, bins: int = RELIABILITY_BINS
+) -> list[ReliabilityBin]:
+    """The run's team scores in equal bins over its scale against the share of the bin's
+    patches the consensus found VALID (a reliability diagram), on ``mask``'s patches with a
+    score and a consensus."""
+    lo, hi = run.run.scale_lo, run.run.scale_hi
+    scored = np.array([record.patch_id in run.scores for record in scope.records], bool)
+    members = np.flatnonzero(mask & scored & scope.with_consensus)
+    if hi <= lo or not len(members):
+        return []
+    scores = np.array([run.scores[scope.records[index].patch_id] for index in members])
+    width = (hi - lo) / bins
+    which = np.clip(((scores - lo) / width).astype(np.int64), 0, bins - 1)
+    valid = (scope.consensus[members] == 1).astype(np.int64)
+    counts = scope.tally(members, which * 2 + valid, bins * 2).reshape(-1, bins, 2)
+    shares = vectorized.share(counts)
+    result = []
+    for position in range(bins):
+        inside = which == position
+        n = int(inside.sum())
+        result.append(
+            ReliabilityBin(
+                lo=lo + position * width,
+                hi=lo + (position + 1) * width,
+                n=n,
+                mean_score=float(scores[inside].mean()) if n else None,
+                valid_share=scope.figure(shares[:, position], n),
+            )
+        )
+    return result
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,64 +203,37 @@ class JudgeColumn:
     excluded: int  # calibration patches with a consensus, left out
     without_verdict: dict[str, int]  # failed / pending / not_in_run: left out, counted
     benchmarks: dict[str, BenchmarkResult]
+    reliability: list[ReliabilityBin]  # on B_full
 
     @property
     def left_out(self) -> int:
         return sum(self.without_verdict.values())
 
 
-def judge_column(
-    records: Sequence[PatchRecord], run: RunVerdicts, sampling: Sampling
-) -> JudgeColumn:
+def judge_column(scope: Scope, run: RunVerdicts, masks: RunMasks) -> JudgeColumn:
     """One run against the consensus on B_full and B_clear, and what it leaves out."""
-    with_consensus = [record for record in records if record.consensus]
-    kept = run.kept(with_consensus)
+    kept = masks.kept & scope.with_consensus
     without = Counter(
-        run.statuses.get(record.patch_id, NOT_IN_RUN)
-        for record in kept
-        if record.patch_id not in run.verdicts
+        run.statuses.get(scope.records[index].patch_id, NOT_IN_RUN)
+        for index in np.flatnonzero(kept & ~masks.judged)
     )
-    full = judged_items(with_consensus, run)
-    clear = judged_items([record for record in records if record.unanimous], run)
-    b_full = benchmark_result(B_FULL, full, sampling)
+    full = kept & masks.judged
+    clear = full & scope.unanimous
+    b_full = benchmark_result(scope, B_FULL, full, masks)
     # Until a lead settles a dispute, B_clear is B_full: the same figures, once.
     b_clear = (
         dataclasses.replace(b_full, name=B_CLEAR)
-        if clear == full
-        else benchmark_result(B_CLEAR, clear, sampling)
+        if np.array_equal(clear, full)
+        else benchmark_result(scope, B_CLEAR, clear, masks)
     )
     return JudgeColumn(
         run=run,
-        with_consensus=len(kept),
-        excluded=len(with_consensus) - len(kept),
+        with_consensus=int(kept.sum()),
+        excluded=int((scope.with_consensus & ~masks.kept).sum()),
         without_verdict=dict(sorted(without.items())),
         benchmarks={B_FULL: b_full, B_CLEAR: b_clear},
+        reliability=reliability(scope, run, full),
     )
-
-
-def judge_annotator_labels(
-    records: Iterable[PatchRecord], verdicts: Mapping[int, str]
-) -> dict[int, list[tuple[str, str]]]:
-    """Each annotator's (verdict, label) pairs on the judged patches they labelled decisively."""
-    pairs: dict[int, list[tuple[str, str]]] = defaultdict(list)
-    for record in records:
-        verdict = verdicts.get(record.patch_id)
-        if verdict:
-            for annotator, label in record.decisive.items():
-                pairs[annotator].append((verdict, label))
-    return pairs
-
-
-def mean_judge_kappa(verdicts: Mapping[int, str]) -> Callable[[list[PatchRecord]], float | None]:
-    """The mean κ(judge, annotator) over annotators, as a statistic of patch records."""
-
-    def statistic(records: list[PatchRecord]) -> float | None:
-        pairs = judge_annotator_labels(records, verdicts).values()
-        kappas = [paired_kappa(own) for own in pairs if len(own) >= MIN_SHARED]
-        defined = [value for value in kappas if value is not None]
-        return fmean(defined) if defined else None
-
-    return statistic
 
 
 @dataclasses.dataclass(frozen=True)
@@ -186,32 +246,35 @@ class HumanJudgeAgreement:
     judge_pairs: dict[int, Figure]  # annotator id → κ(judge, annotator)
     judge_mean: Figure
     judge_median: float | None
+    judge_mean_ac1: Figure  # Gwet's AC1 of the judge with each annotator, averaged
     humans: PairAgreement
 
 
-def human_judge_agreement(
-    records: Sequence[PatchRecord],
-    run: RunVerdicts,
-    sampling: Sampling,
-    pairs_on: PairCache,
-) -> HumanJudgeAgreement:
+def human_judge_agreement(scope: Scope, run: RunVerdicts, masks: RunMasks) -> HumanJudgeAgreement:
     """Paper 000 RQ2 for one run, on the patches it judged (calibration ones left out)."""
-    judged = [record for record in run.judged(records) if record.labels]
+    judged = masks.judged & scope.labelled
+    cells = scope.judge_annotator_cells(judged, masks.verdict_invalid)
+    shared = cells.sum(axis=-1)
+    usable = shared >= MIN_SHARED
+    kappas = vectorized.kappa(cells)
     figures = {}
-    for annotator, pairs in sorted(judge_annotator_labels(judged, run.verdicts).items()):
-        figures[annotator] = (
-            sampling.estimate(pairs, paired_kappa)
-            if len(pairs) >= MIN_SHARED
-            else Figure(None, len(pairs))
+    for position in np.flatnonzero(shared[0]):
+        n = int(shared[0, position])
+        figures[int(scope.annotators[position])] = (
+            scope.figure(kappas[:, position], n) if n >= MIN_SHARED else Figure(None, n)
         )
     defined = [figure.value for figure in figures.values() if figure.value is not None]
+    patches = int(judged.sum())
     return HumanJudgeAgreement(
         run=run,
-        patches=len(judged),
+        patches=patches,
         judge_pairs=figures,
-        judge_mean=sampling.estimate(judged, mean_judge_kappa(run.verdicts)),
+        judge_mean=scope.figure(vectorized.mean_defined(kappas, usable), patches),
         judge_median=median_or_none(defined),
-        humans=pairs_on(judged),
+        judge_mean_ac1=scope.figure(
+            vectorized.mean_defined(vectorized.ac1_pair(cells), usable), patches
+        ),
+        humans=pair_agreement(scope, judged),
     )
 
 
@@ -221,6 +284,7 @@ class BreakdownRow:
     patches: int  # labelled patches of the group
     unanimous: Figure
     weighted_kappa: Figure  # annotators against the consensus
+    valid_rate: Figure  # the consensus' VALID rate among the group's patches with one
     judges: dict[int, BenchmarkResult]  # run id → B_full figures on the group's patches
 
 
@@ -240,27 +304,37 @@ BREAKDOWNS = {"bug_type": "Bug type", "source": "Patch source"}
 
 
 def breakdown(
-    records: Sequence[PatchRecord], key: str, runs: Sequence[RunVerdicts], sampling: Sampling
+    scope: Scope, key: str, runs: Sequence[tuple[RunVerdicts, RunMasks]]
 ) -> Breakdown:
-    """Unanimity, annotators' κ against the consensus and each run's B_full figures, per
-    value of ``key`` (a patch without one is in the group ``(none)``). With one group only,
-    the main tables say it all: no rows."""
-    groups: dict[str, list[PatchRecord]] = defaultdict(list)
-    for record in records:
-        groups[getattr(record, key) or NO_GROUP].append(record)
+    """Unanimity, annotators' κ against the consensus, the VALID rate and each run's B_full
+    figures, per value of ``key`` (a patch without one is in the group "(no bug type)" or
+    "(no source)"). With one group only, the main tables say it all: no rows."""
+    missing = NO_GROUP.format(key=BREAKDOWNS[key].lower().replace("patch ", ""))
+    groups: dict[str, list[int]] = defaultdict(list)
+    for index, record in enumerate(scope.records):
+        groups[getattr(record, key) or missing].append(index)
     rows = []
     for group, members in sorted(groups.items()) if len(groups) > 1 else ():
-        labelled = [record for record in members if record.labels]
-        with_consensus = [record for record in members if record.consensus]
+        mask = np.zeros(len(scope), bool)
+        mask[members] = True
+        labelled = mask & scope.labelled
+        consensus = mask & scope.with_consensus
         rows.append(
             BreakdownRow(
                 group=group,
-                patches=len(labelled),
-                unanimous=sampling.estimate(labelled, unanimous_share),
-                weighted_kappa=sampling.estimate(with_consensus, weighted_consensus_kappa),
+                patches=int(labelled.sum()),
+                unanimous=scope.figure(
+                    vectorized.share(scope.flag_counts(labelled, scope.unanimous)),
+                    int(labelled.sum()),
+                ),
+                weighted_kappa=weighted_consensus_kappa(scope, mask),
+                valid_rate=scope.figure(
+                    vectorized.share(scope.flag_counts(consensus, scope.consensus == 1)),
+                    int(consensus.sum()),
+                ),
                 judges={
-                    run.run.pk: benchmark_result(B_FULL, judged_items(members, run), sampling)
-                    for run in runs
+                    run.run.pk: benchmark_result(scope, B_FULL, mask & masks.kept, masks)
+                    for run, masks in runs
                 },
             )
         )

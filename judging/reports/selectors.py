@@ -4,8 +4,9 @@ dataset's labels and its judging runs, for the report page, its exports and
 
 The report reads everything it needs in a fixed number of queries, whatever the number of
 patches (the patches, the labels and adjudications, the runs' verdicts, and per run its
-calibration); the sections are then computed from plain records by ``report_humans`` and
-``report_judges``, every statistic by ``agreement``.
+calibration); the records become arrays once (``scope``), every figure and its interval
+comes from one bootstrap matrix over them (``resampling``), and the sections are computed
+by ``humans`` and ``judges``. A page can ask for some sections only: each loads on its own.
 """
 
 import dataclasses
@@ -15,20 +16,23 @@ from django.contrib.auth.models import User
 
 from judging.annotations.selectors import campaign_patch_ids
 from judging.calibration.data import calibration_patch_ids
-from judging.consensus.rules import dataset_consensus
+from judging.consensus.rules import ConsensusRule, consensus_rule_for, dataset_consensus
 from judging.models import Campaign, Context, JudgingRun, PatchJudgment
 from judging.reports.figures import PatchRecord, Sampling
-from judging.reports.humans import HumanSection, PairCache, human_section
+from judging.reports.humans import HumanSection, human_section
 from judging.reports.judges import (
     BREAKDOWNS,
     Breakdown,
     HumanJudgeAgreement,
     JudgeColumn,
+    RunMasks,
     RunVerdicts,
     breakdown,
     human_judge_agreement,
     judge_column,
 )
+from judging.reports.resampling import Replicates
+from judging.reports.scope import Scope
 from rubrics.models import Dataset, Patch
 
 UNKNOWN_RUN = "there is no judging run {run}"
@@ -36,6 +40,9 @@ FOREIGN_RUN = "run {run} judged {other}, not {dataset}"
 UNKNOWN_CAMPAIGN = "there is no campaign {campaign}"
 FOREIGN_CAMPAIGN = "campaign {campaign} labels {other}, not {dataset}"
 NOT_AN_ID = "{what} must be a number, not {value!r}"
+
+HUMANS, JUDGES, HUMAN_JUDGE, BREAKDOWN = "humans", "judges", "human_judge", "breakdowns"
+SECTIONS = (HUMANS, JUDGES, HUMAN_JUDGE, BREAKDOWN)
 
 
 class ReportError(ValueError):
@@ -50,11 +57,13 @@ class AgreementReport:
     runs_by_default: bool  # no run was asked for: the newest finished run per context
     annotators: dict[int, str]  # id → username, everyone with a label in scope
     patches_in_scope: int  # with or without labels
-    humans: HumanSection
-    judges: list[JudgeColumn]
-    human_judge: list[HumanJudgeAgreement]
-    breakdowns: list[Breakdown]
+    rule: ConsensusRule  # how the consensus of the labels was reached
     sampling: Sampling
+    # The sections asked for; the others are None (a page loads each on its own).
+    humans: HumanSection | None
+    judges: list[JudgeColumn] | None
+    human_judge: list[HumanJudgeAgreement] | None
+    breakdowns: list[Breakdown] | None
 
 
 def _ids(values: Iterable[int | str], what: str) -> list[int]:
@@ -110,14 +119,16 @@ def run_choices(dataset: Dataset) -> list[JudgingRun]:
     return list(JudgingRun.objects.filter(dataset=dataset, kind=JudgingRun.Kind.RUN))
 
 
-def _records(dataset: Dataset, patch_ids: set[int] | None) -> tuple[list[PatchRecord], int]:
+def _records(
+    dataset: Dataset, patch_ids: set[int] | None, rule: ConsensusRule
+) -> tuple[list[PatchRecord], int]:
     """The scope's patches with labels or an adjudication, and how many patches it has."""
     patches = Patch.objects.filter(dataset=dataset).values_list(
         "id", "bug_id", "bug__bug_type", "source"
     )
     facts = {row[0]: row for row in patches if patch_ids is None or row[0] in patch_ids}
     records = []
-    for patch_id, consensus in dataset_consensus(dataset).items():
+    for patch_id, consensus in dataset_consensus(dataset, rule=rule).items():
         if patch_id not in facts:
             continue
         _, bug_id, bug_type, source = facts[patch_id]
@@ -140,13 +151,16 @@ def _run_verdicts(runs: Sequence[JudgingRun]) -> list[RunVerdicts]:
     """Every run's verdicts and statuses in one query, and each run's calibration."""
     verdicts: dict[int, dict[int, str]] = {run.pk: {} for run in runs}
     statuses: dict[int, dict[int, str]] = {run.pk: {} for run in runs}
+    scores: dict[int, dict[int, float]] = {run.pk: {} for run in runs}
     rows = PatchJudgment.objects.filter(run__in=runs).values_list(
-        "run_id", "patch_id", "status", "verdict"
+        "run_id", "patch_id", "status", "verdict", "score"
     )
-    for run_id, patch_id, status, verdict in rows:
+    for run_id, patch_id, status, verdict, score in rows:
         statuses[run_id][patch_id] = status
         if status == PatchJudgment.Status.DONE and verdict:
             verdicts[run_id][patch_id] = verdict
+            if score is not None:
+                scores[run_id][patch_id] = score
     result = []
     for run in runs:
         calibration, excluded = calibration_patch_ids(run)
@@ -157,6 +171,7 @@ def _run_verdicts(runs: Sequence[JudgingRun]) -> list[RunVerdicts]:
                 statuses=statuses[run.pk],
                 calibration=calibration,
                 excluded=frozenset(excluded),
+                scores=scores[run.pk],
             )
         )
     return result
@@ -168,19 +183,27 @@ def agreement_report(
     campaign: Campaign | None = None,
     runs: Sequence[JudgingRun] | None = None,
     sampling: Sampling | None = None,
+    sections: Iterable[str] = SECTIONS,
 ) -> AgreementReport:
     """The report of ``dataset`` (or of one campaign's patches) and of ``runs``; without
-    runs, of the newest finished run of each context (pass ``[]`` for humans alone)."""
+    runs, of the newest finished run of each context (pass ``[]`` for humans alone).
+
+    The consensus follows the campaign's rule, or the dataset's without a campaign.
+    ``sections`` limits the work to some of ``SECTIONS``; the others are None.
+    """
     sampling = sampling or Sampling()
+    wanted = set(sections)
     by_default = runs is None
     chosen = default_runs(dataset) if runs is None else list(runs)
     patch_ids = campaign_patch_ids(campaign) if campaign else None
-    records, in_scope = _records(dataset, patch_ids)
+    rule = consensus_rule_for(dataset, campaign)
+    records, in_scope = _records(dataset, patch_ids, rule)
     annotator_ids = {annotator for record in records for annotator in record.labels}
     names = dict(User.objects.filter(pk__in=annotator_ids).values_list("pk", "username"))
     ordered = sorted(annotator_ids, key=lambda pk: (names.get(pk, ""), pk))
     run_verdicts = _run_verdicts(chosen)
-    pairs_on = PairCache(sampling)
+    scope = Scope(records, Replicates.draw(len(records), sampling))
+    runs_in_scope = [(run, RunMasks.of(scope, run)) for run in run_verdicts]
     return AgreementReport(
         dataset=dataset,
         campaign=campaign,
@@ -188,11 +211,16 @@ def agreement_report(
         runs_by_default=by_default,
         annotators={pk: names.get(pk, f"user {pk}") for pk in ordered},
         patches_in_scope=in_scope,
-        humans=human_section(records, ordered, sampling, pairs_on),
-        judges=[judge_column(records, run, sampling) for run in run_verdicts],
-        human_judge=[
-            human_judge_agreement(records, run, sampling, pairs_on) for run in run_verdicts
-        ],
-        breakdowns=[breakdown(records, key, run_verdicts, sampling) for key in BREAKDOWNS],
+        rule=rule,
         sampling=sampling,
+        humans=human_section(scope, ordered) if HUMANS in wanted else None,
+        judges=[judge_column(scope, *run) for run in runs_in_scope]
+        if JUDGES in wanted
+        else None,
+        human_judge=[human_judge_agreement(scope, *run) for run in runs_in_scope]
+        if HUMAN_JUDGE in wanted
+        else None,
+        breakdowns=[breakdown(scope, key, runs_in_scope) for key in BREAKDOWNS]
+        if BREAKDOWN in wanted
+        else None,
     )

@@ -34,6 +34,7 @@ from judging.annotations.services import (
     campaign_close,
     campaign_reopen,
 )
+from judging.consensus.rules import ConsensusRule
 from judging.models import Annotation, AnnotationRevision, Assignment, Campaign
 from rubrics.bundle.services import bundle_import
 from rubrics.models import Dataset, Patch
@@ -132,6 +133,13 @@ def test_campaign_create_writes_balanced_assignments_in_1_based_queues(
     assert campaign.annotators.count() == people
     assert campaign.seed is not None  # stored, though nothing was sampled
     assert (campaign.status, campaign.sample_size, campaign.filters) == ("open", None, {})
+    assert campaign.consensus_rule == "unanimous"  # paper 004's rule unless the lead says
+
+
+def test_campaign_create_stores_the_consensus_rule() -> None:
+    campaign = create_campaign(dataset_of(2), annotators(2), consensus_rule="majority")
+    campaign.refresh_from_db()
+    assert campaign.consensus_rule == ConsensusRule.MAJORITY
 
 
 # Selection
@@ -212,6 +220,7 @@ def test_filters_narrow_the_patches() -> None:
         ({"annotators": []}, NO_ANNOTATORS),
         ({"purpose": "fun"}, "unknown purpose 'fun'"),
         ({"selection": "some"}, "unknown selection 'some'"),
+        ({"consensus_rule": "plurality"}, "unknown consensus rule 'plurality'"),
         ({"name": "  "}, "a campaign needs a name"),
     ],
 )

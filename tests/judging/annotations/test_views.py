@@ -141,9 +141,41 @@ def test_a_lead_creates_a_campaign_from_the_form(
         42,
     )
     assert (campaign.overlap, campaign.show_rubric, campaign.created_by) == (2, True, lead)
+    assert campaign.consensus_rule == "unanimous"  # not posted: paper 004's rule
     assert campaign.assignments.count() == 6
     detail = lead_client.get(response["Location"]).content.decode()
     assert "Created campaign &#x27;Pilot&#x27;: 3 patches, 6 labels to give." in detail
+
+
+def test_a_lead_chooses_the_campaigns_consensus_rule(
+    dataset: Dataset, lead_client: Client, annotator: User
+) -> None:
+    page = lead_client.get(reverse("judging:campaign_new")).content.decode()
+    select = page[page.index('name="consensus_rule"') :]
+    select = select[: select.index("</select>")]
+    assert re.findall(r'<option value="(\w+)"', select) == ["unanimous", "majority"]
+    assert '<option value="unanimous" selected>' in select
+    assert "Changing the rule" not in page  # that is the queue's help
+    assert "which patches wait for adjudication changes with it" in page
+    fields = {
+        "dataset": "labels-demo",
+        "name": "Majority",
+        "purpose": "benchmark",
+        "selection": "all",
+        "annotators": [annotator.pk],
+        "overlap": "1",
+    }
+    refused = lead_client.post(reverse("judging:campaign_new"), fields | {"consensus_rule": "x"})
+    assert refused.status_code == 400
+    assert not Campaign.objects.exists()
+    response = lead_client.post(
+        reverse("judging:campaign_new"), fields | {"consensus_rule": "majority"}
+    )
+    assert response.status_code == 302
+    campaign = Campaign.objects.get()
+    assert campaign.consensus_rule == "majority"
+    detail = lead_client.get(response["Location"]).content.decode()
+    assert 'id="campaign-consensus-rule" data-rule="majority"' in detail
 
 
 def test_the_form_shows_the_service_s_refusals(

@@ -37,6 +37,7 @@ from judging.calibration.teams import (
     team_evaluate,
     teams_rank,
 )
+from judging.consensus.rules import ConsensusRule
 from judging.models import (
     Assignment,
     BugStep,
@@ -327,6 +328,36 @@ def test_the_loader_leaves_out_patches_without_results_or_consensus(dataset: Dat
     assert data.without_consensus == 1  # P-3 is disputed
     assert data.threshold == run_threshold(run) == 50.0
     assert data.offline == []
+
+
+@pytest_db
+def test_the_loader_and_the_runs_use_the_campaigns_consensus_rule(dataset: Dataset) -> None:
+    p0, p1, p2, p3 = patches(dataset)
+    campaign = campaign_of(
+        dataset,
+        {
+            p0: (VALID, VALID),
+            p1: (INVALID, VALID, INVALID),  # 2 of 3: a consensus under the majority rule only
+            p2: (VALID, VALID, VALID, INVALID, INVALID),  # 3 of 5: no consensus either way
+            p3: (VALID, INVALID, UNSURE),
+        },
+    )
+    run = run_of(dataset, ["s1b", "s3"], {p: {"s1b": 50, "s3": 50} for p in (p0, p1, p2, p3)})
+    with pytest.raises(CalibrationError, match="1 of the campaign's patches"):
+        calibration_load(campaign=campaign, run=run)  # unanimous: only P-0
+    assert calibration_runs(campaign) == []
+
+    Campaign.objects.filter(pk=campaign.pk).update(consensus_rule=ConsensusRule.MAJORITY)
+    campaign.refresh_from_db()
+    data = calibration_load(campaign=campaign, run=run)
+    assert [(p.patch_id, p.consensus) for p in data.patches] == [(p0.pk, VALID), (p1.pk, INVALID)]
+    assert data.without_consensus == 2
+    assert [(row.run, row.covered, row.labelled) for row in calibration_runs(campaign)] == [
+        (run, 2, 2)
+    ]
+    # The dataset's own rule plays no part in a campaign's calibration.
+    Dataset.objects.filter(pk=dataset.pk).update(consensus_rule=ConsensusRule.UNANIMOUS)
+    assert len(calibration_load(campaign=campaign, run=run).patches) == 2
 
 
 @pytest_db

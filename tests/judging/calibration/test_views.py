@@ -308,7 +308,7 @@ def test_the_queue_of_the_le2019_labels_renders_in_a_few_queries(
         response = lead_client.get(url)
     html = response.content.decode()
     assert response.status_code == 200
-    counts = [int(n) for n in re.findall(r'id="count-\w+">(\d+)<', html)]
-    assert sum(counts) == labelled.count()
-    assert html.count('class="card adjudication"') == counts[2]  # every waiting patch
+    counts = {name: int(n) for name, n in re.findall(r'id="count-(\w+)">(\d+)<', html)}
+    assert sum(counts.values()) == labelled.count()
+    assert html.count('class="card adjudication"') == counts["waiting"]  # every waiting patch
     assert len(queries) < 20, "\n".join(q["sql"][:150] for q in queries.captured_queries)

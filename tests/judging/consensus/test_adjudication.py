@@ -1,22 +1,31 @@
-"""Recording a lead's consensus (its validation) and the adjudication queue (its order,
-contents and counts, for a dataset or one campaign)."""
+"""Recording a lead's consensus (its validation), the adjudication queue (its order,
+contents and counts, for a dataset or one campaign, under either consensus rule), and
+changing the rule."""
 
 import pytest
 from django.contrib.auth.models import User
 
 from judging.consensus.adjudication import (
+    CAMPAIGN_CONSENSUS_RULE,
+    CAMPAIGN_ELSEWHERE,
+    DATASET_CONSENSUS_RULE,
     NOT_DECISIVE,
     OTHER_NEEDS_NOTE,
     THEMES_REQUIRED,
+    UNKNOWN_RULE,
     UNKNOWN_THEME,
     AdjudicationError,
     adjudication_counts,
+    adjudication_item,
     adjudication_queue,
     adjudication_record,
+    consensus_rule_set,
 )
-from judging.consensus.rules import State
+from judging.consensus.rules import ConsensusRule, State
 from judging.models import Adjudication, Assignment, Campaign, DisagreementTheme, Label
 from rubrics.models import Dataset, Patch
+from sejury_web.audit import audit_events
+from sejury_web.models import AuditEvent
 from tests.judging.factories import AnnotationFactory, UserFactory
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory
 
@@ -28,7 +37,7 @@ Theme = DisagreementTheme
 
 def labelled(patch: Patch, *labels: str, notes: tuple[str, ...] = ()) -> Patch:
     """Give ``patch`` one label per annotator ann, bob, cyd…, with optional notes."""
-    names = ["ann", "bob", "cyd", "dan"]
+    names = ["ann", "bob", "cyd", "dan", "eve", "fay"]
     for index, label in enumerate(labels):
         note = notes[index] if index < len(notes) else ""
         AnnotationFactory(
@@ -148,6 +157,8 @@ def test_the_queue_lists_disputed_patches_first_then_too_few(dataset: Dataset) -
     counts = queue.counts
     assert (counts.unanimous, counts.adjudicated, counts.waiting) == (2, 0, 4)
     assert (counts.disputed, counts.too_few, counts.unlabelled) == (2, 2, 0)
+    assert counts.majority == 0
+    assert queue.rule == ConsensusRule.UNANIMOUS
 
 
 def test_the_queue_shows_every_label_with_its_annotator_and_note(dataset: Dataset) -> None:
@@ -196,3 +207,129 @@ def test_the_queue_of_a_campaign_must_be_on_its_dataset(dataset: Dataset, lead: 
     elsewhere = Campaign.objects.create(dataset=DatasetFactory(), name="Other", created_by=lead)
     with pytest.raises(AdjudicationError):
         adjudication_queue(dataset=dataset, campaign=elsewhere)
+
+
+# The majority rule
+
+
+@pytest.fixture
+def majorities(dataset: Dataset) -> Dataset:
+    """The dataset, plus per bug: 2 of 3 (a majority), 3 of 5 (none) and 2 of 2 + UNSURE."""
+    for bug in dataset.bugs.all():
+        labelled(PatchFactory(bug=bug, key=f"{bug.key}-2of3"), VALID, INVALID, VALID)
+        labelled(PatchFactory(bug=bug, key=f"{bug.key}-3of5"), *[INVALID] * 3, *[VALID] * 2)
+    return dataset
+
+
+def test_the_queue_under_the_majority_rule_leaves_out_the_majorities(
+    majorities: Dataset,
+) -> None:
+    unanimous = adjudication_queue(dataset=majorities)
+    assert keys(unanimous.waiting) == [
+        "B-1-2of3",
+        "B-1-3of5",
+        "B-1-disputed",
+        "B-2-2of3",
+        "B-2-3of5",
+        "B-2-disputed",
+        "B-1-few",
+        "B-2-few",
+    ]
+    consensus_rule_set(dataset=majorities, rule=ConsensusRule.MAJORITY, actor=None)
+
+    queue = adjudication_queue(dataset=majorities)
+    assert queue.rule == ConsensusRule.MAJORITY
+    assert keys(queue.waiting) == [
+        "B-1-3of5",  # 3 of 5 is no two-thirds majority
+        "B-1-disputed",
+        "B-2-3of5",
+        "B-2-disputed",
+        "B-1-few",
+        "B-2-few",
+    ]
+    counts = queue.counts
+    assert (counts.unanimous, counts.majority, counts.adjudicated) == (2, 2, 0)
+    assert (counts.disputed, counts.too_few, counts.waiting) == (4, 2, 6)
+
+
+def test_an_adjudicated_majority_stays_adjudicated_under_the_majority_rule(
+    majorities: Dataset, lead: User
+) -> None:
+    patch = majorities.patches.get(key="B-1-2of3")
+    adjudication_record(patch=patch, label=INVALID, themes=[Theme.OTHER], note="n", actor=lead)
+    consensus_rule_set(dataset=majorities, rule=ConsensusRule.MAJORITY, actor=lead)
+    queue = adjudication_queue(dataset=majorities)
+    assert keys(queue.adjudicated) == ["B-1-2of3"]
+    assert queue.adjudicated[0].consensus.consensus == INVALID  # the lead's, not the majority's
+    assert (queue.counts.majority, queue.counts.adjudicated) == (1, 1)
+
+
+def test_the_queue_of_a_campaign_follows_the_campaigns_rule(majorities: Dataset) -> None:
+    campaign = Campaign.objects.create(
+        dataset=majorities, name="Majority", consensus_rule=ConsensusRule.MAJORITY
+    )
+    for position, key in enumerate(["B-1-2of3", "B-1-3of5", "B-1-unanimous"], 1):
+        Assignment.objects.create(
+            campaign=campaign,
+            patch=majorities.patches.get(key=key),
+            annotator=UserFactory(username="ann"),
+            position=position,
+        )
+    queue = adjudication_queue(dataset=majorities, campaign=campaign)
+    assert queue.rule == ConsensusRule.MAJORITY
+    assert keys(queue.waiting) == ["B-1-3of5"]
+    assert (queue.counts.unanimous, queue.counts.majority) == (1, 1)
+    # The dataset keeps its own (unanimous) rule.
+    assert "B-1-2of3" in keys(adjudication_queue(dataset=majorities).waiting)
+    item = adjudication_item(patch=majorities.patches.get(key="B-1-2of3"), campaign=campaign)
+    assert item.consensus.state == State.MAJORITY
+    assert adjudication_item(patch=item.patch).consensus.state == State.DISPUTED
+
+
+# Changing the rule
+
+
+def test_changing_a_datasets_rule_is_in_the_audit_trail(dataset: Dataset, lead: User) -> None:
+    assert consensus_rule_set(dataset=dataset, rule=ConsensusRule.MAJORITY, actor=lead)
+    dataset.refresh_from_db()
+    assert dataset.consensus_rule == ConsensusRule.MAJORITY
+    event = audit_events(dataset).get()
+    assert (event.actor, event.action, event.target) == (lead, DATASET_CONSENSUS_RULE, dataset)
+    assert event.detail == {"from": "unanimous", "to": "majority"}
+    # The same rule again changes nothing and records nothing.
+    assert not consensus_rule_set(dataset=dataset, rule="majority", actor=lead)
+    assert audit_events(dataset).count() == 1
+
+
+def test_changing_a_campaigns_rule_leaves_the_datasets(dataset: Dataset, lead: User) -> None:
+    campaign = Campaign.objects.create(dataset=dataset, name="C")
+    assert consensus_rule_set(
+        dataset=dataset, campaign=campaign, rule=ConsensusRule.MAJORITY, actor=lead
+    )
+    campaign.refresh_from_db()
+    dataset.refresh_from_db()
+    assert (campaign.consensus_rule, dataset.consensus_rule) == ("majority", "unanimous")
+    event = audit_events(campaign).get()
+    assert (event.action, event.detail) == (
+        CAMPAIGN_CONSENSUS_RULE,
+        {"from": "unanimous", "to": "majority"},
+    )
+    assert not audit_events(dataset).exists()
+
+
+def test_changing_the_rule_refuses_an_unknown_rule_and_another_datasets_campaign(
+    dataset: Dataset, lead: User
+) -> None:
+    with pytest.raises(AdjudicationError) as refused:
+        consensus_rule_set(dataset=dataset, rule="plurality", actor=lead)
+    known = ", ".join(ConsensusRule.values)
+    assert str(refused.value) == UNKNOWN_RULE.format(rule="plurality", known=known)
+    assert refused.value.field == "rule"
+    elsewhere = Campaign.objects.create(dataset=DatasetFactory(), name="Other")
+    with pytest.raises(AdjudicationError, match=CAMPAIGN_ELSEWHERE[:9]):
+        consensus_rule_set(dataset=dataset, campaign=elsewhere, rule="majority", actor=lead)
+    dataset.refresh_from_db()
+    elsewhere.refresh_from_db()
+    assert (dataset.consensus_rule, elsewhere.consensus_rule) == ("unanimous", "unanimous")
+    rule_actions = [DATASET_CONSENSUS_RULE, CAMPAIGN_CONSENSUS_RULE]
+    assert not AuditEvent.objects.filter(action__in=rule_actions).exists()

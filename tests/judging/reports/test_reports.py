@@ -307,7 +307,7 @@ def test_one_group_has_no_breakdown_rows(small: Small) -> None:
     Patch.objects.filter(dataset=small.dataset).update(source="")
     by_source = agreement_report(small.dataset, runs=[]).breakdowns[1]
     assert by_source.single_group
-    assert by_source.groups == ["(none)"]
+    assert by_source.groups == ["(no source)"]
     assert by_source.rows == []
 
 

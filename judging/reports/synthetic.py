@@ -1,0 +1,135 @@
+"""A synthetic labelled dataset with judged runs, at any size: what the agreement report's
+benchmark (``bench/agreement_report.py``) and its browser test measure and look at.
+
+Each patch has a hidden truth (VALID at ``valid_rate``, skewed like real patch-correctness
+data); each annotator labels it right with their own accuracy, sometimes UNSURE; each run's
+verdict is right with its own accuracy and comes with a team score that leans the right
+way. Disputed patches are adjudicated to the truth, every other one (so B_full is larger
+than B_clear, as after a lead's pass). Nothing here is an LLM's output: the runs are
+``offline`` runs named as synthetic, and the report marks them so.
+"""
+
+import dataclasses
+
+import numpy as np
+from django.contrib.auth.models import User
+from django.db import transaction
+
+from judging.models import Adjudication, Annotation, Context, JudgingRun, Label, PatchJudgment
+from rubrics.models import Bug, Dataset, Patch
+from sejury_web.llm import Provider
+
+SOURCES = ("agent-a", "agent-b", "apr-tool", "llm-fixer")
+BUG_TYPES = ("wrong_operator", "null_check", "off_by_one", "missing_case", "api_misuse")
+TEAM = ["rubric", "s1b", "s2"]
+DIFF = "--- a/src/m{bug}.py\n+++ b/src/m{bug}.py\n@@ -1 +1 @@\n-x = {bug}\n+x = {patch}\n"
+
+
+@dataclasses.dataclass(frozen=True)
+class Shape:
+    """How large the synthetic data is, and how it behaves."""
+
+    bugs: int = 2_000
+    patches_per_bug: int = 5
+    annotators: int = 20
+    labels_per_patch: int = 5
+    runs: int = 2
+    valid_rate: float = 0.2
+    unsure_rate: float = 0.05
+    seed: int = 0
+
+
+@transaction.atomic
+def synthetic_dataset(name: str, shape: Shape) -> Dataset:
+    """A new dataset ``name`` with ``shape``'s bugs, patches, labels, adjudications and
+    finished runs (annotators ``<slug>-rater-N`` are made as needed, without a password)."""
+    rng = np.random.default_rng(shape.seed)
+    dataset = Dataset.objects.create(name=name, slug=name.lower().replace(" ", "-"))
+    bugs = Bug.objects.bulk_create(
+        Bug(
+            dataset=dataset,
+            key=f"SYN-{b}",
+            title=f"Synthetic bug {b}",
+            description="A synthetic bug: no code behind it.",
+            bug_type=BUG_TYPES[b % len(BUG_TYPES)],
+            reference_patch=DIFF.format(bug=b, patch=b + 1),
+        )
+        for b in range(shape.bugs)
+    )
+    patches = Patch.objects.bulk_create(
+        Patch(
+            dataset=dataset,
+            bug=bug,
+            key=f"{bug.key}-p{p}",
+            diff=DIFF.format(bug=b, patch=b + p + 2),
+            diff_hash=f"syn-{b}-{p}",
+            source=SOURCES[(b + p) % len(SOURCES)],
+        )
+        for b, bug in enumerate(bugs)
+        for p in range(shape.patches_per_bug)
+    )
+    truth = rng.random(len(patches)) < shape.valid_rate
+    raters = [
+        User.objects.get_or_create(username=f"{dataset.slug}-rater-{a}")[0]
+        for a in range(shape.annotators)
+    ]
+    accuracy = rng.uniform(0.8, 0.97, size=len(raters))
+    labels = []
+    decisive: list[list[bool]] = []
+    for index, patch in enumerate(patches):
+        given = rng.choice(len(raters), size=shape.labels_per_patch, replace=False)
+        said = []
+        for rater in given:
+            if rng.random() < shape.unsure_rate:
+                label = Label.UNSURE
+            else:
+                right = rng.random() < accuracy[rater]
+                label = Label.VALID if truth[index] == right else Label.INVALID
+                said.append(label == Label.VALID)
+            labels.append(
+                Annotation(patch=patch, annotator=raters[rater], label=label, origin="imported")
+            )
+        decisive.append(said)
+    Annotation.objects.bulk_create(labels, batch_size=5_000)
+    disputed = [
+        index for index, said in enumerate(decisive) if len(said) < 2 or len(set(said)) > 1
+    ]
+    Adjudication.objects.bulk_create(
+        Adjudication(
+            patch=patches[index],
+            label=Label.VALID if truth[index] else Label.INVALID,
+            themes=["other"],
+            note="Synthetic adjudication.",
+        )
+        for index in disputed[::2]
+    )
+    for number in range(shape.runs):
+        run = JudgingRun.objects.create(
+            dataset=dataset,
+            name=f"Synthetic verdicts {number + 1} (not an LLM's)",
+            strategies=TEAM,
+            context=list(Context.values)[number % len(Context.values)],
+            provider=Provider.OFFLINE,
+            model="synthetic",
+            status=JudgingRun.Status.FINISHED,
+        )
+        right = rng.random(len(patches)) < 0.75 + 0.08 * number
+        says_valid = truth == right
+        scores = np.clip(
+            np.where(says_valid, 70.0, 30.0) + rng.normal(0, 15, len(patches)), 0.0, 100.0
+        )
+        scores = np.where(says_valid, np.maximum(scores, 50.0), np.minimum(scores, 49.9))
+        PatchJudgment.objects.bulk_create(
+            (
+                PatchJudgment(
+                    run=run,
+                    patch=patch,
+                    status=PatchJudgment.Status.DONE,
+                    verdict=Label.VALID if says_valid[index] else Label.INVALID,
+                    score=float(round(scores[index], 1)),
+                )
+                for index, patch in enumerate(patches)
+            ),
+            batch_size=5_000,
+        )
+    return dataset

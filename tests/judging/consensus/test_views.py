@@ -1,0 +1,193 @@
+"""The adjudication queue's consensus rule: the page states the rule in force and counts the
+majorities; a lead changes the rule of the campaign shown (or else the dataset) with a form
+whose change is in the audit trail; others are refused, and a bad value changes nothing."""
+
+import re
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import reverse
+
+from judging.consensus.adjudication import CAMPAIGN_CONSENSUS_RULE, DATASET_CONSENSUS_RULE
+from judging.consensus.rules import ConsensusRule
+from judging.models import Campaign, Label
+from rubrics.models import Dataset, Patch
+from sejury_web.audit import audit_events
+from sejury_web.models import AuditEvent
+from tests.judging.calibration.factories import campaign_of
+from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory
+
+pytestmark = pytest.mark.django_db
+
+VALID, INVALID, UNSURE = Label.VALID, Label.INVALID, Label.UNSURE
+RULE_ACTIONS = [DATASET_CONSENSUS_RULE, CAMPAIGN_CONSENSUS_RULE]
+
+
+@pytest.fixture
+def dataset() -> Dataset:
+    dataset = DatasetFactory(name="Rule demo", slug="rule-demo")
+    bug = BugFactory(dataset=dataset, key="B")
+    for n in range(4):
+        PatchFactory(bug=bug, key=f"P-{n}")
+    return dataset
+
+
+def patch(dataset: Dataset, key: str) -> Patch:
+    return dataset.patches.get(key=key)
+
+
+@pytest.fixture
+def campaign(dataset: Dataset) -> Campaign:
+    """P-0 unanimous, P-1 2 of 3 (a majority), P-2 3 of 5 (none), P-3 one decisive label."""
+    return campaign_of(
+        dataset,
+        {
+            patch(dataset, "P-0"): (VALID, VALID),
+            patch(dataset, "P-1"): (INVALID, VALID, INVALID),
+            patch(dataset, "P-2"): (VALID, VALID, VALID, INVALID, INVALID),
+            patch(dataset, "P-3"): (VALID, UNSURE, UNSURE),
+        },
+    )
+
+
+def queue_url(dataset: Dataset, campaign: Campaign | None = None) -> str:
+    url = reverse("judging:adjudication_queue", args=[dataset.slug])
+    return f"{url}?campaign={campaign.pk}" if campaign else url
+
+
+def rule_url(dataset: Dataset) -> str:
+    return reverse("judging:consensus_rule_set", args=[dataset.slug])
+
+
+def waiting_keys(html: str) -> list[str]:
+    waiting = html[html.index('id="adjudication-waiting"') : html.index('id="adjudication-done"')]
+    return re.findall(r'data-patch-key="([^"]+)"', waiting)
+
+
+def test_the_queue_states_the_rule_and_counts_majorities(
+    dataset: Dataset, campaign: Campaign, lead_client: Client
+) -> None:
+    html = lead_client.get(queue_url(dataset, campaign)).content.decode()
+    assert 'id="consensus-rule" data-rule="unanimous"' in html
+    assert re.search(r'id="consensus-rule-in-force">Unanimous \(paper 004\)<', html)
+    assert re.search(r'id="count-majority">0<', html)
+    assert waiting_keys(html) == ["P-1", "P-2", "P-3"]
+    assert 'name="rule"' in html
+    assert f'name="campaign" value="{campaign.pk}"' in html  # the form changes the campaign's
+
+    Campaign.objects.filter(pk=campaign.pk).update(consensus_rule=ConsensusRule.MAJORITY)
+    html = lead_client.get(queue_url(dataset, campaign)).content.decode()
+    assert 'id="consensus-rule" data-rule="majority"' in html
+    assert re.search(r'id="consensus-rule-in-force">Two-thirds majority of ≥ 3 labels<', html)
+    assert re.search(r'id="count-unanimous">1<', html)
+    assert re.search(r'id="count-majority">1<', html)
+    assert waiting_keys(html) == ["P-2", "P-3"]
+    assert "The dataset’s own rule" in html  # the campaign's differs from the dataset's
+    # The dataset's own view keeps the dataset's rule.
+    html = lead_client.get(queue_url(dataset)).content.decode()
+    assert 'id="consensus-rule" data-rule="unanimous"' in html
+    assert waiting_keys(html) == ["P-1", "P-2", "P-3"]
+
+
+def test_a_lead_changes_the_campaigns_rule(
+    dataset: Dataset, campaign: Campaign, lead: User, lead_client: Client
+) -> None:
+    response = lead_client.post(rule_url(dataset), {"rule": "majority", "campaign": campaign.pk})
+    assert response.status_code == 302
+    assert response["Location"] == queue_url(dataset, campaign)
+    campaign.refresh_from_db()
+    dataset.refresh_from_db()
+    assert (campaign.consensus_rule, dataset.consensus_rule) == ("majority", "unanimous")
+    event = audit_events(campaign).get()
+    assert (event.actor, event.action, event.detail) == (
+        lead,
+        CAMPAIGN_CONSENSUS_RULE,
+        {"from": "unanimous", "to": "majority"},
+    )
+    html = lead_client.get(response["Location"]).content.decode()
+    assert "is now: Two-thirds majority of ≥ 3 labels." in html
+    assert waiting_keys(html) == ["P-2", "P-3"]
+    # The campaign's page says so in its history.
+    detail = lead_client.get(reverse("judging:campaign_detail", args=[campaign.pk]))
+    assert "lead changed the consensus rule" in detail.content.decode()
+
+
+def test_a_lead_changes_the_datasets_rule(
+    dataset: Dataset, campaign: Campaign, lead: User, lead_client: Client
+) -> None:
+    response = lead_client.post(rule_url(dataset), {"rule": "majority"})
+    assert response.status_code == 302
+    assert response["Location"] == queue_url(dataset)
+    dataset.refresh_from_db()
+    campaign.refresh_from_db()
+    assert (dataset.consensus_rule, campaign.consensus_rule) == ("majority", "unanimous")
+    event = audit_events(dataset).get()
+    assert (event.actor, event.action, event.detail) == (
+        lead,
+        DATASET_CONSENSUS_RULE,
+        {"from": "unanimous", "to": "majority"},
+    )
+    html = lead_client.get(queue_url(dataset)).content.decode()
+    assert waiting_keys(html) == ["P-2", "P-3"]
+    # The same rule again: said, and no second event.
+    again = lead_client.post(rule_url(dataset), {"rule": "majority"}, follow=True)
+    assert "was already: Two-thirds majority" in again.content.decode()
+    assert audit_events(dataset).count() == 1
+
+
+@pytest.mark.parametrize("value", ["plurality", ""])
+def test_a_bad_rule_is_a_form_error_and_changes_nothing(
+    dataset: Dataset, campaign: Campaign, lead_client: Client, value: str
+) -> None:
+    response = lead_client.post(rule_url(dataset), {"rule": value, "campaign": campaign.pk})
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert 'class="error" role="alert"' in html
+    assert "<details open>" in html  # the form is shown with its error
+    assert waiting_keys(html) == ["P-1", "P-2", "P-3"]  # the queue, as it was
+    campaign.refresh_from_db()
+    dataset.refresh_from_db()
+    assert (campaign.consensus_rule, dataset.consensus_rule) == ("unanimous", "unanimous")
+    assert not AuditEvent.objects.filter(action__in=RULE_ACTIONS).exists()
+
+
+def test_only_a_lead_changes_the_rule(
+    dataset: Dataset,
+    campaign: Campaign,
+    annotator_client: Client,
+    reviewer_client: Client,
+    lead_client: Client,
+) -> None:
+    for client in (annotator_client, reviewer_client):
+        for data in ({"rule": "majority"}, {"rule": "majority", "campaign": campaign.pk}):
+            assert client.post(rule_url(dataset), data).status_code == 403
+    assert Client().post(rule_url(dataset), {"rule": "majority"}).status_code == 302  # login
+    assert lead_client.get(rule_url(dataset)).status_code == 405  # POST only
+    other = Campaign.objects.create(dataset=DatasetFactory(), name="Elsewhere")
+    refused = lead_client.post(rule_url(dataset), {"rule": "majority", "campaign": other.pk})
+    assert refused.status_code == 404
+    campaign.refresh_from_db()
+    dataset.refresh_from_db()
+    assert (campaign.consensus_rule, dataset.consensus_rule) == ("unanimous", "unanimous")
+    assert not AuditEvent.objects.filter(action__in=RULE_ACTIONS).exists()
+
+
+def test_the_form_needs_its_csrf_token(dataset: Dataset, lead: User) -> None:
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(lead)
+    response = client.post(rule_url(dataset), {"rule": "majority"})
+    assert response.status_code == 403
+    dataset.refresh_from_db()
+    assert dataset.consensus_rule == "unanimous"
+    page = client.get(queue_url(dataset)).content.decode()
+    form = page[page.index('id="consensus-rule-form"') :]
+    assert 'name="csrfmiddlewaretoken"' in form[: form.index("</form>")]
+
+
+def test_the_index_shows_each_datasets_rule(
+    dataset: Dataset, campaign: Campaign, lead_client: Client
+) -> None:
+    Dataset.objects.filter(pk=dataset.pk).update(consensus_rule=ConsensusRule.MAJORITY)
+    html = lead_client.get(reverse("judging:adjudication_index")).content.decode()
+    assert "<td>Two-thirds majority of ≥ 3 labels</td>" in html
