@@ -14,7 +14,7 @@ from typing import Any
 from judging.agreement import SMALL_SAMPLE
 from judging.reports.figures import Figure
 from judging.reports.humans import HumanColumn, PairAgreement
-from judging.reports.judges import METRICS, BenchmarkResult, JudgeColumn, RunVerdicts
+from judging.reports.judges import BASELINES, METRICS, BenchmarkResult, JudgeColumn, RunVerdicts
 from judging.reports.selectors import AgreementReport
 from sejury_web.llm import OFFLINE_MARKER
 
@@ -29,6 +29,7 @@ HUMAN_ROWS = (
     ("unanimous", "Unanimous agreement"),
     ("alpha", "Krippendorff's α"),
     ("fleiss", "Fleiss' κ"),
+    ("ac1", "Gwet's AC1"),
     ("weighted_kappa", "Weighted average Cohen's κ against the consensus"),
     ("consensus_valid", "Consensus: VALID patches"),
     ("consensus_invalid", "Consensus: INVALID patches"),
@@ -100,6 +101,7 @@ def _pairs_dict(pairs: PairAgreement, names: dict[int, str]) -> dict[str, Any]:
         ],
         "mean": figure_dict(pairs.mean),
         "median": pairs.median,
+        "mean_ac1": figure_dict(pairs.mean_ac1),
     }
 
 
@@ -108,7 +110,25 @@ def _benchmark_dict(result: BenchmarkResult) -> dict[str, Any]:
         "n": result.n,
         **{key: figure_dict(result.metrics[key]) for key in METRICS},
         "confusion": dict(result.confusion),
+        "prevalence_valid": figure_dict(result.prevalence),
+        "baselines": {
+            name: {key: figure.value for key, figure in metrics.items()}
+            for name, metrics in result.baselines.items()
+        },
     }
+
+
+def _reliability_dict(column: JudgeColumn) -> list[dict[str, Any]]:
+    return [
+        {
+            "score_lo": row.lo,
+            "score_hi": row.hi,
+            "patches": row.n,
+            "mean_score": row.mean_score,
+            "valid_share": figure_dict(row.valid_share),
+        }
+        for row in column.reliability
+    ]
 
 
 def _judge_dict(column: JudgeColumn) -> dict[str, Any]:
@@ -118,11 +138,14 @@ def _judge_dict(column: JudgeColumn) -> dict[str, Any]:
         "calibration_patches_left_out": column.excluded,
         "without_verdict": dict(column.without_verdict),
         "benchmarks": {name: _benchmark_dict(r) for name, r in column.benchmarks.items()},
+        "reliability_b_full": _reliability_dict(column),
     }
 
 
 def report_dict(report: AgreementReport) -> dict[str, Any]:
     """The whole report as one JSON-ready document, a key per section."""
+    assert report.humans is not None and report.judges is not None
+    assert report.human_judge is not None and report.breakdowns is not None
     names = report.annotators
     sampling = report.sampling
     return {
@@ -132,17 +155,30 @@ def report_dict(report: AgreementReport) -> dict[str, Any]:
         else {"id": report.campaign.pk, "name": report.campaign.name},
         "patches_in_scope": report.patches_in_scope,
         "intervals": {
-            "method": "percentile bootstrap over patches",
+            "method": (
+                "percentile bootstrap: the report's patches resampled with replacement, every"
+                " figure recomputed on each resample"
+            ),
             "level": sampling.level,
             "resamples": sampling.resamples,
             "seed": sampling.seed,
             "small_sample_below": SMALL_SAMPLE,
         },
+        "consensus": {
+            "rule": report.rule.value,
+            "description": report.rule.label,
+            "adjudicated_always_wins": True,
+            "unanimous_only": report.humans.unanimous_only,
+        },
+        "baselines": dict(BASELINES),
         "runs": [run_dict(run, by_default=report.runs_by_default) for run in report.runs],
         "humans": {
             "annotators": list(names.values()),
             "columns": {c.name: _column_dict(c, names) for c in report.humans.columns},
             "pairs": _pairs_dict(report.humans.pairs, names),
+            "pairwise_mean_kappa": {
+                names[pk]: figure_dict(figure) for pk, figure in report.humans.pairwise.items()
+            },
         },
         "judges": [_judge_dict(column) for column in report.judges],
         "human_judge": [
@@ -154,6 +190,7 @@ def report_dict(report: AgreementReport) -> dict[str, Any]:
                     for a, figure in agreement.judge_pairs.items()
                 ],
                 "judge_mean": figure_dict(agreement.judge_mean),
+                "judge_mean_ac1": figure_dict(agreement.judge_mean_ac1),
                 "judge_median": agreement.judge_median,
                 "annotator_pairs": _pairs_dict(agreement.humans, names),
             }
@@ -168,6 +205,7 @@ def report_dict(report: AgreementReport) -> dict[str, Any]:
                         "patches": row.patches,
                         "unanimous": figure_dict(row.unanimous),
                         "weighted_kappa": figure_dict(row.weighted_kappa),
+                        "valid_rate": figure_dict(row.valid_rate),
                         "runs": {str(pk): _benchmark_dict(r) for pk, r in row.judges.items()},
                     }
                     for row in breakdown.rows
@@ -192,6 +230,10 @@ def _benchmark_cells(section: str, column: str, result: BenchmarkResult) -> Iter
         yield (section, key, column, result.metrics[key])
     for key in CONFUSION:
         yield _count_cell(section, key, column, result.confusion[key])
+    yield (section, "prevalence_valid", column, result.prevalence)
+    for baseline, metrics in result.baselines.items():
+        for key, figure in metrics.items():
+            yield (section, f"baseline {baseline} {key}", column, figure)
 
 
 def _pair_cells(
@@ -200,10 +242,13 @@ def _pair_cells(
     for (a, b), figure in pairs.kappas.items():
         yield (section, f"kappa {names[a]} × {names[b]}", column, figure)
     yield (section, "mean pair kappa", column, pairs.mean)
+    yield (section, "mean pair ac1", column, pairs.mean_ac1)
 
 
 def report_cells(report: AgreementReport) -> Iterator[Cell]:
     """Every figure of the report as (section, figure, column, Figure)."""
+    assert report.humans is not None and report.judges is not None
+    assert report.human_judge is not None and report.breakdowns is not None
     names = report.annotators
     for column in report.humans.columns:
         for key, _ in HUMAN_ROWS:
@@ -218,6 +263,8 @@ def report_cells(report: AgreementReport) -> Iterator[Cell]:
                 annotator.kappa,
             )
     yield from _pair_cells("human_pairs", "labelled", report.humans.pairs, names)
+    for pk, figure in report.humans.pairwise.items():
+        yield ("human_pairs", f"mean kappa of {names[pk]} with the others", "labelled", figure)
     for judge in report.judges:
         run = run_label(judge.run)
         for name, result in judge.benchmarks.items():
@@ -225,11 +272,14 @@ def report_cells(report: AgreementReport) -> Iterator[Cell]:
         for status, number in judge.without_verdict.items():
             yield _count_cell("judges", f"without verdict: {status}", run, number)
         yield _count_cell("judges", "calibration patches left out", run, judge.excluded)
+        for row in judge.reliability:
+            yield ("judges", f"valid share, score {row.lo:g} to {row.hi:g}", run, row.valid_share)
     for agreement in report.human_judge:
         run = run_label(agreement.run)
         for a, figure in agreement.judge_pairs.items():
             yield ("human_judge", f"kappa judge × {names[a]}", run, figure)
         yield ("human_judge", "mean judge kappa", run, agreement.judge_mean)
+        yield ("human_judge", "mean judge ac1", run, agreement.judge_mean_ac1)
         yield from _pair_cells("human_judge", run, agreement.humans, names)
     labels = {run.run.pk: run_label(run) for run in report.runs}
     for breakdown in report.breakdowns:
@@ -237,6 +287,7 @@ def report_cells(report: AgreementReport) -> Iterator[Cell]:
         for row in breakdown.rows:
             yield (section, "unanimous", row.group, row.unanimous)
             yield (section, "weighted_kappa", row.group, row.weighted_kappa)
+            yield (section, "valid_rate", row.group, row.valid_rate)
             for pk, result in row.judges.items():
                 yield from _benchmark_cells(section, f"{row.group} {labels[pk]} b_full", result)
 

@@ -177,6 +177,35 @@ def _run_verdicts(runs: Sequence[JudgingRun]) -> list[RunVerdicts]:
     return result
 
 
+@dataclasses.dataclass(frozen=True)
+class ReportShell:
+    """What the report page shows before any figure: its scope, runs and consensus rule."""
+
+    campaign: Campaign | None
+    runs: list[JudgingRun]
+    runs_by_default: bool
+    patches_in_scope: int
+    rule: ConsensusRule
+
+
+def report_shell(
+    dataset: Dataset, *, campaign: Campaign | None, runs: Sequence[JudgingRun] | None
+) -> ReportShell:
+    """The page's shell in a few queries: no label is read."""
+    in_scope = (
+        len(campaign_patch_ids(campaign))
+        if campaign
+        else Patch.objects.filter(dataset=dataset).count()
+    )
+    return ReportShell(
+        campaign=campaign,
+        runs=default_runs(dataset) if runs is None else list(runs),
+        runs_by_default=runs is None,
+        patches_in_scope=in_scope,
+        rule=consensus_rule_for(dataset, campaign),
+    )
+
+
 def agreement_report(
     dataset: Dataset,
     *,

@@ -1,6 +1,7 @@
 """The agreement report pages, for leads: the list of datasets, and one dataset's report
 (paper 004 Tables 5–6, paper 000 RQ2) on its patches or one campaign's, for the runs the
-lead picks; the same data as JSON or CSV (``?format=json|csv``).
+lead picks; the same data as JSON or CSV (``?format=json|csv``). The page is a shell whose
+four sections load on their own (``?section=…``), each with its charts.
 
 The tables are shaped here (rows of cells the template loops over); every number comes
 from ``reports.agreement_report``.
@@ -17,16 +18,23 @@ from django.views.decorators.http import require_GET
 
 from judging.agreement import SMALL_SAMPLE
 from judging.models import Campaign
+from judging.reports import report_charts
 from judging.reports.export import HUMAN_ROWS, report_csv, report_dict
-from judging.reports.figures import Figure, count
-from judging.reports.humans import PairAgreement
-from judging.reports.judges import BENCHMARKS, METRICS, Breakdown
+from judging.reports.figures import Figure, Sampling, count
+from judging.reports.humans import B_FULL, PairAgreement
+from judging.reports.judges import BASELINES, BENCHMARKS, METRICS, Breakdown
 from judging.reports.selectors import (
+    BREAKDOWN,
+    HUMAN_JUDGE,
+    HUMANS,
+    JUDGES,
+    SECTIONS,
     AgreementReport,
     ReportError,
     agreement_report,
     report_campaign,
     report_runs,
+    report_shell,
     run_choices,
 )
 from rubrics import selectors as rubric_selectors
@@ -37,6 +45,7 @@ from sejury_web.roles import Role, role_required
 
 FORMATS = ("json", "csv")
 UNKNOWN_FORMAT = "unknown format {format!r}: use json or csv"
+UNKNOWN_SECTION = "unknown section {section!r}: use humans, judges, human_judge or breakdowns"
 # The form sends this field, so that no run ticked means "no runs", not "the default runs".
 RUNS_CHOSEN = "runs"
 
@@ -60,6 +69,7 @@ def report_index(request: AuthenticatedHtmxRequest) -> HttpResponse:
 
 def _fleiss_detail(report: AgreementReport) -> str:
     """Which patches Fleiss' κ used in each column: it needs equal numbers of labels."""
+    assert report.humans is not None
     parts = [
         f"{column.title}: {column.fleiss.n} with {column.fleiss_labels}"
         for column in report.humans.columns
@@ -69,6 +79,7 @@ def _fleiss_detail(report: AgreementReport) -> str:
 
 
 def _human_rows(report: AgreementReport) -> list[Row]:
+    assert report.humans is not None
     columns = report.humans.columns
     rows = [
         Row(
@@ -86,12 +97,18 @@ def _human_rows(report: AgreementReport) -> list[Row]:
 
 
 def _annotator_rows(report: AgreementReport) -> list[dict[str, Any]]:
+    assert report.humans is not None
+    pairwise = report.humans.pairwise
     by_column = {
         column.name: {row.annotator_id: row for row in column.annotators}
         for column in report.humans.columns
     }
     return [
-        {"name": name, **{column: rows.get(pk) for column, rows in by_column.items()}}
+        {
+            "name": name,
+            "pairwise": pairwise.get(pk),
+            **{column: rows.get(pk) for column, rows in by_column.items()},
+        }
         for pk, name in report.annotators.items()
     ]
 
@@ -104,6 +121,7 @@ def _matrix(pairs: PairAgreement, names: dict[int, str]) -> list[tuple[str, list
 
 
 def _judge_rows(report: AgreementReport) -> list[Row]:
+    assert report.judges is not None
     return [
         Row(
             f"{metric}-{benchmark}",
@@ -120,6 +138,7 @@ def _judge_rows(report: AgreementReport) -> list[Row]:
 
 
 def _human_judge_rows(report: AgreementReport) -> list[Row]:
+    assert report.human_judge is not None
     rows = []
     for pk, name in report.annotators.items():
         cells = [
@@ -133,6 +152,7 @@ def _human_judge_rows(report: AgreementReport) -> list[Row]:
 
 def _breakdown_tables(report: AgreementReport) -> list[tuple[Breakdown, list[Any]]]:
     """Each breakdown with one table per run: a row per group, the run's B_full figures."""
+    assert report.breakdowns is not None
     tables = []
     for breakdown in report.breakdowns:
         run_tables = []
@@ -152,48 +172,136 @@ def _named_pairs(pairs: PairAgreement, names: dict[int, str]) -> list[tuple[str,
     return [(names[a], names[b], figure) for (a, b), figure in pairs.kappas.items()]
 
 
-def _export_query(request: AuthenticatedHtmxRequest, export_format: str) -> str:
-    """The page's own query, asking for ``export_format``: the export is the same report."""
+def _export_query(request: AuthenticatedHtmxRequest, **replace: str) -> str:
+    """The page's own query with ``replace``'s parameters set: an export or a section is
+    the same report."""
     params = [
-        (key, value) for key, values in request.GET.lists() if key != "format" for value in values
+        (key, value)
+        for key, values in request.GET.lists()
+        if key not in replace and key not in ("format", "section")
+        for value in values
     ]
-    return "?" + urlencode([*params, ("format", export_format)])
+    return "?" + urlencode([*params, *replace.items()])
 
 
-def _page_context(request: AuthenticatedHtmxRequest, report: AgreementReport) -> dict[str, Any]:
-    chosen = {run.run.pk for run in report.runs}
+def _column_headings(report: AgreementReport) -> list[dict[str, Any]]:
+    return [
+        {"column": column, "small": column.patches.value < SMALL_SAMPLE}
+        for column in report.humans.columns
+    ] if report.humans else []
+
+
+def _humans_context(report: AgreementReport) -> dict[str, Any]:
+    assert report.humans is not None
     return {
-        "dataset": report.dataset,
-        "report": report,
-        "campaigns": Campaign.objects.filter(dataset=report.dataset),
-        "run_choices": [(run, run.pk in chosen) for run in run_choices(report.dataset)],
-        "runs_chosen_field": RUNS_CHOSEN,
         "human_rows": _human_rows(report),
+        "human_columns": _column_headings(report),
         "annotator_rows": _annotator_rows(report),
         "matrix": _matrix(report.humans.pairs, report.annotators),
+        "annotator_chart": report_charts.annotator_chart(report.humans, report.annotators),
+    }
+
+
+def _baseline_groups(report: AgreementReport) -> list[tuple[str, list[Row]]]:
+    """Each baseline with a row per metric: its expected value per run on B_full."""
+    assert report.judges is not None
+    return [
+        (
+            title,
+            [
+                Row(
+                    f"{baseline}-{metric}",
+                    label,
+                    [
+                        (
+                            str(column.run.run.pk),
+                            column.benchmarks[B_FULL].baselines.get(baseline, {}).get(metric),
+                        )
+                        for column in report.judges
+                    ],
+                )
+                for metric, label in METRICS.items()
+            ],
+        )
+        for baseline, title in BASELINES.items()
+    ]
+
+
+def _judges_context(report: AgreementReport) -> dict[str, Any]:
+    assert report.judges is not None
+    return {
         "judge_rows": _judge_rows(report),
+        "judge_columns": [
+            {"column": column, "small": column.benchmarks[B_FULL].n < SMALL_SAMPLE}
+            for column in report.judges
+        ],
+        "prevalence_cells": [
+            (str(column.run.run.pk), column.benchmarks[B_FULL].prevalence)
+            for column in report.judges
+        ],
+        "baseline_groups": _baseline_groups(report),
+        "judge_charts": [
+            (
+                column,
+                report_charts.confusion_charts(column),
+                report_charts.reliability_chart(column),
+            )
+            for column in report.judges
+        ],
+    }
+
+
+def _human_judge_context(report: AgreementReport) -> dict[str, Any]:
+    assert report.human_judge is not None
+    return {
         "human_judge_rows": _human_judge_rows(report),
         "human_judge_pairs": [
             (agreement, _named_pairs(agreement.humans, report.annotators))
             for agreement in report.human_judge
         ],
-        "breakdown_tables": _breakdown_tables(report),
-        "metric_labels": list(METRICS.values()),
-        "json_query": _export_query(request, "json"),
-        "csv_query": _export_query(request, "csv"),
-        "small_sample": SMALL_SAMPLE,
-        "offline_marker": OFFLINE_MARKER,
+        "rq2_chart": report_charts.rq2_chart(report.human_judge, report.humans),
     }
+
+
+def _breakdowns_context(report: AgreementReport) -> dict[str, Any]:
+    assert report.breakdowns is not None
+    return {
+        "breakdown_tables": _breakdown_tables(report),
+        "valid_rate_charts": {
+            breakdown.key: report_charts.valid_rate_chart(breakdown)
+            for breakdown in report.breakdowns
+        },
+        "metric_labels": list(METRICS.values()),
+    }
+
+
+SECTION_CONTEXTS = {
+    HUMANS: _humans_context,
+    JUDGES: _judges_context,
+    HUMAN_JUDGE: _human_judge_context,
+    BREAKDOWN: _breakdowns_context,
+}
+SECTION_TITLES = {
+    HUMANS: "Humans: agreement among annotators",
+    JUDGES: "Judges against the consensus",
+    HUMAN_JUDGE: "The judge beside the annotators",
+    BREAKDOWN: "Breakdowns",
+}
 
 
 @require_GET
 @role_required(Role.LEAD)
 def report(request: AuthenticatedHtmxRequest, slug: str) -> HttpResponse:
+    """The report's page: a shell that renders at once (the scope form and the run picker)
+    whose sections each load through htmx (``?section=…``); ``?format=json|csv`` is the
+    whole report as a download."""
     dataset = rubric_selectors.dataset_get(slug=slug)
     export_format = request.GET.get("format", "")
+    section = request.GET.get("section", "")
     if export_format and export_format not in FORMATS:
-        message = UNKNOWN_FORMAT.format(format=export_format)
-        return _bad_request(request, dataset, message)
+        return _bad_request(request, dataset, UNKNOWN_FORMAT.format(format=export_format))
+    if section and section not in SECTIONS:
+        return _bad_request(request, dataset, UNKNOWN_SECTION.format(section=section))
     try:
         campaign = report_campaign(dataset=dataset, campaign_id=request.GET.get("campaign"))
         asked = request.GET.getlist("run")
@@ -201,17 +309,52 @@ def report(request: AuthenticatedHtmxRequest, slug: str) -> HttpResponse:
     except ReportError as error:
         return _bad_request(request, dataset, str(error))
     chosen = runs if asked or RUNS_CHOSEN in request.GET else None
-    data = agreement_report(dataset, campaign=campaign, runs=chosen)
     filename = f"{dataset.slug}-agreement-report"
     if export_format == "json":
+        data = agreement_report(dataset, campaign=campaign, runs=chosen)
         response: HttpResponse = JsonResponse(report_dict(data), json_dumps_params={"indent": 2})
         response["Content-Disposition"] = f'attachment; filename="{filename}.json"'
         return response
     if export_format == "csv":
+        data = agreement_report(dataset, campaign=campaign, runs=chosen)
         response = HttpResponse(report_csv(data), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{filename}.csv"'
         return response
-    return render(request, "judging/reports/report.html", _page_context(request, data))
+    if section:
+        data = agreement_report(dataset, campaign=campaign, runs=chosen, sections=[section])
+        context = {
+            "report": data,
+            "dataset": dataset,
+            "section": section,
+            "section_title": SECTION_TITLES[section],
+            "small_sample": SMALL_SAMPLE,
+            "offline_marker": OFFLINE_MARKER,
+            **SECTION_CONTEXTS[section](data),
+        }
+        return render(request, f"judging/reports/_section_{section}.html", context)
+    shell = report_shell(dataset, campaign=campaign, runs=chosen)
+    in_report = {run.pk for run in shell.runs}
+    return render(
+        request,
+        "judging/reports/report.html",
+        {
+            "dataset": dataset,
+            "shell": shell,
+            "campaigns": Campaign.objects.filter(dataset=dataset),
+            "run_choices": [(run, run.pk in in_report) for run in run_choices(dataset)],
+            "runs_chosen_field": RUNS_CHOSEN,
+            "sections": [
+                (name.replace("_", "-"), SECTION_TITLES[name], _export_query(request, section=name))
+                for name in SECTIONS
+                if name != HUMAN_JUDGE or shell.runs
+            ],
+            "json_query": _export_query(request, format="json"),
+            "csv_query": _export_query(request, format="csv"),
+            "sampling": Sampling(),
+            "small_sample": SMALL_SAMPLE,
+            "offline_marker": OFFLINE_MARKER,
+        },
+    )
 
 
 def _bad_request(request: AuthenticatedHtmxRequest, dataset: Dataset, message: str) -> HttpResponse:

@@ -14,6 +14,7 @@ from judging.models import Assignment, Calibration, Campaign, JudgingRun
 from judging.reports.selectors import FOREIGN_RUN, UNKNOWN_CAMPAIGN
 from sejury_web.llm import OFFLINE_MARKER
 from tests.judging.reports.factories import Small, add_patches
+from tests.judging.reports.helpers import whole_page
 from tests.rubrics.factories import DatasetFactory
 
 pytestmark = pytest.mark.django_db
@@ -51,7 +52,9 @@ def test_the_index_links_each_dataset(small: Small, lead_client: Client) -> None
 def test_the_page_shows_every_table(small: Small, lead_client: Client) -> None:
     response = lead_client.get(report_url(small))
     assert response.status_code == 200
-    page = response.content.decode()
+    # The newest finished run of each context, by default: both runs, golden first.
+    assert response.context["shell"].runs == [small.golden, small.reference]
+    page = whole_page(lead_client, report_url(small))
     for element in (
         "report-form",
         "human-summary",
@@ -66,8 +69,6 @@ def test_the_page_shows_every_table(small: Small, lead_client: Client) -> None:
         "export-csv",
     ):
         assert f'id="{element}"' in page, element
-    # The newest finished run of each context, by default: both runs, golden first.
-    assert [run.run for run in response.context["report"].runs] == [small.golden, small.reference]
     assert "small sample" in page
     assert 'class="tag offline"' in page
     assert "Krippendorff" in page
@@ -89,10 +90,12 @@ def test_the_lead_picks_runs_and_a_campaign(small: Small, lead_client: Client) -
     query = f"?runs=1&run={small.reference.pk}&campaign={campaign.pk}"
     response = lead_client.get(report_url(small, query))
     assert response.status_code == 200
-    report = response.context["report"]
-    assert [run.run for run in report.runs] == [small.reference]
-    assert report.campaign == campaign
-    assert report.patches_in_scope == 3
+    shell = response.context["shell"]
+    assert shell.runs == [small.reference]
+    assert shell.campaign == campaign
+    assert shell.patches_in_scope == 3
+    section = lead_client.get(report_url(small, query + "&section=judges"))
+    assert [run.run for run in section.context["report"].runs] == [small.reference]
     page = response.content.decode()
     assert f'id="report-run-{small.reference.pk}" checked' in page
     assert f'id="report-run-{small.golden.pk}">' in page  # listed, not ticked
@@ -106,8 +109,8 @@ def test_the_lead_picks_runs_and_a_campaign(small: Small, lead_client: Client) -
 def test_no_run_ticked_means_humans_only(small: Small, lead_client: Client) -> None:
     response = lead_client.get(report_url(small, "?runs=1"))
     assert response.status_code == 200
-    assert response.context["report"].runs == []
-    assert "No run in the report" in response.content.decode()
+    assert response.context["shell"].runs == []
+    assert "No run in the report" in whole_page(lead_client, report_url(small, "?runs=1"))
 
 
 def test_a_foreign_or_unknown_run_or_campaign_is_a_400_that_says_why(
@@ -182,7 +185,7 @@ def test_json_says_which_calibration_patches_are_left_out(
     )
     assert data["runs"][0]["calibration"]["patches_left_out"] == 1
     assert data["judges"][0]["calibration_patches_left_out"] == 1
-    page = lead_client.get(report_url(small, f"?run={small.golden.pk}")).content.decode()
+    page = whole_page(lead_client, report_url(small, f"?run={small.golden.pk}"))
     assert "the 1 calibration patches are left out" in page
 
 
@@ -238,20 +241,18 @@ def test_csv_cells_from_imported_text_are_never_formulas(small: Small, lead_clie
 
 def test_the_page_costs_the_same_queries_at_any_size(small: Small, lead_client: Client) -> None:
     url = report_url(small, f"?run={small.golden.pk}&run={small.reference.pk}")
-    lead_client.get(url)  # the session and the user's roles, once
+    whole_page(lead_client, url)  # the session and the user's roles, once
     with CaptureQueriesContext(connection) as few:
-        assert lead_client.get(url).status_code == 200
+        whole_page(lead_client, url)
     add_patches(small, 30)
     with CaptureQueriesContext(connection) as many:
-        assert lead_client.get(url).status_code == 200
+        whole_page(lead_client, url)
     assert len(many) == len(few), [q["sql"] for q in many.captured_queries]
 
 
 def test_a_dataset_without_labels_or_runs_still_has_a_page(lead_client: Client) -> None:
     empty = DatasetFactory(name="Empty", slug="empty")
-    response = lead_client.get(reverse("judging:report", args=[empty.slug]))
-    assert response.status_code == 200
-    page = response.content.decode()
+    page = whole_page(lead_client, reverse("judging:report", args=[empty.slug]))
     assert "No labels on these patches yet" in page
     assert "has no judging run yet" in page
     data = json.loads(
