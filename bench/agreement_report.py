@@ -127,7 +127,9 @@ def main() -> None:
     client = Client()
     client.force_login(lead)
     url = reverse("judging:report", args=[le2019.slug])
-    requests = [(url, {})] + [(url, {"section": section}) for section in SECTIONS]
+    requests: list[tuple[str, dict[str, str]]] = [(url, {})] + [
+        (url, {"section": section}) for section in SECTIONS
+    ]
     totals = []
     for _ in range(RUNS):
         start = time.perf_counter()

@@ -8,7 +8,7 @@ builds from its tables:
   annotator's κ against the consensus; the VALID rate per patch source);
 - ``confusion_heatmap``: a judge's verdicts against the consensus, 2×2;
 - ``reliability_diagram``: the share of patches humans found VALID against the team score,
-  per score bin (``reliability_bins`` makes the bins).
+  per score bin (``judges.reliability`` makes the bins, with their intervals).
 
 Every chart has a ``<title>`` and a ``<desc>`` (its text alternative, which the caller
 writes) and ``role="img"``. Every mark carries a ``<title>`` tooltip and its numbers as
@@ -17,11 +17,9 @@ tests can check that a chart says what the tables say. An undefined figure (``No
 no mark; its row keeps its label and says "undefined".
 """
 
-import bisect
 import dataclasses
 import math
 from collections.abc import Sequence
-from statistics import fmean
 
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
@@ -119,8 +117,9 @@ def _short(label: str) -> str:
 
 def _open(width: float, height: float, chart_id: str, title: str, desc: str) -> list[str]:
     return [
-        f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}"'
-        f' role="img" aria-labelledby="{escape(chart_id)}-title {escape(chart_id)}-desc"'
+        f'<svg class="chart" id="{escape(chart_id)}" viewBox="0 0 {width} {height}"'
+        f' width="{width}" height="{height}" role="img"'
+        f' aria-labelledby="{escape(chart_id)}-title {escape(chart_id)}-desc"'
         f' xmlns="http://www.w3.org/2000/svg" {FONT}>',
         f'<title id="{escape(chart_id)}-title">{escape(title)}</title>',
         f'<desc id="{escape(chart_id)}-desc">{escape(desc)}</desc>',
@@ -196,7 +195,9 @@ def interval_chart(
     if hi <= lo:
         raise ValueError(f"the axis needs lo < hi, not {lo} ≥ {hi}")
     colours = _group_colours([e.group for e in estimates])
-    legend, legend_lines = _legend([g for g in colours if g], colours)
+    named = [g for g in colours if g]
+    # One group needs no legend: the title says what the rows are.
+    legend, legend_lines = _legend(named, colours) if len(named) > 1 else ([], 0)
     top = IC_TOP + IC_LEGEND * legend_lines + (6 if legend_lines else 0)
     rows_h = IC_ROW * max(len(estimates), 1)
     height = top + rows_h + IC_BOTTOM
@@ -382,46 +383,6 @@ def confusion_heatmap(
         )
     parts.append("</svg>")
     return mark_safe("".join(parts))  # noqa: S308 - every text above is escaped
-
-
-def reliability_bins(
-    scores: Sequence[float],
-    valid: Sequence[bool],
-    *,
-    scale_lo: float,
-    scale_hi: float,
-    bins: int = 10,
-) -> list[ReliabilityBin]:
-    """``bins`` equal-width bins of the score scale with the patches whose scores fall in.
-
-    Bin i covers [edge i, edge i+1), the top one [edge, scale_hi] too; a score on an edge
-    falls in the bin that starts there. ``valid[k]`` says whether humans found patch k
-    VALID. Intervals are left ``None``: the caller adds them. A score off the scale raises
-    ``ValueError``.
-    """
-    if len(scores) != len(valid):
-        raise ValueError(f"{len(scores)} scores but {len(valid)} labels")
-    if bins < 1 or scale_hi <= scale_lo:
-        raise ValueError("need at least one bin and scale_lo < scale_hi")
-    span = scale_hi - scale_lo
-    edges = [scale_lo + span * i / bins for i in range(bins)] + [scale_hi]
-    members: list[list[tuple[float, bool]]] = [[] for _ in range(bins)]
-    for score, is_valid in zip(scores, valid, strict=True):
-        if not scale_lo <= score <= scale_hi:
-            raise ValueError(f"score {score} is off the scale {scale_lo}..{scale_hi}")
-        index = min(bisect.bisect_right(edges, score) - 1, bins - 1)
-        members[index].append((score, is_valid))
-    return [
-        ReliabilityBin(
-            lo=edges[i],
-            hi=edges[i + 1],
-            n=len(inside),
-            valid_share=sum(v for _, v in inside) / len(inside) if inside else None,
-            ci=None,
-            mean_score=fmean(s for s, _ in inside) if inside else None,
-        )
-        for i, inside in enumerate(members)
-    ]
 
 
 def _radius(n: int) -> float:

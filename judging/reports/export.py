@@ -144,8 +144,10 @@ def _judge_dict(column: JudgeColumn) -> dict[str, Any]:
 
 def report_dict(report: AgreementReport) -> dict[str, Any]:
     """The whole report as one JSON-ready document, a key per section."""
-    assert report.humans is not None and report.judges is not None
-    assert report.human_judge is not None and report.breakdowns is not None
+    assert report.humans is not None
+    assert report.judges is not None
+    assert report.human_judge is not None
+    assert report.breakdowns is not None
     names = report.annotators
     sampling = report.sampling
     return {
@@ -247,8 +249,10 @@ def _pair_cells(
 
 def report_cells(report: AgreementReport) -> Iterator[Cell]:
     """Every figure of the report as (section, figure, column, Figure)."""
-    assert report.humans is not None and report.judges is not None
-    assert report.human_judge is not None and report.breakdowns is not None
+    assert report.humans is not None
+    assert report.judges is not None
+    assert report.human_judge is not None
+    assert report.breakdowns is not None
     names = report.annotators
     for column in report.humans.columns:
         for key, _ in HUMAN_ROWS:
@@ -272,8 +276,13 @@ def report_cells(report: AgreementReport) -> Iterator[Cell]:
         for status, number in judge.without_verdict.items():
             yield _count_cell("judges", f"without verdict: {status}", run, number)
         yield _count_cell("judges", "calibration patches left out", run, judge.excluded)
-        for row in judge.reliability:
-            yield ("judges", f"valid share, score {row.lo:g} to {row.hi:g}", run, row.valid_share)
+        for bin_ in judge.reliability:
+            yield (
+                "judges",
+                f"valid share, score {bin_.lo:g} to {bin_.hi:g}",
+                run,
+                bin_.valid_share,
+            )
     for agreement in report.human_judge:
         run = run_label(agreement.run)
         for a, figure in agreement.judge_pairs.items():

@@ -69,4 +69,3 @@ class PatchRecord:
     decisive: Mapping[int, str]  # the VALID and INVALID ones: UNSURE counts as missing
     consensus: str | None  # VALID, INVALID, or None while it waits for a lead
     unanimous: bool  # B_clear: at least two decisive labels, all equal, before adjudication
-

@@ -167,18 +167,14 @@ def pair_agreement(scope: Scope, mask: Mask) -> PairAgreement:
     figures = {}
     for position, pair in enumerate(pairs):
         n = int(shared[0, position])
-        figures[pair] = (
-            scope.figure(kappas[:, position], n) if n >= MIN_SHARED else Figure(None, n)
-        )
+        figures[pair] = scope.figure(kappas[:, position], n) if n >= MIN_SHARED else Figure(None, n)
     defined = [figure.value for figure in figures.values() if figure.value is not None]
     patches = int(mask.sum())
     return PairAgreement(
         kappas=figures,
         mean=scope.figure(vectorized.mean_defined(kappas, usable), patches),
         median=median_or_none(defined),
-        mean_ac1=scope.figure(
-            vectorized.mean_defined(vectorized.ac1_pair(cells), usable), patches
-        ),
+        mean_ac1=scope.figure(vectorized.mean_defined(vectorized.ac1_pair(cells), usable), patches),
     )
 
 

@@ -50,8 +50,8 @@ RELIABILITY_BINS = 10
 # and one that says VALID at random with probability p.
 MAJORITY, RANDOM = "majority", "random"
 BASELINES = {
-    MAJORITY: "Always the majority label",
-    RANDOM: "Random at the VALID rate",
+    MAJORITY: "always the majority label",
+    RANDOM: "random at the VALID rate",
 }
 
 
@@ -119,9 +119,7 @@ def _metric_figures(counts: np.ndarray, scope: Scope) -> dict[str, Figure]:
     n = tp + fp + fn + tn
     denominators = {"precision": tp + fp, "recall": tp + fn, "npv": tn + fn}
     values = vectorized.binary(counts)
-    return {
-        key: scope.figure(values[key], denominators.get(key, n), items=n) for key in METRICS
-    }
+    return {key: scope.figure(values[key], denominators.get(key, n), items=n) for key in METRICS}
 
 
 def benchmark_result(scope: Scope, name: str, mask: Mask, masks: RunMasks) -> BenchmarkResult:
@@ -303,9 +301,7 @@ class Breakdown:
 BREAKDOWNS = {"bug_type": "Bug type", "source": "Patch source"}
 
 
-def breakdown(
-    scope: Scope, key: str, runs: Sequence[tuple[RunVerdicts, RunMasks]]
-) -> Breakdown:
+def breakdown(scope: Scope, key: str, runs: Sequence[tuple[RunVerdicts, RunMasks]]) -> Breakdown:
     """Unanimity, annotators' κ against the consensus, the VALID rate and each run's B_full
     figures, per value of ``key`` (a patch without one is in the group "(no bug type)" or
     "(no source)"). With one group only, the main tables say it all: no rows."""

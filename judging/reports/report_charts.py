@@ -43,23 +43,20 @@ def _described(prefix: str, estimates: Sequence[Estimate], *, percent: bool = Fa
     return prefix + "; ".join(_spoken(e, percent=percent) for e in estimates) + "."
 
 
-def rq2_chart(agreements: Sequence[HumanJudgeAgreement], humans: HumanSection | None) -> SafeString | None:
+def rq2_chart(agreements: Sequence[HumanJudgeAgreement]) -> SafeString | None:
     """Paper 000 RQ2: each judge's mean κ and AC1 with the annotators, beside the annotator
     pairs' on the same patches (once when the runs judged the same patches)."""
     if not agreements:
         return None
     estimates = []
-    seen: set[tuple[float | None, int]] = set()
     for agreement in agreements:
         name = f"Run #{agreement.run.run.pk}"
-        estimates.append(_estimate(f"{name}: κ with annotators", agreement.judge_mean, "judge"))
-        estimates.append(_estimate(f"{name}: AC1 with annotators", agreement.judge_mean_ac1, "judge"))
-    for agreement in agreements:
-        key = (agreement.humans.mean.value, agreement.humans.mean.n)
-        if key in seen:
-            continue
-        seen.add(key)
-        where = "" if len(agreements) == 1 else f" (run #{agreement.run.run.pk}'s patches)"
+        estimates.append(_estimate(f"{name}: κ", agreement.judge_mean, "judge"))
+        estimates.append(_estimate(f"{name}: AC1", agreement.judge_mean_ac1, "judge"))
+    # The annotator pairs on each run's patches: once when the runs judged the same ones.
+    distinct = {(a.humans.mean, a.humans.mean_ac1): a for a in reversed(agreements)}
+    for agreement in reversed(distinct.values()):
+        where = "" if len(distinct) == 1 else f" (#{agreement.run.run.pk})"
         estimates.append(_estimate(f"Annotator pairs: κ{where}", agreement.humans.mean, "humans"))
         estimates.append(
             _estimate(f"Annotator pairs: AC1{where}", agreement.humans.mean_ac1, "humans")
@@ -68,7 +65,7 @@ def rq2_chart(agreements: Sequence[HumanJudgeAgreement], humans: HumanSection | 
         estimates,
         lo=KAPPA_AXIS[0],
         hi=KAPPA_AXIS[1],
-        x_label="Agreement (mean over annotators or annotator pairs)",
+        x_label="Mean agreement: a judge with each annotator, or two annotators",
         reference=0.0,
         title="The judge beside the annotators (paper 000, RQ2)",
         desc=_described(
@@ -100,6 +97,8 @@ def annotator_chart(humans: HumanSection, names: dict[int, str]) -> SafeString |
         what = "Cohen's κ of each annotator against the consensus on B_full, with 95% intervals: "
     if not estimates:
         return None
+    # Best first: a lead looks for the annotators at the bottom.
+    estimates.sort(key=lambda e: (e.value is None, -(e.value or 0.0), e.label))
     return interval_chart(
         estimates,
         lo=KAPPA_AXIS[0],

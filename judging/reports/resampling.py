@@ -51,7 +51,9 @@ class Replicates:
         by_patch = np.ones((patches, resamples + 1), dtype=np.float32)
         if patches and resamples:
             # Patch i drawn by resample r lands in cell i·R + r of the flattened counts.
-            flat = (np.asarray(indices, np.int64) * resamples + np.arange(resamples)[:, None]).ravel()
+            flat = (
+                np.asarray(indices, np.int64) * resamples + np.arange(resamples)[:, None]
+            ).ravel()
             counts = np.bincount(flat, minlength=patches * resamples)
             by_patch[:, 1:] = counts.reshape(patches, resamples)
         return cls(by_patch, level)

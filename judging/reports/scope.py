@@ -20,7 +20,7 @@ from judging.reports.vectorized import Array, confusion_cell
 
 Mask = np.ndarray[Any, np.dtype[np.bool_]]
 NO_CONSENSUS, INVALID, VALID = -1, 0, 1
-CODES = {Label.VALID: 0, Label.INVALID: 1, Label.UNSURE: 2}
+CODES: dict[str, int] = {Label.VALID: 0, Label.INVALID: 1, Label.UNSURE: 2}
 
 
 class Scope:
@@ -86,7 +86,9 @@ class Scope:
         largest = int(max(self.valid.max(initial=0), self.invalid.max(initial=0)))
         side = largest + 1
         columns = self.valid[members] * side + self.invalid[members]
-        return self.tally(members, columns, side * side).reshape(self.replicates.resamples + 1, side, side)
+        return self.tally(members, columns, side * side).reshape(
+            self.replicates.resamples + 1, side, side
+        )
 
     def consensus_cells(self, mask: Mask, verdict_invalid: np.ndarray) -> Array:
         """(R + 1, 4): a judge's verdicts against the consensus on the patches of ``mask``
@@ -102,11 +104,11 @@ class Scope:
         patches that have one, annotators in ``self.annotators`` order."""
         chosen = (mask & self.with_consensus)[self.decisive_patch]
         patches = self.decisive_patch[chosen]
-        cells = confusion_cell(
-            self.decisive_invalid[chosen], self.consensus[patches] == INVALID
-        )
+        cells = confusion_cell(self.decisive_invalid[chosen], self.consensus[patches] == INVALID)
         columns = self.decisive_annotator[chosen] * 4 + cells
-        return self.tally(patches, columns, len(self.annotators) * 4).reshape(self.replicates.resamples + 1, len(self.annotators), 4)
+        return self.tally(patches, columns, len(self.annotators) * 4).reshape(
+            self.replicates.resamples + 1, len(self.annotators), 4
+        )
 
     def judge_annotator_cells(self, mask: Mask, verdict_invalid: np.ndarray) -> Array:
         """(R + 1, A, 4): a judge's verdict (first) against each annotator's label (second)
@@ -115,7 +117,9 @@ class Scope:
         patches = self.decisive_patch[chosen]
         cells = confusion_cell(verdict_invalid[patches], self.decisive_invalid[chosen])
         columns = self.decisive_annotator[chosen] * 4 + cells
-        return self.tally(patches, columns, len(self.annotators) * 4).reshape(self.replicates.resamples + 1, len(self.annotators), 4)
+        return self.tally(patches, columns, len(self.annotators) * 4).reshape(
+            self.replicates.resamples + 1, len(self.annotators), 4
+        )
 
     def pair_cells(self, mask: Mask) -> tuple[list[tuple[int, int]], Array]:
         """Every annotator pair sharing a decisive patch of ``mask``, as (id, id) with the
@@ -128,13 +132,13 @@ class Scope:
     def _pair_cells(self, mask: Mask) -> tuple[list[tuple[int, int]], Array]:
         chosen = np.flatnonzero(mask[self.decisive_patch])  # rows sorted by patch, annotator
         patches = self.decisive_patch[chosen]
-        starts = np.flatnonzero(np.r_[True, patches[1:] != patches[:-1]]) if len(chosen) else []
-        lengths = np.diff(np.r_[starts, len(chosen)]) if len(chosen) else np.array([], int)
+        starts: IntArray = np.flatnonzero(np.r_[True, patches[1:] != patches[:-1]])
+        lengths: IntArray = np.diff(np.r_[starts, len(chosen)])
         firsts, seconds = [], []
         for length in np.unique(lengths):
             if length < 2:
                 continue
-            group = np.asarray(starts)[lengths == length]
+            group = starts[lengths == length]
             upper = np.triu_indices(int(length), k=1)
             firsts.append((group[:, None] + upper[0]).ravel())
             seconds.append((group[:, None] + upper[1]).ravel())
@@ -148,8 +152,7 @@ class Scope:
         cells = confusion_cell(self.decisive_invalid[first], self.decisive_invalid[second])
         counts = self.tally(self.decisive_patch[first], pair_index * 4 + cells, len(used) * 4)
         pairs = [
-            (int(self.annotators[code // size]), int(self.annotators[code % size]))
-            for code in used
+            (int(self.annotators[code // size]), int(self.annotators[code % size])) for code in used
         ]
         return pairs, counts.reshape(self.replicates.resamples + 1, len(used), 4)
 
@@ -163,8 +166,5 @@ class Scope:
         chosen = mask[self.label_patch]
         size = len(self.annotators)
         given = np.bincount(self.label_annotator[chosen], minlength=size)
-        unsure = np.bincount(
-            self.label_annotator[chosen & (self.label_code == 2)], minlength=size
-        )
+        unsure = np.bincount(self.label_annotator[chosen & (self.label_code == 2)], minlength=size)
         return given, unsure
-

@@ -243,9 +243,7 @@ def agreement_report(
         rule=rule,
         sampling=sampling,
         humans=human_section(scope, ordered) if HUMANS in wanted else None,
-        judges=[judge_column(scope, *run) for run in runs_in_scope]
-        if JUDGES in wanted
-        else None,
+        judges=[judge_column(scope, *run) for run in runs_in_scope] if JUDGES in wanted else None,
         human_judge=[human_judge_agreement(scope, *run) for run in runs_in_scope]
         if HUMAN_JUDGE in wanted
         else None,

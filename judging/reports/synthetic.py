@@ -14,6 +14,7 @@ import dataclasses
 import numpy as np
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.utils.text import slugify
 
 from judging.models import Adjudication, Annotation, Context, JudgingRun, Label, PatchJudgment
 from rubrics.models import Bug, Dataset, Patch
@@ -42,9 +43,9 @@ class Shape:
 @transaction.atomic
 def synthetic_dataset(name: str, shape: Shape) -> Dataset:
     """A new dataset ``name`` with ``shape``'s bugs, patches, labels, adjudications and
-    finished runs (annotators ``<slug>-rater-N`` are made as needed, without a password)."""
+    finished runs (annotators ``rater-NN`` are made as needed, without a password, or reused)."""
     rng = np.random.default_rng(shape.seed)
-    dataset = Dataset.objects.create(name=name, slug=name.lower().replace(" ", "-"))
+    dataset = Dataset.objects.create(name=name, slug=slugify(name))
     bugs = Bug.objects.bulk_create(
         Bug(
             dataset=dataset,
@@ -70,8 +71,7 @@ def synthetic_dataset(name: str, shape: Shape) -> Dataset:
     )
     truth = rng.random(len(patches)) < shape.valid_rate
     raters = [
-        User.objects.get_or_create(username=f"{dataset.slug}-rater-{a}")[0]
-        for a in range(shape.annotators)
+        User.objects.get_or_create(username=f"rater-{a:02d}")[0] for a in range(shape.annotators)
     ]
     accuracy = rng.uniform(0.8, 0.97, size=len(raters))
     labels = []
@@ -91,9 +91,7 @@ def synthetic_dataset(name: str, shape: Shape) -> Dataset:
             )
         decisive.append(said)
     Annotation.objects.bulk_create(labels, batch_size=5_000)
-    disputed = [
-        index for index, said in enumerate(decisive) if len(said) < 2 or len(set(said)) > 1
-    ]
+    disputed = [index for index, said in enumerate(decisive) if len(said) < 2 or len(set(said)) > 1]
     Adjudication.objects.bulk_create(
         Adjudication(
             patch=patches[index],

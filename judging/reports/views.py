@@ -185,10 +185,14 @@ def _export_query(request: AuthenticatedHtmxRequest, **replace: str) -> str:
 
 
 def _column_headings(report: AgreementReport) -> list[dict[str, Any]]:
-    return [
-        {"column": column, "small": column.patches.value < SMALL_SAMPLE}
-        for column in report.humans.columns
-    ] if report.humans else []
+    return (
+        [
+            {"column": column, "small": (column.patches.value or 0) < SMALL_SAMPLE}
+            for column in report.humans.columns
+        ]
+        if report.humans
+        else []
+    )
 
 
 def _humans_context(report: AgreementReport) -> dict[str, Any]:
@@ -259,7 +263,7 @@ def _human_judge_context(report: AgreementReport) -> dict[str, Any]:
             (agreement, _named_pairs(agreement.humans, report.annotators))
             for agreement in report.human_judge
         ],
-        "rq2_chart": report_charts.rq2_chart(report.human_judge, report.humans),
+        "rq2_chart": report_charts.rq2_chart(report.human_judge),
     }
 
 

@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand
 
 from judging.annotations.services import campaign_create
 from judging.models import Campaign, Context
+from judging.reports.synthetic import Shape, synthetic_dataset
 from judging.runs.services import run_create
 from rubrics.bundle.base import BundleImportError, kind_plural
 from rubrics.bundle.services import bundle_import
@@ -32,6 +33,14 @@ DEMO_TEAM = "s1a,s1b,s2,s3,s4,s5"
 DEMO_RUN_NAME = "Demo: every SE-Jury strategy (offline model)"
 DEMO_CAMPAIGN = "Demo calibration round"
 DEMO_ANNOTATORS = ("annotator1", "annotator2", "annotator3")
+REPORT_DEMO_DATASET = "Demo report (synthetic, le2019-sized)"
+REPORT_DEMO_SHAPE = Shape(bugs=30, patches_per_bug=5, annotators=37, labels_per_patch=6, seed=1)
+REPORT_DEMO_DESCRIPTION = (
+    "Synthetic data the size of defects4j-le2019 (150 patches, 37 annotators, 6 labels a"
+    " patch, skewed towards INVALID), with two runs of synthetic verdicts: made up by"
+    " judging/reports/synthetic.py, not real labels and not an LLM's judgements. It is"
+    " here so the agreement report has something to show."
+)
 DEMO_USERS: list[tuple[str, list[str]]] = [
     ("lead", [Role.LEAD]),
     ("reviewer", [Role.REVIEWER]),
@@ -76,6 +85,7 @@ class Command(BaseCommand):
         self.stdout.write(f"Demo dataset {summary.dataset.name!r}: {counts}.")
         self._demo_campaign(summary.dataset)
         self._demo_run(summary.dataset)
+        self._demo_report_data()
         self.stdout.write("\nDemo logins (password for all: " + DEMO_PASSWORD + "):")
         for username, roles in DEMO_USERS:
             self.stdout.write(f"  {username:<12} {', '.join(roles)}")
@@ -98,6 +108,19 @@ class Command(BaseCommand):
             actor=get_user_model().objects.filter(username="lead").first(),
         )
         self.stdout.write(f"Campaign {campaign.name!r}: {campaign.assignments.count()} labels.")
+
+    def _demo_report_data(self) -> None:
+        """A synthetic dataset the size of defects4j-le2019, labelled and judged, so the
+        agreement report has charts to show at once (its runs are marked not an LLM's)."""
+        if Dataset.objects.filter(name=REPORT_DEMO_DATASET).exists():
+            return
+        dataset = synthetic_dataset(REPORT_DEMO_DATASET, REPORT_DEMO_SHAPE)
+        dataset.description = REPORT_DEMO_DESCRIPTION
+        dataset.save(update_fields=["description"])
+        self.stdout.write(
+            f"Demo dataset {dataset.name!r}: {dataset.patches.count()} synthetic patches with"
+            " labels and two runs of synthetic verdicts, for the agreement report."
+        )
 
     def _demo_run(self, dataset: Dataset) -> None:
         """A judging run of the demo dataset, judged by the worker that `make run` starts."""

@@ -3,11 +3,13 @@ loads through htmx."""
 
 import re
 from html import unescape
+from typing import TypeVar
 
 from django.test import Client
 
 from judging.reports.selectors import SECTIONS
 
+T = TypeVar("T")
 SECTION_URL = re.compile(r'hx-get="([^"]*section=[a-z_]+[^"]*)"')
 
 
@@ -26,3 +28,9 @@ def whole_page(client: Client, url: str) -> str:
         assert section.status_code == 200, (query, section.status_code)
         parts.append(section.content.decode())
     return "\n".join(parts)
+
+
+def present(section: T | None) -> T:
+    """A section the report was asked for (``agreement_report`` leaves the others None)."""
+    assert section is not None, "the report has no such section"
+    return section

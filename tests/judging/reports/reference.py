@@ -139,8 +139,7 @@ def alpha(records: Records) -> float | None:
     columns = [list(record.decisive.values()) for record in records]
     rows = max((len(labels) for labels in columns), default=0)
     data = [
-        [labels[slot] if slot < len(labels) else None for labels in columns]
-        for slot in range(rows)
+        [labels[slot] if slot < len(labels) else None for labels in columns] for slot in range(rows)
     ]
     return krippendorff_alpha(data, level="nominal")
 
@@ -158,9 +157,7 @@ def fleiss(labels: int | None) -> Statistic:
 
     def f(records: Records) -> float | None:
         chosen = [r for r in records if labels is not None and len(r.decisive) == labels]
-        table = [
-            [list(r.decisive.values()).count(label) for label in DECISIVE] for r in chosen
-        ]
+        table = [[list(r.decisive.values()).count(label) for label in DECISIVE] for r in chosen]
         return fleiss_kappa(table)
 
     return f

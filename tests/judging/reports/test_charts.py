@@ -21,7 +21,6 @@ from judging.reports.charts import (
     confusion_heatmap,
     interval_chart,
     nice_ticks,
-    reliability_bins,
     reliability_diagram,
 )
 
@@ -133,9 +132,16 @@ def test_an_undefined_figure_draws_no_mark_but_keeps_its_row() -> None:
 
 
 def test_the_height_grows_with_the_rows() -> None:
-    one = kappa_chart(ESTIMATES[:1])
+    two = kappa_chart(ESTIMATES[:2])
     four = kappa_chart(ESTIMATES)
-    assert float(four.get("height")) - float(one.get("height")) == 3 * 26
+    assert float(four.get("height")) - float(two.get("height")) == 2 * 26
+
+
+def test_one_group_has_no_legend() -> None:
+    one = kappa_chart(
+        [Estimate("a", 0.5, None, 5, "humans"), Estimate("b", 0.2, None, 5, "humans")]
+    )
+    assert not by_class(one, "chart-legend")
 
 
 def test_values_off_the_axis_are_clamped_to_its_edges() -> None:
@@ -172,7 +178,7 @@ def test_labels_are_escaped_and_long_ones_cut() -> None:
     nasty = "<script>x</script> & co"
     long = "Run #12: gpt-4o-mini, an ensemble of five calibrated judges"
     svg = interval_chart(
-        [Estimate(nasty, 0.5, None, 5, "<b>"), Estimate(long, 0.2, None, 5)],
+        [Estimate(nasty, 0.5, None, 5, "<b>"), Estimate(long, 0.2, None, 5, "judge")],
         lo=0,
         hi=1,
         x_label="x & y",
@@ -292,51 +298,6 @@ def test_an_empty_heatmap_draws_the_grid_and_says_no_patches() -> None:
 # -- reliability ------------------------------------------------------------------------------
 
 
-def test_reliability_bins_on_a_hand_made_case() -> None:
-    scores = [0.0, 0.1, 0.24, 0.25, 0.5, 0.74, 1.0, 0.9]
-    valid = [False, False, True, True, True, False, True, True]
-    bins = reliability_bins(scores, valid, scale_lo=0, scale_hi=1, bins=4)
-
-    assert [(b.lo, b.hi) for b in bins] == [(0, 0.25), (0.25, 0.5), (0.5, 0.75), (0.75, 1)]
-    # [0, .25): 0, .1, .24 · [.25, .5): .25 (on an edge: the bin starting there) ·
-    # [.5, .75): .5, .74 · [.75, 1]: .9 and 1.0 (the top edge is inclusive).
-    assert [b.n for b in bins] == [3, 1, 2, 2]
-    assert [b.valid_share for b in bins] == [pytest.approx(1 / 3), 1.0, 0.5, 1.0]
-    assert [b.mean_score for b in bins] == [
-        pytest.approx(0.34 / 3),
-        0.25,
-        pytest.approx(0.62),
-        pytest.approx(0.95),
-    ]
-    assert all(b.ci is None for b in bins)
-
-
-def test_reliability_bins_leave_empty_bins_empty() -> None:
-    bins = reliability_bins([1.0, 1.2, 4.9, 5.0], [True, False, True, True], scale_lo=1, scale_hi=5)
-
-    assert len(bins) == 10
-    assert (bins[0].lo, bins[-1].hi) == (1, 5)
-    assert bins[3].lo == pytest.approx(2.2)
-    assert [b.n for b in bins] == [2, 0, 0, 0, 0, 0, 0, 0, 0, 2]
-    assert bins[1] == ReliabilityBin(bins[1].lo, bins[1].hi, 0, None, None, None)
-    assert bins[0].valid_share == 0.5
-    assert bins[-1].valid_share == 1.0
-
-
-@pytest.mark.parametrize(
-    ("scores", "valid", "kwargs"),
-    [
-        ([0.5], [True, False], {}),  # lengths differ
-        ([1.5], [True], {}),  # off the scale
-        ([-0.1], [True], {}),
-        ([0.5], [True], {"bins": 0}),
-    ],
-)
-def test_reliability_bins_refuse_bad_input(scores: list, valid: list, kwargs: dict) -> None:
-    with pytest.raises(ValueError, match=r"."):
-        reliability_bins(scores, valid, scale_lo=0, scale_hi=1, **kwargs)
-
-
 def test_the_reliability_diagram_draws_a_dot_per_non_empty_bin() -> None:
     bins = [
         ReliabilityBin(1, 2, 4, 0.25, (0.05, 0.6), 1.5),
@@ -390,7 +351,7 @@ def test_the_reliability_diagram_draws_a_dot_per_non_empty_bin() -> None:
 
 
 def test_an_empty_reliability_diagram_says_so() -> None:
-    bins = reliability_bins([], [], scale_lo=0, scale_hi=10)
+    bins = []
     root = parse_svg(
         reliability_diagram(
             bins, scale_lo=0, scale_hi=10, threshold=None, title="t", desc="d", chart_id="r"

@@ -114,9 +114,7 @@ def _runs(dataset: Dataset) -> list[JudgingRun]:
     return runs
 
 
-def test_the_page_with_two_runs_renders_every_section(
-    le2019: Dataset, lead_client: Client
-) -> None:
+def test_the_page_with_two_runs_renders_every_section(le2019: Dataset, lead_client: Client) -> None:
     runs = _runs(le2019)
     url = reverse("judging:report", args=[le2019.slug])
     query = "?" + "&".join(f"run={run.pk}" for run in runs)
@@ -146,7 +144,9 @@ def test_the_majority_rule_leaves_fewer_patches_to_adjudicate(
         top = max(Counter(decisive).values(), default=0)
         unanimous = len(decisive) >= 2 and top == len(decisive)
         waiting["unanimous"] += not unanimous
-        waiting["majority"] += not (unanimous or (len(decisive) >= 3 and 3 * top >= 2 * len(decisive)))
+        waiting["majority"] += not (
+            unanimous or (len(decisive) >= 3 and 3 * top >= 2 * len(decisive))
+        )
     assert waiting["unanimous"] == 57
     for rule, expected in waiting.items():
         le2019.consensus_rule = rule

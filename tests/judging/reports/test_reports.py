@@ -68,6 +68,7 @@ from tests.judging.reports.factories import (
     add_patches,
     make_run,
 )
+from tests.judging.reports.helpers import present
 from tests.rubrics.factories import DatasetFactory
 
 pytestmark = pytest.mark.django_db
@@ -208,7 +209,7 @@ def test_each_run_against_the_consensus_on_b_full_and_b_clear(small: Small, run_
 
 def test_precision_recall_and_npv_rest_on_their_denominators(small: Small) -> None:
     report = agreement_report(small.dataset, runs=[small.golden])
-    metrics = report.judges[0].benchmarks[B_FULL].metrics
+    metrics = present(report.judges)[0].benchmarks[B_FULL].metrics
     # Golden on B_full: P1 tp, P2 tn, P3 fn, P4 tn, P6 fp, P7 tp.
     assert (metrics["accuracy"].n, metrics["precision"].n, metrics["recall"].n) == (6, 3, 3)
     assert metrics["npv"].n == 3
@@ -217,7 +218,7 @@ def test_precision_recall_and_npv_rest_on_their_denominators(small: Small) -> No
 
 def test_a_patch_outside_the_run_is_counted_as_not_in_it(small: Small) -> None:
     PatchJudgment.objects.filter(run=small.golden, patch=small.patches["P4"]).delete()
-    column = agreement_report(small.dataset, runs=[small.golden]).judges[0]
+    column = present(agreement_report(small.dataset, runs=[small.golden]).judges)[0]
     assert column.without_verdict == {"failed": 1, NOT_IN_RUN: 1}
     assert column.benchmarks[B_FULL].n == 5
 
@@ -265,7 +266,7 @@ def test_a_calibrated_team_leaves_the_calibration_patches_out(small: Small) -> N
     assert golden.benchmarks[B_FULL].metrics["accuracy"].value == pytest.approx(
         accuracy_score(actual, predicted)
     )
-    assert report.human_judge[0].patches == 5  # P3–P7
+    assert present(report.human_judge)[0].patches == 5  # P3–P7
     # Another team is not calibrated: it keeps every patch.
     assert reference.run.calibration is None
     assert reference.benchmarks[B_FULL].n == 6
@@ -280,8 +281,8 @@ def test_intervals_are_reproducible_and_bracket_the_value(small: Small) -> None:
     assert alpha.value is not None
     assert alpha.ci[0] <= alpha.value <= alpha.ci[1]
     assert alpha.small_sample
-    accuracy = first.judges[0].benchmarks[B_FULL].metrics["accuracy"]
-    assert accuracy.ci == second.judges[0].benchmarks[B_FULL].metrics["accuracy"].ci
+    accuracy = present(first.judges)[0].benchmarks[B_FULL].metrics["accuracy"]
+    assert accuracy.ci == present(second.judges)[0].benchmarks[B_FULL].metrics["accuracy"].ci
     other = agreement_report(small.dataset, runs=[small.golden], sampling=Sampling(seed=7))
     assert other.humans.column(LABELLED).alpha.value == alpha.value
     assert first.humans.column(LABELLED).patches.small_sample is False  # a count
@@ -305,7 +306,7 @@ def test_breakdowns_by_bug_type_and_source(small: Small) -> None:
 
 def test_one_group_has_no_breakdown_rows(small: Small) -> None:
     Patch.objects.filter(dataset=small.dataset).update(source="")
-    by_source = agreement_report(small.dataset, runs=[]).breakdowns[1]
+    by_source = present(agreement_report(small.dataset, runs=[]).breakdowns)[1]
     assert by_source.single_group
     assert by_source.groups == ["(no source)"]
     assert by_source.rows == []
@@ -322,7 +323,7 @@ def test_a_campaign_limits_the_report_to_its_patches(small: Small) -> None:
     assert report.patches_in_scope == 3
     assert report.humans.column(LABELLED).patches.value == 3
     assert report.humans.column(B_FULL).patches.value == 2  # P5 waits
-    assert report.judges[0].benchmarks[B_FULL].n == 2
+    assert present(report.judges)[0].benchmarks[B_FULL].n == 2
 
 
 def test_default_runs_are_the_newest_finished_run_per_context(small: Small) -> None:

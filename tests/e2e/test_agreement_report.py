@@ -1,0 +1,83 @@
+"""The agreement report in a real browser, on the demo's le2019-sized synthetic dataset: the
+shell shows at once, each section loads through htmx, and every chart draws the numbers
+its table shows."""
+
+import pytest
+from playwright.sync_api import Page, expect
+from pytest_django.live_server_helper import LiveServer
+
+from judging.management.commands.load_demo import REPORT_DEMO_DATASET, REPORT_DEMO_SHAPE
+from judging.models import JudgingRun
+from judging.reports.synthetic import synthetic_dataset
+from sejury_web.roles import Role
+from sejury_web.users import user_create
+from tests.e2e.helpers import log_in
+from tests.helpers import PASSWORD
+
+SECTIONS = ("humans", "judges", "human-judge", "breakdowns")
+
+
+def values(page: Page, selector: str, attribute: str = "data-value") -> list[str]:
+    return [str(element.get_attribute(attribute)) for element in page.locator(selector).all()]
+
+
+@pytest.mark.e2e
+def test_the_report_loads_its_sections_and_draws_their_numbers(
+    transactional_db: None, live_server: LiveServer, e2e_page: Page
+) -> None:
+    dataset = synthetic_dataset(REPORT_DEMO_DATASET, REPORT_DEMO_SHAPE)
+    runs = list(JudgingRun.objects.filter(dataset=dataset).order_by("pk"))
+    user_create(actor=None, username="e2e-lead", password=PASSWORD, roles=[Role.LEAD])
+    page = e2e_page
+    log_in(page, live_server, "e2e-lead")
+    page.goto(f"{live_server.url}/reports/{dataset.slug}/")
+
+    # The shell and its run picker are there at once; every section then replaces its
+    # placeholder.
+    expect(page.locator("#report-form")).to_be_visible()
+    expect(page.locator("#report-rule")).to_contain_text("Unanimous")
+    for section in SECTIONS:
+        expect(page.locator(f"section#{section} h2")).to_be_visible()
+    expect(page.locator(".report-section .loading")).to_have_count(0)
+    for table in ("human-summary", "judge-table", "human-judge-table", "breakdown-source"):
+        expect(page.locator(f"#{table}")).to_be_visible()
+
+    # Every chart is an SVG image with a title and a text alternative.
+    charts = page.locator("svg.chart")
+    assert charts.count() >= 2 + 2 * len(runs) + 1
+    for svg in charts.all():
+        assert svg.get_attribute("role") == "img"
+        assert svg.locator("title").first.text_content()
+        assert len(svg.locator("desc").first.text_content() or "") > 20
+
+    # RQ2: the judges' mean κ and AC1, as the table's footer gives them.
+    drawn = values(page, "#chart-rq2 .chart-mark")
+    tables = []
+    for run in runs:
+        for figure in ("judge-mean", "judge-mean-ac1"):
+            cell = f"#human-judge-table tr[data-figure={figure}] td[data-run='{run.pk}'] .figure"
+            tables += values(page, cell)
+    assert drawn[: len(tables)] == tables
+
+    # Each annotator's κ against the consensus: the same numbers as the table's column.
+    drawn = sorted(values(page, "#chart-annotators .chart-mark"))
+    column = sorted(
+        value for value in values(page, "#human-annotators td[data-column=b_full] .figure") if value
+    )
+    assert drawn == column
+    assert drawn
+
+    # The confusion heatmaps count what the confusion table counts.
+    for run in runs:
+        cells = page.locator(f"#chart-confusion-{run.pk}-b_full .chart-cell")
+        counts = sorted(int(str(c.get_attribute("data-count"))) for c in cells.all())
+        row = page.locator(f"#judge-confusion tr[data-run='{run.pk}'][data-benchmark=b_full] td")
+        counted = sorted(int(text) for text in row.all_text_contents()[3:7])
+        assert counts == counted
+        expect(page.locator(f"#chart-reliability-{run.pk} .chart-bin").first).to_be_attached()
+
+    # The VALID rate per patch source: the breakdown table's column.
+    drawn = values(page, "#chart-valid-rate-source .chart-mark")
+    column = values(page, "#breakdown-source td[data-figure=valid_rate] .figure")
+    assert drawn == column
+    assert len(drawn) == 4
