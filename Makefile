@@ -45,6 +45,7 @@ bench: install
 	$(PY) bench/dataset_page.py
 	$(PY) bench/llm_throughput.py
 	$(PY) bench/judging_throughput.py
+	$(PY) bench/agreement_report.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

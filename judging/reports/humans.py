@@ -16,6 +16,7 @@ from judging.models import Label
 from judging.reports import vectorized
 from judging.reports.figures import Figure, count
 from judging.reports.scope import Mask, Scope
+from judging.reports.vectorized import Array
 
 LABELLED, B_FULL, B_CLEAR = "labelled", "b_full", "b_clear"
 COLUMNS = {LABELLED: "All labelled", B_FULL: "B_full", B_CLEAR: "B_clear"}
@@ -96,10 +97,14 @@ def annotator_rows(scope: Scope, mask: Mask) -> list[AnnotatorRow]:
     kappas = vectorized.kappa(cells)
     shared = cells[0].sum(axis=-1).astype(int)
     given, unsure = scope.annotator_label_counts(mask)
-    figures = {
-        position: scope.figure(kappas[:, position], int(shared[position]))
-        for position in np.flatnonzero(shared)
-    }
+    present = np.flatnonzero(shared)
+    figures = dict(
+        zip(
+            present.tolist(),
+            scope.figures(kappas[:, present], shared[present].tolist()),
+            strict=True,
+        )
+    )
     weights = {p: int(shared[p]) for p, figure in figures.items() if figure.value is not None}
     total = sum(weights.values())
     return [
@@ -157,17 +162,31 @@ class PairAgreement:
         return self.kappas.get((a, b) if a < b else (b, a))
 
 
+def pair_kappas(scope: Scope, mask: Mask) -> tuple[list[Pair], Array, Array, np.ndarray]:
+    """The annotator pairs on the mask's patches: the pairs, their confusion tables, their
+    κ and whether they share at least ``MIN_SHARED`` patches, per replicate."""
+
+    def compute() -> tuple[list[Pair], Array, Array, np.ndarray]:
+        pairs, cells = scope.pair_cells(mask)
+        return pairs, cells, vectorized.kappa(cells), cells.sum(axis=-1) >= MIN_SHARED
+
+    return scope.memo("pair_kappas", mask, compute)
+
+
 def pair_agreement(scope: Scope, mask: Mask) -> PairAgreement:
     """Every annotator pair's κ on the mask's patches, and the mean over the pairs that
     share at least ``MIN_SHARED`` of them (in each replicate)."""
-    pairs, cells = scope.pair_cells(mask)
+    return scope.memo("pair_agreement", mask, lambda: _pair_agreement(scope, mask))
+
+
+def _pair_agreement(scope: Scope, mask: Mask) -> PairAgreement:
+    pairs, cells, kappas, usable = pair_kappas(scope, mask)
     shared = cells.sum(axis=-1)
-    usable = shared >= MIN_SHARED
-    kappas = vectorized.kappa(cells)
-    figures = {}
-    for position, pair in enumerate(pairs):
-        n = int(shared[0, position])
-        figures[pair] = scope.figure(kappas[:, position], n) if n >= MIN_SHARED else Figure(None, n)
+    counts = shared[0].astype(int).tolist()
+    figures = {
+        pair: figure if n >= MIN_SHARED else Figure(None, n)
+        for pair, n, figure in zip(pairs, counts, scope.figures(kappas, counts), strict=True)
+    }
     defined = [figure.value for figure in figures.values() if figure.value is not None]
     patches = int(mask.sum())
     return PairAgreement(
@@ -182,24 +201,20 @@ def pairwise_means(scope: Scope, mask: Mask) -> dict[int, Figure]:
     """Each annotator's mean κ with every other annotator they share at least
     ``MIN_SHARED`` decisive patches of the mask with: what says how well one annotator
     agrees when the consensus is unanimous by construction."""
-    pairs, cells = scope.pair_cells(mask)
+    pairs, _, kappas, usable = pair_kappas(scope, mask)
     if not pairs:
         return {}
-    usable = cells.sum(axis=-1) >= MIN_SHARED
-    kappas = vectorized.kappa(cells)
-    firsts = np.array([a for a, _ in pairs])
-    seconds = np.array([b for _, b in pairs])
+    # member[p, a]: annotator a is one of pair p.
+    member = np.zeros((len(pairs), len(scope.annotators)))
+    for position, pair in enumerate(pairs):
+        member[position, np.searchsorted(scope.annotators, pair)] = 1.0
+    defined = np.isfinite(kappas) & usable
+    means = vectorized.ratio(np.where(defined, kappas, 0.0) @ member, defined @ member)
     labelled = np.bincount(
         scope.decisive_annotator[mask[scope.decisive_patch]], minlength=len(scope.annotators)
     )
-    means = {}
-    for position, annotator in enumerate(scope.annotators):
-        member = (firsts == annotator) | (seconds == annotator)
-        means[int(annotator)] = scope.figure(
-            vectorized.mean_defined(kappas[:, member], usable[:, member]),
-            int(labelled[position]),
-        )
-    return means
+    figures = scope.figures(means, labelled.tolist())
+    return {int(annotator): figures[p] for p, annotator in enumerate(scope.annotators)}
 
 
 @dataclasses.dataclass(frozen=True)

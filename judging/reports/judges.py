@@ -246,6 +246,7 @@ class HumanJudgeAgreement:
     judge_median: float | None
     judge_mean_ac1: Figure  # Gwet's AC1 of the judge with each annotator, averaged
     humans: PairAgreement
+    every_labelled_patch: bool  # judged them all: ``humans`` is the human section's pairs
 
 
 def human_judge_agreement(scope: Scope, run: RunVerdicts, masks: RunMasks) -> HumanJudgeAgreement:
@@ -255,12 +256,14 @@ def human_judge_agreement(scope: Scope, run: RunVerdicts, masks: RunMasks) -> Hu
     shared = cells.sum(axis=-1)
     usable = shared >= MIN_SHARED
     kappas = vectorized.kappa(cells)
-    figures = {}
-    for position in np.flatnonzero(shared[0]):
-        n = int(shared[0, position])
-        figures[int(scope.annotators[position])] = (
-            scope.figure(kappas[:, position], n) if n >= MIN_SHARED else Figure(None, n)
+    present = np.flatnonzero(shared[0])
+    counts = shared[0, present].astype(int).tolist()
+    figures = {
+        int(scope.annotators[position]): figure if n >= MIN_SHARED else Figure(None, n)
+        for position, n, figure in zip(
+            present, counts, scope.figures(kappas[:, present], counts), strict=True
         )
+    }
     defined = [figure.value for figure in figures.values() if figure.value is not None]
     patches = int(judged.sum())
     return HumanJudgeAgreement(
@@ -273,6 +276,7 @@ def human_judge_agreement(scope: Scope, run: RunVerdicts, masks: RunMasks) -> Hu
             vectorized.mean_defined(vectorized.ac1_pair(cells), usable), patches
         ),
         humans=pair_agreement(scope, judged),
+        every_labelled_patch=bool(np.array_equal(judged, scope.labelled)),
     )
 
 

@@ -11,6 +11,8 @@ A figure's sums over its patches are then one sparse product with that matrix: t
 (labels or pairs counted) × replicates, never a Python loop over resamples × patches.
 """
 
+import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -69,18 +71,49 @@ class Replicates:
         )
         return np.asarray(matrix @ self.by_patch, dtype=np.float64).T
 
+    def figures(self, values: Array, ns: Sequence[int]) -> list[Figure]:
+        """``figure`` for each column of ``values`` (R + 1, K), column k resting on ns[k]
+        things: the percentiles of every column at once."""
+        tail = (1.0 - self.level) / 2.0 * 100.0
+        bounds = percentiles(values[1:], (tail, 100.0 - tail))
+        figures = []
+        for column, n in enumerate(ns):
+            point = float(values[0, column])
+            if not np.isfinite(point):
+                figures.append(Figure(None, n))
+                continue
+            low, high = bounds[:, column]
+            ci = (float(low), float(high)) if n >= 2 and np.isfinite(low) else None
+            figures.append(Figure(point, n, ci))
+        return figures
+
     def figure(self, values: Array, n: int, *, items: int | None = None) -> Figure:
         """The figure whose replicate values are ``values``: row 0 is its value, the
         percentile interval of the defined others its interval. ``items`` (default ``n``)
         is how many things it rests on: under two, no interval."""
-        point = float(values[0])
-        if not np.isfinite(point):
-            return Figure(None, n)
-        ci = None
-        if (n if items is None else items) >= 2 and len(values) > 1:
-            defined = values[1:][np.isfinite(values[1:])]
-            if defined.size:
-                tail = (1.0 - self.level) / 2.0 * 100.0
-                low, high = np.percentile(defined, [tail, 100.0 - tail])
-                ci = (float(low), float(high))
-        return Figure(point, n, ci)
+        (figure,) = self.figures(values[:, None], [n if items is None else items])
+        return dataclasses.replace(figure, n=n)
+
+
+def percentiles(values: Array, qs: Sequence[float]) -> Array:
+    """(len(qs), K): each column's percentiles over its finite values, nan for none.
+
+    numpy's default ("linear") method, column by column at once: the same virtual index
+    n·q + (1 − q) − 1 and the same interpolation as ``np.percentile`` on the defined values.
+    """
+    ordered = np.sort(np.where(np.isfinite(values), values, np.nan), axis=0)  # nan last
+    defined = np.isfinite(values).sum(axis=0)
+    columns = np.arange(values.shape[1])
+    top = np.maximum(defined - 1, 0)
+    result = np.full((len(qs), values.shape[1]), np.nan)
+    for row, q in enumerate(qs):
+        quantile = q / 100.0
+        virtual = defined * quantile + (1 + quantile * (1 - 1 - 1)) - 1
+        previous = np.floor(virtual)
+        gamma = virtual - previous
+        low = ordered[np.clip(previous, 0, top).astype(np.int64), columns]
+        high = ordered[np.clip(previous + 1, 0, top).astype(np.int64), columns]
+        difference = high - low
+        value = np.where(gamma >= 0.5, high - difference * (1 - gamma), low + difference * gamma)
+        result[row] = np.where(defined > 0, value, np.nan)
+    return result

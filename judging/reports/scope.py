@@ -8,8 +8,8 @@ consensus or against each annotator. Subsets are masks; nothing loops over patch
 Python after the arrays are built.
 """
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -19,6 +19,7 @@ from judging.reports.resampling import IntArray, Replicates
 from judging.reports.vectorized import Array, confusion_cell
 
 Mask = np.ndarray[Any, np.dtype[np.bool_]]
+T = TypeVar("T")
 NO_CONSENSUS, INVALID, VALID = -1, 0, 1
 CODES: dict[str, int] = {Label.VALID: 0, Label.INVALID: 1, Label.UNSURE: 2}
 
@@ -58,7 +59,7 @@ class Scope:
         self.decisive_invalid = self.label_code[decisive] == 1
         self.valid = np.bincount(self.decisive_patch[~self.decisive_invalid], minlength=size)
         self.invalid = np.bincount(self.decisive_patch[self.decisive_invalid], minlength=size)
-        self._pairs: dict[bytes, tuple[list[tuple[int, int]], Array]] = {}
+        self._memo: dict[tuple[str, bytes], Any] = {}
 
     def __len__(self) -> int:
         return len(self.records)
@@ -69,6 +70,9 @@ class Scope:
 
     def figure(self, values: Array, n: int, *, items: int | None = None) -> Figure:
         return self.replicates.figure(values, n, items=items)
+
+    def figures(self, values: Array, ns: list[int]) -> list[Figure]:
+        return self.replicates.figures(values, ns)
 
     def tally(self, patches: IntArray, columns: IntArray, size: int) -> Array:
         return self.replicates.tally(patches, columns, size)
@@ -121,13 +125,19 @@ class Scope:
             self.replicates.resamples + 1, len(self.annotators), 4
         )
 
+    def memo(self, name: str, mask: Mask, compute: Callable[[], T]) -> T:
+        """``compute()``, once per name and set of patches: the human section and every
+        run's RQ2 usually ask for the same annotator pairs on the same patches."""
+        key = (name, np.packbits(mask).tobytes() + len(mask).to_bytes(8, "big"))
+        if key not in self._memo:
+            self._memo[key] = compute()
+        result: T = self._memo[key]
+        return result
+
     def pair_cells(self, mask: Mask) -> tuple[list[tuple[int, int]], Array]:
         """Every annotator pair sharing a decisive patch of ``mask``, as (id, id) with the
         smaller first, and (R + 1, pairs, 4): the first's label against the second's."""
-        key = np.packbits(mask).tobytes() + len(mask).to_bytes(8, "big")
-        if key not in self._pairs:
-            self._pairs[key] = self._pair_cells(mask)
-        return self._pairs[key]
+        return self.memo("pair_cells", mask, lambda: self._pair_cells(mask))
 
     def _pair_cells(self, mask: Mask) -> tuple[list[tuple[int, int]], Array]:
         chosen = np.flatnonzero(mask[self.decisive_patch])  # rows sorted by patch, annotator

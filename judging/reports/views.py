@@ -260,7 +260,12 @@ def _human_judge_context(report: AgreementReport) -> dict[str, Any]:
     return {
         "human_judge_rows": _human_judge_rows(report),
         "human_judge_pairs": [
-            (agreement, _named_pairs(agreement.humans, report.annotators))
+            (
+                agreement,
+                []
+                if agreement.every_labelled_patch
+                else _named_pairs(agreement.humans, report.annotators),
+            )
             for agreement in report.human_judge
         ],
         "rq2_chart": report_charts.rq2_chart(report.human_judge),
