@@ -115,7 +115,7 @@ def annotator_rows(scope: Scope, mask: Mask) -> list[AnnotatorRow]:
             kappa=figures.get(position, Figure(None, 0)),
             weight=weights[position] / total if position in weights else None,
         )
-        for position in np.flatnonzero(given)
+        for position in np.flatnonzero(given).tolist()
     ]
 
 

@@ -351,7 +351,7 @@ def test_the_reliability_diagram_draws_a_dot_per_non_empty_bin() -> None:
 
 
 def test_an_empty_reliability_diagram_says_so() -> None:
-    bins = []
+    bins: list[ReliabilityBin] = []
     root = parse_svg(
         reliability_diagram(
             bins, scale_lo=0, scale_hi=10, threshold=None, title="t", desc="d", chart_id="r"
