@@ -19,6 +19,12 @@ UNDEFINED = mark_safe(
 )
 
 
+def two_places(value: float) -> str:
+    """``value`` with two decimals, never "-0.00" (a tiny negative number rounds to 0)."""
+    text = f"{value:.2f}"
+    return "0.00" if text == "-0.00" else text
+
+
 @register.simple_tag
 def report_figure(f: Figure | str | None) -> SafeString:
     if f is None:
@@ -36,10 +42,10 @@ def report_figure(f: Figure | str | None) -> SafeString:
             '<span class="figure" data-value="{}" data-n="{}">{}</span>',
             f"{f.value:.6f}",
             f.n,
-            f"{f.value:.2f}",
+            two_places(f.value),
         )
     interval = (
-        format_html('<span class="ci">[{}, {}]</span> ', f"{f.ci[0]:.2f}", f"{f.ci[1]:.2f}")
+        format_html('<span class="ci">[{}, {}]</span> ', two_places(f.ci[0]), two_places(f.ci[1]))
         if f.ci
         else ""
     )
