@@ -8,7 +8,8 @@ is within target):
 - the whole report (humans, two finished 3-member runs, judge–annotator pairs, breakdowns,
   every interval) of 10,000 patches × 5 labels from 20 annotators: under 1 s to compute,
   under 3 s for ``manage.py agreement_report`` end to end, under 500 MB peak memory;
-- the report page of a 150-patch, 950-label dataset with two runs (le2019's size): every
+- the report page of a 150-patch dataset with 900 labels from 37 annotators and two runs
+  (le2019's size: 150 patches, 950 labels, 37 annotators): every
   request the page makes (the shell and its sections), under 250 ms of server time.
 
 It also checks that the same data and seed give the same report, byte for byte.
@@ -47,7 +48,7 @@ from sejury_web.roles import Role  # noqa: E402
 from sejury_web.users import user_create  # noqa: E402
 
 LARGE = Shape(bugs=2_000, patches_per_bug=5, annotators=20, labels_per_patch=5, runs=2)
-# le2019: 150 patches, 950 labels, 37 annotators (5–8 labels a patch).
+# le2019: 150 patches, 950 labels, 37 annotators (5–8 labels a patch); here 6 a patch.
 LE2019 = Shape(bugs=30, patches_per_bug=5, annotators=37, labels_per_patch=6, runs=2, seed=1)
 COMPUTE_TARGET_S = 1.0
 COMMAND_TARGET_S = 3.0
