@@ -119,7 +119,10 @@ def _metric_figures(counts: np.ndarray, scope: Scope) -> dict[str, Figure]:
     n = tp + fp + fn + tn
     denominators = {"precision": tp + fp, "recall": tp + fn, "npv": tn + fn}
     values = vectorized.binary(counts)
-    return {key: scope.figure(values[key], denominators.get(key, n), items=n) for key in METRICS}
+    stacked = np.stack([values[key] for key in METRICS], axis=1)
+    ns = [denominators.get(key, n) for key in METRICS]
+    figures = scope.figures(stacked, ns, items=[n] * len(METRICS))
+    return dict(zip(METRICS, figures, strict=True))
 
 
 def benchmark_result(scope: Scope, name: str, mask: Mask, masks: RunMasks) -> BenchmarkResult:

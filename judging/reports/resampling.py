@@ -11,7 +11,6 @@ A figure's sums over its patches are then one sparse product with that matrix: t
 (labels or pairs counted) × replicates, never a Python loop over resamples × patches.
 """
 
-import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -71,19 +70,22 @@ class Replicates:
         )
         return np.asarray(matrix @ self.by_patch, dtype=np.float64).T
 
-    def figures(self, values: Array, ns: Sequence[int]) -> list[Figure]:
+    def figures(
+        self, values: Array, ns: Sequence[int], *, items: Sequence[int] | None = None
+    ) -> list[Figure]:
         """``figure`` for each column of ``values`` (R + 1, K), column k resting on ns[k]
-        things: the percentiles of every column at once."""
+        things (and items[k], default ns[k], for whether it has an interval): the
+        percentiles of every column at once."""
         tail = (1.0 - self.level) / 2.0 * 100.0
         bounds = percentiles(values[1:], (tail, 100.0 - tail))
         figures = []
-        for column, n in enumerate(ns):
+        for column, (n, count) in enumerate(zip(ns, ns if items is None else items, strict=True)):
             point = float(values[0, column])
             if not np.isfinite(point):
                 figures.append(Figure(None, n))
                 continue
             low, high = bounds[:, column]
-            ci = (float(low), float(high)) if n >= 2 and np.isfinite(low) else None
+            ci = (float(low), float(high)) if count >= 2 and np.isfinite(low) else None
             figures.append(Figure(point, n, ci))
         return figures
 
@@ -91,8 +93,8 @@ class Replicates:
         """The figure whose replicate values are ``values``: row 0 is its value, the
         percentile interval of the defined others its interval. ``items`` (default ``n``)
         is how many things it rests on: under two, no interval."""
-        (figure,) = self.figures(values[:, None], [n if items is None else items])
-        return dataclasses.replace(figure, n=n)
+        (figure,) = self.figures(values[:, None], [n], items=None if items is None else [items])
+        return figure
 
 
 def percentiles(values: Array, qs: Sequence[float]) -> Array:

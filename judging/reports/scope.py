@@ -71,8 +71,10 @@ class Scope:
     def figure(self, values: Array, n: int, *, items: int | None = None) -> Figure:
         return self.replicates.figure(values, n, items=items)
 
-    def figures(self, values: Array, ns: list[int]) -> list[Figure]:
-        return self.replicates.figures(values, ns)
+    def figures(
+        self, values: Array, ns: list[int], *, items: list[int] | None = None
+    ) -> list[Figure]:
+        return self.replicates.figures(values, ns, items=items)
 
     def tally(self, patches: IntArray, columns: IntArray, size: int) -> Array:
         return self.replicates.tally(patches, columns, size)

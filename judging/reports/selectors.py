@@ -53,7 +53,7 @@ class ReportError(ValueError):
 class AgreementReport:
     dataset: Dataset
     campaign: Campaign | None  # the patches of one campaign only, or the whole dataset
-    runs: list[RunVerdicts]
+    runs: list[RunVerdicts]  # none when only the human section was asked: it reads none
     runs_by_default: bool  # no run was asked for: the newest finished run per context
     annotators: dict[int, str]  # id → username, everyone with a label in scope
     patches_in_scope: int  # with or without labels
@@ -223,7 +223,10 @@ def agreement_report(
     sampling = sampling or Sampling()
     wanted = set(sections)
     by_default = runs is None
-    chosen = default_runs(dataset) if runs is None else list(runs)
+    if wanted <= {HUMANS}:
+        chosen: list[JudgingRun] = []  # the human section reads no verdict
+    else:
+        chosen = default_runs(dataset) if runs is None else list(runs)
     patch_ids = campaign_patch_ids(campaign) if campaign else None
     rule = consensus_rule_for(dataset, campaign)
     records, in_scope = _records(dataset, patch_ids, rule)

@@ -63,7 +63,10 @@ def kappa(counts: Array) -> Array:
     """Cohen's κ in the 2 × 2 form of ``binary_metrics``:
     2(tp·tn − fn·fp) / ((tp + fp)(fp + tn) + (tp + fn)(fn + tn))."""
     tp, fp, fn, tn = (counts[..., cell] for cell in (TP, FP, FN, TN))
-    return ratio(2 * (tp * tn - fn * fp), (tp + fp) * (fp + tn) + (tp + fn) * (fn + tn))
+    denominator = (tp + fp) * (fp + tn) + (tp + fn) * (fn + tn)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = 2 * (tp * tn - fn * fp) / denominator
+    return np.where(denominator != 0, value, np.nan)
 
 
 def ac1_pair(counts: Array) -> Array:
@@ -74,9 +77,12 @@ def ac1_pair(counts: Array) -> Array:
     n = tp + fp + fn + tn
     valid = 2 * tp + fp + fn
     invalid = 2 * tn + fp + fn
-    share = ratio(valid, 2 * n)
-    chance = 2 * share * (1 - share)
-    value = ratio(ratio(tp + tn, n) - chance, 1 - chance)
+    # Both categories occurring means n > 0 and pe ≤ 1/2: no division below is by zero
+    # where the result is kept.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = valid / (2 * n)
+        chance = 2 * share * (1 - share)
+        value = ((tp + tn) / n - chance) / (1 - chance)
     return np.where((valid > 0) & (invalid > 0), value, np.nan)
 
 
