@@ -123,10 +123,19 @@ def main() -> None:
     same = json.dumps(json.loads(out), sort_keys=True) == first
     print(f"  same data and seed, same report byte for byte: {'yes' if same else 'NO'}")
 
-    le2019 = fresh("bench-report-le2019", LE2019)
     lead = user_create(actor=None, username="bench-report-lead", password=None, roles=[Role.LEAD])
     client = Client()
     client.force_login(lead)
+    # Not a target: what each request of the 10,000-patch page costs (they load in parallel).
+    large_url = reverse("judging:report", args=[large.slug])
+    for section in ("", *SECTIONS):
+        start = time.perf_counter()
+        response = client.get(large_url, {"section": section} if section else {})
+        assert response.status_code == 200, response.status_code
+        took = (time.perf_counter() - start) * 1000
+        print(f"  10,000-patch page, {section or 'shell'}: {took:.0f} ms")
+
+    le2019 = fresh("bench-report-le2019", LE2019)
     url = reverse("judging:report", args=[le2019.slug])
     requests: list[tuple[str, dict[str, str]]] = [(url, {})] + [
         (url, {"section": section}) for section in SECTIONS
