@@ -46,6 +46,10 @@ from sejury_web.roles import Role, role_required
 FORMATS = ("json", "csv")
 UNKNOWN_FORMAT = "unknown format {format!r}: use json or csv"
 UNKNOWN_SECTION = "unknown section {section!r}: use humans, judges, human_judge or breakdowns"
+BY_CONSTRUCTION = (
+    "1 by construction while every consensus is unanimous: see each annotator's mean κ with"
+    " the others below"
+)
 # The form sends this field, so that no run ticked means "no runs", not "the default runs".
 RUNS_CHOSEN = "runs"
 
@@ -81,12 +85,15 @@ def _fleiss_detail(report: AgreementReport) -> str:
 def _human_rows(report: AgreementReport) -> list[Row]:
     assert report.humans is not None
     columns = report.humans.columns
+    details = {"fleiss": _fleiss_detail(report)}
+    if report.humans.unanimous_only:
+        details["weighted_kappa"] = BY_CONSTRUCTION
     rows = [
         Row(
             key,
             label,
             [(column.name, getattr(column, key)) for column in columns],
-            detail=_fleiss_detail(report) if key == "fleiss" else "",
+            detail=details.get(key, ""),
         )
         for key, label in HUMAN_ROWS
     ]
