@@ -44,6 +44,11 @@ class Shape:
 def synthetic_dataset(name: str, shape: Shape) -> Dataset:
     """A new dataset ``name`` with ``shape``'s bugs, patches, labels, adjudications and
     finished runs (annotators ``rater-NN`` are made as needed, without a password, or reused)."""
+    if shape.labels_per_patch > shape.annotators:
+        raise ValueError(
+            f"synthetic_dataset: {shape.labels_per_patch} labels a patch need as many"
+            f" annotators, not {shape.annotators}"
+        )
     rng = np.random.default_rng(shape.seed)
     dataset = Dataset.objects.create(name=name, slug=slugify(name))
     bugs = Bug.objects.bulk_create(

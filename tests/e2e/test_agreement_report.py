@@ -8,7 +8,7 @@ from pytest_django.live_server_helper import LiveServer
 
 from judging.management.commands.load_demo import REPORT_DEMO_DATASET, REPORT_DEMO_SHAPE
 from judging.models import JudgingRun
-from judging.reports.synthetic import synthetic_dataset
+from judging.reports.synthetic import Shape, synthetic_dataset
 from sejury_web.roles import Role
 from sejury_web.users import user_create
 from tests.e2e.helpers import log_in
@@ -81,3 +81,22 @@ def test_the_report_loads_its_sections_and_draws_their_numbers(
     column = values(page, "#breakdown-source td[data-figure=valid_rate] .figure")
     assert drawn == column
     assert len(drawn) == 4
+
+
+@pytest.mark.e2e
+def test_a_section_that_fails_says_so_and_loads_when_tried_again(
+    transactional_db: None, live_server: LiveServer, e2e_page: Page
+) -> None:
+    dataset = synthetic_dataset("E2E failing section", Shape(bugs=4, annotators=4, labels_per_patch=3, runs=1))
+    user_create(actor=None, username="e2e-lead", password=PASSWORD, roles=[Role.LEAD])
+    page = e2e_page
+    log_in(page, live_server, "e2e-lead")
+    # The judges section fails once, as a server error would.
+    page.route("**section=judges**", lambda route: route.fulfill(status=500, body="boom"))
+    page.goto(f"{live_server.url}/reports/{dataset.slug}/")
+    expect(page.locator("#human-summary")).to_be_visible()
+    status = page.locator("section#judges .loading")
+    expect(status).to_contain_text("could not be loaded (the server answered 500)")
+    page.unroute("**section=judges**")
+    status.get_by_role("button", name="Try again").click()
+    expect(page.locator("#judge-table")).to_be_visible()
