@@ -127,7 +127,7 @@ def _reliability_dict(column: JudgeColumn) -> list[dict[str, Any]]:
             "mean_score": row.mean_score,
             "valid_share": figure_dict(row.valid_share),
         }
-        for row in column.reliability
+        for row in column.reliability.bins
     ]
 
 
@@ -139,6 +139,7 @@ def _judge_dict(column: JudgeColumn) -> dict[str, Any]:
         "without_verdict": dict(column.without_verdict),
         "benchmarks": {name: _benchmark_dict(r) for name, r in column.benchmarks.items()},
         "reliability_b_full": _reliability_dict(column),
+        "reliability_scores_off_scale": column.reliability.outside,
     }
 
 
@@ -276,7 +277,8 @@ def report_cells(report: AgreementReport) -> Iterator[Cell]:
         for status, number in judge.without_verdict.items():
             yield _count_cell("judges", f"without verdict: {status}", run, number)
         yield _count_cell("judges", "calibration patches left out", run, judge.excluded)
-        for bin_ in judge.reliability:
+        yield _count_cell("judges", "scores off the scale", run, judge.reliability.outside)
+        for bin_ in judge.reliability.bins:
             yield (
                 "judges",
                 f"valid share, score {bin_.lo:g} to {bin_.hi:g}",
@@ -312,6 +314,15 @@ def report_csv(report: AgreementReport) -> str:
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(CSV_HEADER)
+    # How the consensus was reached: the column names the rule, the value says whether
+    # every consensus is unanimous (then annotators' κ against it is 1 by construction).
+    assert report.humans is not None
+    writer.writerow(
+        ("consensus", "rule", report.rule.value, "", "", "", "", ""),
+    )
+    writer.writerow(
+        ("consensus", "unanimous_only", "report", int(report.humans.unanimous_only), "", "", "", "")
+    )
     for section, figure, column, value in report_cells(report):
         writer.writerow(
             (

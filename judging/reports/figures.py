@@ -11,14 +11,12 @@ import dataclasses
 from collections.abc import Mapping
 
 from judging.agreement import SMALL_SAMPLE
-from judging.models import Label
 
 # Percentile intervals want a few hundred resamples; ``bench/agreement_report.py`` measures
 # the report with this many at 10,000 patches. The command takes more with --resamples.
 RESAMPLES = 400
 LEVEL = 0.95
 SEED = 0
-DECISIVE = (Label.VALID, Label.INVALID)
 
 
 @dataclasses.dataclass(frozen=True)

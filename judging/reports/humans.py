@@ -71,7 +71,7 @@ class HumanColumn:
     alpha: Figure
     fleiss: Figure  # over fleiss_labels decisive labels per patch, n = those patches
     fleiss_labels: int | None
-    ac1: Figure  # Gwet's AC1, every patch with two decisive labels (robust to skew)
+    ac1: Figure  # Gwet's AC1 over every decisive label (robust to skewed labels)
     weighted_kappa: Figure  # κ against the consensus, weighted average over annotators
     consensus_valid: Figure
     consensus_invalid: Figure
@@ -238,7 +238,8 @@ def human_section(scope: Scope, annotators: list[int]) -> HumanSection:
     for name in COLUMNS:
         mask = column_mask(scope, name)
         key = np.packbits(mask).tobytes()
-        # Until a lead settles a dispute, B_full is B_clear: the same figures, once.
+        # Until a consensus exists beyond the unanimous patches (a lead's, or a
+        # majority's), B_full is B_clear: the same figures, once.
         if key not in computed:
             computed[key] = human_column(scope, mask, name)
         columns.append(dataclasses.replace(computed[key], name=name))
@@ -247,5 +248,7 @@ def human_section(scope: Scope, annotators: list[int]) -> HumanSection:
         annotators=list(annotators),
         pairs=pair_agreement(scope, scope.labelled),
         pairwise=pairwise_means(scope, scope.labelled),
-        unanimous_only=bool(np.array_equal(scope.with_consensus, scope.unanimous)),
+        unanimous_only=bool(
+            scope.with_consensus.any() and np.array_equal(scope.with_consensus, scope.unanimous)
+        ),
     )

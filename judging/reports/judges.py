@@ -100,10 +100,6 @@ class BenchmarkResult:
     prevalence: Figure  # the consensus' VALID rate on these patches
     baselines: dict[str, dict[str, Figure]]  # by BASELINES key, then METRICS key
 
-    @property
-    def has_baselines(self) -> bool:
-        return bool(self.baselines)
-
 
 def expected_confusion(name: str, prevalence: float, n: int) -> np.ndarray:
     """A baseline's expected tp, fp, fn, tn on n patches of which a share p is VALID."""
@@ -137,6 +133,10 @@ def benchmark_result(scope: Scope, name: str, mask: Mask, masks: RunMasks) -> Be
     if prevalence.value is not None:
         for baseline in BASELINES:
             expected = vectorized.binary(expected_confusion(baseline, prevalence.value, n))
+            if baseline == RANDOM:
+                # 0 by definition; the expected counts would leave ±1e-17 of rounding.
+                for key in ("kappa", "mcc"):
+                    expected[key] = np.where(np.isfinite(expected[key]), 0.0, np.nan)
             baselines[baseline] = {
                 key: Figure(None if np.isnan(value) else float(value), n, estimated=False)
                 for key, value in ((key, expected[key]) for key in METRICS)
@@ -162,20 +162,33 @@ class ReliabilityBin:
     valid_share: Figure  # the consensus' VALID rate in the bin
 
 
+@dataclasses.dataclass(frozen=True)
+class Reliability:
+    """A reliability diagram's bins, and the scores it could not place."""
+
+    bins: list[ReliabilityBin]
+    outside: int  # scores off the run's scale (or not a number): left out, counted
+
+
 def reliability(
     scope: Scope, run: RunVerdicts, mask: Mask, *, bins: int = RELIABILITY_BINS
-) -> list[ReliabilityBin]:
+) -> Reliability:
     """The run's team scores in equal bins over its scale against the share of the bin's
     patches the consensus found VALID (a reliability diagram), on ``mask``'s patches with a
-    score and a consensus."""
+    score and a consensus. A score off the scale is left out and counted."""
     lo, hi = run.run.scale_lo, run.run.scale_hi
     scored = np.array([record.patch_id in run.scores for record in scope.records], bool)
     members = np.flatnonzero(mask & scored & scope.with_consensus)
-    if hi <= lo or not len(members):
-        return []
-    scores = np.array([run.scores[scope.records[index].patch_id] for index in members])
-    width = (hi - lo) / bins
-    which = np.clip(((scores - lo) / width).astype(np.int64), 0, bins - 1)
+    if not (hi > lo) or not len(members):
+        return Reliability([], 0)
+    scores = np.array([run.scores[scope.records[index].patch_id] for index in members], float)
+    on_scale = np.isfinite(scores) & (scores >= lo) & (scores <= hi)
+    outside = int((~on_scale).sum())
+    members, scores = members[on_scale], scores[on_scale]
+    # The same edges bound the bins and place the scores: a score on an edge opens the bin
+    # above it (the top edge closes the last bin).
+    edges = lo + (hi - lo) * np.arange(bins + 1) / bins
+    which = np.clip(np.searchsorted(edges, scores, side="right") - 1, 0, bins - 1)
     valid = (scope.consensus[members] == 1).astype(np.int64)
     counts = scope.tally(members, which * 2 + valid, bins * 2).reshape(-1, bins, 2)
     shares = vectorized.share(counts)
@@ -185,14 +198,14 @@ def reliability(
         n = int(inside.sum())
         result.append(
             ReliabilityBin(
-                lo=lo + position * width,
-                hi=lo + (position + 1) * width,
+                lo=float(edges[position]),
+                hi=float(edges[position + 1]),
                 n=n,
                 mean_score=float(scores[inside].mean()) if n else None,
                 valid_share=scope.figure(shares[:, position], n),
             )
         )
-    return result
+    return Reliability(result, outside)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -204,7 +217,7 @@ class JudgeColumn:
     excluded: int  # calibration patches with a consensus, left out
     without_verdict: dict[str, int]  # failed / pending / not_in_run: left out, counted
     benchmarks: dict[str, BenchmarkResult]
-    reliability: list[ReliabilityBin]  # on B_full
+    reliability: Reliability  # on B_full
 
     @property
     def left_out(self) -> int:
@@ -221,7 +234,8 @@ def judge_column(scope: Scope, run: RunVerdicts, masks: RunMasks) -> JudgeColumn
     full = kept & masks.judged
     clear = full & scope.unanimous
     b_full = benchmark_result(scope, B_FULL, full, masks)
-    # Until a lead settles a dispute, B_clear is B_full: the same figures, once.
+    # Until a consensus exists beyond the unanimous patches (a lead's, or a majority's),
+    # B_clear is B_full: the same figures, once.
     b_clear = (
         dataclasses.replace(b_full, name=B_CLEAR)
         if np.array_equal(clear, full)

@@ -139,7 +139,7 @@ def confusion_charts(column: JudgeColumn) -> list[tuple[str, SafeString]]:
 
 def reliability_chart(column: JudgeColumn) -> SafeString | None:
     """The run's team score (binned) against the share of its patches humans found VALID."""
-    if not column.reliability:
+    if not column.reliability.bins:
         return None
     run = column.run.run
     bins = [
@@ -151,12 +151,12 @@ def reliability_chart(column: JudgeColumn) -> SafeString | None:
             ci=b.valid_share.ci,
             mean_score=b.mean_score,
         )
-        for b in column.reliability
+        for b in column.reliability.bins
     ]
     spoken = [
         f"{b.lo:g}–{b.hi:g}: {b.n} patches"
         + (f", {b.valid_share.value:.0%} VALID" if b.valid_share.value is not None else "")
-        for b in column.reliability
+        for b in column.reliability.bins
         if b.n
     ]
     return reliability_diagram(

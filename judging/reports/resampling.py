@@ -110,7 +110,7 @@ def percentiles(values: Array, qs: Sequence[float]) -> Array:
     result = np.full((len(qs), values.shape[1]), np.nan)
     for row, q in enumerate(qs):
         quantile = q / 100.0
-        virtual = defined * quantile + (1 + quantile * (1 - 1 - 1)) - 1
+        virtual = defined * quantile + (1 - quantile) - 1  # numpy's, with α = β = 1
         previous = np.floor(virtual)
         gamma = virtual - previous
         low = ordered[np.clip(previous, 0, top).astype(np.int64), columns]

@@ -179,16 +179,18 @@ def _named_pairs(pairs: PairAgreement, names: dict[int, str]) -> list[tuple[str,
     return [(names[a], names[b], figure) for (a, b), figure in pairs.kappas.items()]
 
 
-def _export_query(request: AuthenticatedHtmxRequest, **replace: str) -> str:
-    """The page's own query with ``replace``'s parameters set: an export or a section is
-    the same report."""
+def _pinned_query(request: AuthenticatedHtmxRequest, runs: list[int], **replace: str) -> str:
+    """The page's own query with its runs named (the default ones too, so that a run
+    finishing meanwhile cannot change what a section or an export shows) and
+    ``replace``'s parameters set: each section and export is the same report."""
     params = [
         (key, value)
         for key, values in request.GET.lists()
-        if key not in replace and key not in ("format", "section")
+        if key not in replace and key not in ("format", "section", "run", RUNS_CHOSEN)
         for value in values
     ]
-    return "?" + urlencode([*params, *replace.items()])
+    pinned = [(RUNS_CHOSEN, "1"), *(("run", str(pk)) for pk in runs)]
+    return "?" + urlencode([*params, *pinned, *replace.items()])
 
 
 def _column_headings(report: AgreementReport) -> list[dict[str, Any]]:
@@ -328,7 +330,9 @@ def report(request: AuthenticatedHtmxRequest, slug: str) -> HttpResponse:
     filename = f"{dataset.slug}-agreement-report"
     if export_format == "json":
         data = agreement_report(dataset, campaign=campaign, runs=chosen)
-        response: HttpResponse = JsonResponse(report_dict(data), json_dumps_params={"indent": 2})
+        response: HttpResponse = JsonResponse(
+            report_dict(data), json_dumps_params={"indent": 2, "allow_nan": False}
+        )
         response["Content-Disposition"] = f'attachment; filename="{filename}.json"'
         return response
     if export_format == "csv":
@@ -349,7 +353,8 @@ def report(request: AuthenticatedHtmxRequest, slug: str) -> HttpResponse:
         }
         return render(request, f"judging/reports/_section_{section}.html", context)
     shell = report_shell(dataset, campaign=campaign, runs=chosen)
-    in_report = {run.pk for run in shell.runs}
+    pinned = [run.pk for run in shell.runs]
+    in_report = set(pinned)
     return render(
         request,
         "judging/reports/report.html",
@@ -360,12 +365,16 @@ def report(request: AuthenticatedHtmxRequest, slug: str) -> HttpResponse:
             "run_choices": [(run, run.pk in in_report) for run in run_choices(dataset)],
             "runs_chosen_field": RUNS_CHOSEN,
             "sections": [
-                (name.replace("_", "-"), SECTION_TITLES[name], _export_query(request, section=name))
+                (
+                    name.replace("_", "-"),
+                    SECTION_TITLES[name],
+                    _pinned_query(request, pinned, section=name),
+                )
                 for name in SECTIONS
                 if name != HUMAN_JUDGE or shell.runs
             ],
-            "json_query": _export_query(request, format="json"),
-            "csv_query": _export_query(request, format="csv"),
+            "json_query": _pinned_query(request, pinned, format="json"),
+            "csv_query": _pinned_query(request, pinned, format="csv"),
             "sampling": Sampling(),
             "small_sample": SMALL_SAMPLE,
             "offline_marker": OFFLINE_MARKER,

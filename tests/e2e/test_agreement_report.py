@@ -87,7 +87,9 @@ def test_the_report_loads_its_sections_and_draws_their_numbers(
 def test_a_section_that_fails_says_so_and_loads_when_tried_again(
     transactional_db: None, live_server: LiveServer, e2e_page: Page
 ) -> None:
-    dataset = synthetic_dataset("E2E failing section", Shape(bugs=4, annotators=4, labels_per_patch=3, runs=1))
+    dataset = synthetic_dataset(
+        "E2E failing section", Shape(bugs=4, annotators=4, labels_per_patch=3, runs=1)
+    )
     user_create(actor=None, username="e2e-lead", password=PASSWORD, roles=[Role.LEAD])
     page = e2e_page
     log_in(page, live_server, "e2e-lead")

@@ -69,7 +69,10 @@ class Command(BaseCommand):
         if options["format"] == "csv":
             text = report_csv(report)
         else:
-            text = json.dumps(report_dict(report), indent=2, ensure_ascii=False) + "\n"
+            text = (
+                json.dumps(report_dict(report), indent=2, ensure_ascii=False, allow_nan=False)
+                + "\n"
+            )
         if output is None:
             self.stdout.write(text, ending="")
             return

@@ -27,7 +27,7 @@ from judging.agreement import (
     weighted_mean,
 )
 from judging.models import Label
-from judging.reports.figures import DECISIVE, PatchRecord
+from judging.reports.figures import PatchRecord
 from judging.reports.judges import RunVerdicts
 
 Records = list[PatchRecord]
@@ -157,7 +157,10 @@ def fleiss(labels: int | None) -> Statistic:
 
     def f(records: Records) -> float | None:
         chosen = [r for r in records if labels is not None and len(r.decisive) == labels]
-        table = [[list(r.decisive.values()).count(label) for label in DECISIVE] for r in chosen]
+        table = [
+            [list(r.decisive.values()).count(label) for label in ("VALID", "INVALID")]
+            for r in chosen
+        ]
         return fleiss_kappa(table)
 
     return f
@@ -332,10 +335,13 @@ def mean_judge_ac1(run: RunVerdicts) -> Statistic:
 def reliability_bin(run: RunVerdicts, position: int, bins: int = 10) -> Selector:
     """The records of B_full with a team score in bin ``position`` of the run's scale."""
     lo, hi = float(run.run.scale_lo), float(run.run.scale_hi)
-    width = (hi - lo) / bins
+    edges = [lo + (hi - lo) * k / bins for k in range(bins + 1)]
 
-    def which(score: float) -> int:
-        return min(max(int((score - lo) / width), 0), bins - 1)
+    def which(score: float) -> int | None:
+        """The last bin whose lower edge the score reaches; None off the scale."""
+        if not (lo <= score <= hi):
+            return None
+        return min(max(k for k in range(bins) if edges[k] <= score), bins - 1)
 
     def select(records: Records) -> Records:
         return [

@@ -36,6 +36,8 @@ from statsmodels.stats.inter_rater import fleiss_kappa
 
 from judging.agreement import SMALL_SAMPLE
 from judging.models import (
+    Adjudication,
+    Annotation,
     Assignment,
     Calibration,
     Campaign,
@@ -376,3 +378,32 @@ def test_the_report_costs_the_same_queries_at_any_size(small: Small) -> None:
     assert report.humans.column(LABELLED).patches.value == 48
     assert len(many) == len(few) <= 12, [q["sql"] for q in many.captured_queries]
     assert SMALL_SAMPLE == 30
+
+
+def test_reliability_bins_place_edge_scores_above_and_count_scores_off_the_scale(
+    small: Small,
+) -> None:
+    # On a 1–5 scale, 1.4, 3.4 and 3.8 are bin edges that (score − lo) / width puts one bin
+    # low in floating point; 7.0 and −1.0 are off the scale.
+    small.golden.scale_lo, small.golden.scale_hi = 1.0, 5.0
+    small.golden.save()
+    scores = {"P1": 1.4, "P2": 3.4, "P3": 3.8, "P4": 5.0, "P5": 7.0, "P6": -1.0, "P7": 1.0}
+    for key, score in scores.items():
+        PatchJudgment.objects.filter(run=small.golden, patch=small.patches[key]).update(score=score)
+    column = present(agreement_report(small.dataset, runs=[small.golden]).judges)[0]
+    bins = column.reliability.bins
+    assert [round(b.lo, 6) for b in bins] == [round(1 + 0.4 * k, 6) for k in range(10)]
+    placed = {round(b.lo, 6): b.n for b in bins if b.n}
+    # B_full and judged: P1–P4, P6, P7 (P5 waits for a lead, P8 failed); P6 is off the
+    # scale, and 5.0, the top of the scale, closes the last bin.
+    assert placed == {1.0: 1, 1.4: 1, 3.4: 1, 3.8: 1, 4.6: 1}
+    assert column.reliability.outside == 1
+
+
+def test_no_consensus_at_all_is_not_unanimous_only(small: Small) -> None:
+    Adjudication.objects.all().delete()
+    Annotation.objects.filter(annotator=small.annotators["ann-c"]).delete()
+    Annotation.objects.filter(annotator=small.annotators["ann-b"]).delete()
+    humans = present(agreement_report(small.dataset, runs=[]).humans)
+    assert humans.column(B_FULL).patches.value == 0
+    assert humans.unanimous_only is False

@@ -139,6 +139,8 @@ def make_run(
             score = float(rng.uniform(50, 100) if verdict == V else rng.uniform(0, 50))
             if rng.random() < 0.1:  # bin edges, the scale's ends included
                 score = float(rng.choice([0.0, 30.0, 50.0, 100.0]))
+            elif rng.random() < 0.05:  # off the scale: left out of the diagram, counted
+                score = float(rng.choice([-5.0, 130.0]))
             scores[record.patch_id] = score
     ids = [record.patch_id for record in records]
     chosen = [int(pk) for pk in rng.choice(ids, size=excluded, replace=False)] if excluded else []
@@ -302,7 +304,7 @@ class Checker:
             ref.on(select, ref.judge_metric(run, "prevalence")),
             n=n,
         )
-        self.equal(f"{where} baselines", result.has_baselines, n > 0)
+        self.equal(f"{where} baselines", bool(result.baselines), n > 0)
 
     def done(self, *, some: bool = True) -> None:
         """Fails with every mismatch; with ``some``, when nothing was compared."""
@@ -459,8 +461,14 @@ def test_judge_columns(case: Case) -> None:
                 f"{where} {name}", column.benchmarks[name], run, ref.benchmark(run, name)
             )
         scored = [r for r in ref.benchmark(run, ref.B_FULL)(records) if r.patch_id in run.scores]
-        check.equal(f"{where} reliability bins", len(column.reliability), 10 if scored else 0)
-        for position, bin_ in enumerate(column.reliability):
+        on_scale = [r for r in scored if 0.0 <= run.scores[r.patch_id] <= 100.0]
+        check.equal(f"{where} reliability bins", len(column.reliability.bins), 10 if scored else 0)
+        check.equal(
+            f"{where} scores off the scale",
+            column.reliability.outside,
+            len(scored) - len(on_scale),
+        )
+        for position, bin_ in enumerate(column.reliability.bins):
             select = ref.reliability_bin(run, position)
             members = select(records)
             check.equal(f"{where} bin {position} lo", bin_.lo, 10.0 * position)

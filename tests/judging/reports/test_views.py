@@ -101,7 +101,7 @@ def test_the_lead_picks_runs_and_a_campaign(small: Small, lead_client: Client) -
     assert f'id="report-run-{small.golden.pk}">' in page  # listed, not ticked
     # The export links carry the same scope.
     assert (
-        f'href="?runs=1&amp;run={small.reference.pk}&amp;campaign={campaign.pk}&amp;format=json"'
+        f'href="?campaign={campaign.pk}&amp;runs=1&amp;run={small.reference.pk}&amp;format=json"'
         in page
     )
 
