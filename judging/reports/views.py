@@ -50,6 +50,8 @@ BY_CONSTRUCTION = (
     "1 by construction while every consensus is unanimous: see each annotator's mean κ with"
     " the others below"
 )
+# The shell's links name its runs; this says they were the default ones, not the lead's pick.
+BY_DEFAULT = "default_runs"
 # The form sends this field, so that no run ticked means "no runs", not "the default runs".
 RUNS_CHOSEN = "runs"
 
@@ -179,17 +181,21 @@ def _named_pairs(pairs: PairAgreement, names: dict[int, str]) -> list[tuple[str,
     return [(names[a], names[b], figure) for (a, b), figure in pairs.kappas.items()]
 
 
-def _pinned_query(request: AuthenticatedHtmxRequest, runs: list[int], **replace: str) -> str:
+def _pinned_query(
+    request: AuthenticatedHtmxRequest, runs: list[int], by_default: bool, **replace: str
+) -> str:
     """The page's own query with its runs named (the default ones too, so that a run
     finishing meanwhile cannot change what a section or an export shows) and
     ``replace``'s parameters set: each section and export is the same report."""
     params = [
         (key, value)
         for key, values in request.GET.lists()
-        if key not in replace and key not in ("format", "section", "run", RUNS_CHOSEN)
+        if key not in replace and key not in ("format", "section", "run", RUNS_CHOSEN, BY_DEFAULT)
         for value in values
     ]
     pinned = [(RUNS_CHOSEN, "1"), *(("run", str(pk)) for pk in runs)]
+    if by_default:
+        pinned.append((BY_DEFAULT, "1"))
     return "?" + urlencode([*params, *pinned, *replace.items()])
 
 
@@ -327,9 +333,12 @@ def report(request: AuthenticatedHtmxRequest, slug: str) -> HttpResponse:
     except ReportError as error:
         return _bad_request(request, dataset, str(error))
     chosen = runs if asked or RUNS_CHOSEN in request.GET else None
+    # The shell's default runs, pinned in the links it makes, are still the default ones.
+    by_default = chosen is None or request.GET.get(BY_DEFAULT) == "1"
     filename = f"{dataset.slug}-agreement-report"
     if export_format == "json":
         data = agreement_report(dataset, campaign=campaign, runs=chosen)
+        data = dataclasses.replace(data, runs_by_default=by_default)
         response: HttpResponse = JsonResponse(
             report_dict(data), json_dumps_params={"indent": 2, "allow_nan": False}
         )
@@ -337,6 +346,7 @@ def report(request: AuthenticatedHtmxRequest, slug: str) -> HttpResponse:
         return response
     if export_format == "csv":
         data = agreement_report(dataset, campaign=campaign, runs=chosen)
+        data = dataclasses.replace(data, runs_by_default=by_default)
         response = HttpResponse(report_csv(data), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{filename}.csv"'
         return response
@@ -368,13 +378,13 @@ def report(request: AuthenticatedHtmxRequest, slug: str) -> HttpResponse:
                 (
                     name.replace("_", "-"),
                     SECTION_TITLES[name],
-                    _pinned_query(request, pinned, section=name),
+                    _pinned_query(request, pinned, shell.runs_by_default, section=name),
                 )
                 for name in SECTIONS
                 if name != HUMAN_JUDGE or shell.runs
             ],
-            "json_query": _pinned_query(request, pinned, format="json"),
-            "csv_query": _pinned_query(request, pinned, format="csv"),
+            "json_query": _pinned_query(request, pinned, shell.runs_by_default, format="json"),
+            "csv_query": _pinned_query(request, pinned, shell.runs_by_default, format="csv"),
             "sampling": Sampling(),
             "small_sample": SMALL_SAMPLE,
             "offline_marker": OFFLINE_MARKER,

@@ -260,3 +260,21 @@ def test_a_dataset_without_labels_or_runs_still_has_a_page(lead_client: Client) 
     )
     assert data["humans"]["columns"]["labelled"]["alpha"]["value"] is None
     assert data["runs"] == []
+
+
+def test_the_shell_pins_its_default_runs_in_every_link(small: Small, lead_client: Client) -> None:
+    response = lead_client.get(report_url(small))
+    page = response.content.decode()
+    pinned = f"runs=1&amp;run={small.golden.pk}&amp;run={small.reference.pk}&amp;default_runs=1"
+    assert page.count(f'hx-get="?{pinned}&amp;section=') == 4
+    assert f'id="export-json" href="?{pinned}&amp;format=json"' in page
+    assert f'id="export-csv" href="?{pinned}&amp;format=csv"' in page
+    # A run finishing after the shell was drawn does not slip into its sections.
+    JudgingRun.objects.create(
+        dataset=small.dataset, strategies=["rubric"], context="golden", provider="offline",
+        model="offline", status=JudgingRun.Status.FINISHED,
+    )  # fmt: skip
+    data = json.loads(lead_client.get(report_url(small, "?" + pinned.replace("&amp;", "&")
+                                                  + "&format=json")).content)  # fmt: skip
+    assert [run["id"] for run in data["runs"]] == [small.golden.pk, small.reference.pk]
+    assert all(run["chosen_by_default"] for run in data["runs"])
