@@ -94,6 +94,14 @@ class Campaign(models.Model):
     filters = models.JSONField(default=dict, blank=True)
     overlap = models.PositiveSmallIntegerField(default=2, help_text="Labels per patch (k).")
     show_rubric = models.BooleanField(default=True, help_text="Annotators see the golden rubric.")
+    routed_from = models.ForeignKey(
+        "JudgingRun",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="routed_campaigns",
+        help_text="The run whose least certain verdicts this campaign asks humans about.",
+    )
     consensus_rule = models.CharField(
         max_length=16,
         choices=ConsensusRule.choices,

@@ -22,7 +22,14 @@ from django.db.models import Q
 from django.utils import timezone
 
 from judging.consensus.rules import ConsensusRule
-from judging.models import Annotation, AnnotationRevision, Assignment, Campaign, Label
+from judging.models import (
+    Annotation,
+    AnnotationRevision,
+    Assignment,
+    Campaign,
+    JudgingRun,
+    Label,
+)
 from rubrics.models import Dataset, Patch
 from rubrics.selectors import dataset_patches_named
 from sejury_web.audit import audit_record
@@ -182,6 +189,7 @@ def campaign_create(
     overlap: int,
     show_rubric: bool,
     consensus_rule: str = ConsensusRule.UNANIMOUS,
+    routed_from: JudgingRun | None = None,
     actor: User | None,
 ) -> Campaign:
     """Create a campaign over the selected patches and every annotator's queue; its labels
@@ -221,6 +229,7 @@ def campaign_create(
         overlap=overlap,
         show_rubric=show_rubric,
         consensus_rule=consensus_rule,
+        routed_from=routed_from,
         created_by=actor,
     )
     campaign.annotators.set(people)
@@ -237,7 +246,11 @@ def campaign_create(
         actor=actor,
         action=CAMPAIGN_CREATE,
         target=campaign,
-        detail={"patches": len(patch_ids), "annotators": [u.username for u in people]},
+        detail={
+            "patches": len(patch_ids),
+            "annotators": [u.username for u in people],
+            **({"routed_from_run": routed_from.pk} if routed_from else {}),
+        },
     )
     return campaign
 

@@ -505,3 +505,116 @@ def reliability_diagram(
         )
     parts.append("</svg>")
     return mark_safe("".join(parts))  # noqa: S308 - every text above is escaped
+
+
+@dataclasses.dataclass(frozen=True)
+class CurvePoint:
+    x: float  # 0–1
+    y: float | None  # None: undefined, no mark
+    ci: tuple[float, float] | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Series:
+    """One line of a curve chart: its name, points and look."""
+
+    name: str
+    points: Sequence[CurvePoint]
+    dashed: bool = False
+    colour: str = ACCENT
+
+
+CC_WIDTH, CC_HEIGHT = 560, 340
+CC_LEFT, CC_RIGHT, CC_TOP, CC_BOTTOM = 64, 24, 36, 60
+
+
+def curve_chart(
+    series: Sequence[Series],
+    *,
+    lo: float,
+    hi: float,
+    x_label: str,
+    y_label: str,
+    title: str,
+    desc: str,
+    chart_id: str,
+) -> SafeString:
+    """Lines over a 0–100 % x axis (the share of something), y from ``lo`` to ``hi``: each
+    series a polyline through its defined points, a shaded band for its intervals, and a
+    dot per point carrying ``data-x``/``data-value`` (and ``data-ci-*``) with a tooltip."""
+    if hi <= lo:
+        raise ValueError(f"the axis needs lo < hi, not {lo} ≥ {hi}")
+    plot_w = CC_WIDTH - CC_LEFT - CC_RIGHT
+    plot_h = CC_HEIGHT - CC_TOP - CC_BOTTOM
+
+    def sx(x: float) -> float:
+        return float(round(CC_LEFT + plot_w * min(max(x, 0.0), 1.0), 2))
+
+    def sy(y: float) -> float:
+        return float(round(CC_TOP + plot_h * (1 - (min(max(y, lo), hi) - lo) / (hi - lo)), 2))
+
+    left, right, bottom, top = sx(0), sx(1), sy(lo), sy(hi)
+    parts = _open(CC_WIDTH, CC_HEIGHT, chart_id, title, desc)
+    for tick in nice_ticks(lo, hi, most=6):
+        y = sy(tick)
+        parts.append(
+            f'<line x1="{left}" y1="{y}" x2="{right}" y2="{y}" stroke="{GRID}"/>'
+            f'<text x="{left - 8}" y="{y + 4}" text-anchor="end" fill="{INK}">'
+            f"{_tick_label(tick, False)}</text>"
+        )
+    for share in (0.0, 0.25, 0.5, 0.75, 1.0):
+        x = sx(share)
+        parts.append(
+            f'<line x1="{x}" y1="{bottom}" x2="{x}" y2="{bottom + 5}" stroke="{INK}"/>'
+            f'<text x="{x}" y="{bottom + 18}" text-anchor="middle" fill="{INK}">'
+            f"{share:.0%}</text>"
+        )
+    parts += [
+        f'<line x1="{left}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="{INK}"/>',
+        f'<line x1="{left}" y1="{top}" x2="{left}" y2="{bottom}" stroke="{INK}"/>',
+        f'<text x="{round((left + right) / 2, 2)}" y="{bottom + 38}" text-anchor="middle"'
+        f' fill="{INK}">{escape(x_label)}</text>',
+        f'<text transform="translate(16 {sy((lo + hi) / 2)}) rotate(-90)" text-anchor="middle"'
+        f' fill="{INK}">{escape(y_label)}</text>',
+    ]
+    legend_x = left + 8
+    for line in series:
+        dash = ' stroke-dasharray="6 4"' if line.dashed else ""
+        parts.append(
+            f'<line x1="{legend_x}" y1="{top - 18}" x2="{legend_x + 24}" y2="{top - 18}"'
+            f' stroke="{line.colour}" stroke-width="2"{dash}/>'
+            f'<text x="{legend_x + 30}" y="{top - 14}" fill="{INK}" font-size="12">'
+            f"{escape(line.name)}</text>"
+        )
+        legend_x += 40 + 7 * len(line.name)
+    for line in series:
+        defined = [p for p in line.points if p.y is not None and not math.isnan(p.y)]
+        banded = [p for p in defined if p.ci]
+        if len(banded) > 1:
+            upper = " ".join(f"{sx(p.x)},{sy(p.ci[1])}" for p in banded if p.ci)
+            lower = " ".join(f"{sx(p.x)},{sy(p.ci[0])}" for p in reversed(banded) if p.ci)
+            parts.append(
+                f'<polygon class="chart-band" points="{upper} {lower}" fill="{line.colour}"'
+                ' fill-opacity="0.12" stroke="none"/>'
+            )
+        if len(defined) > 1:
+            path = " ".join(f"{sx(p.x)},{sy(p.y)}" for p in defined if p.y is not None)
+            dash = ' stroke-dasharray="6 4"' if line.dashed else ""
+            parts.append(
+                f'<polyline class="chart-line" points="{path}" fill="none"'
+                f' stroke="{line.colour}" stroke-width="2"{dash}/>'
+            )
+        for p in defined:
+            assert p.y is not None
+            interval = f" [{p.ci[0]:.2f}, {p.ci[1]:.2f}]" if p.ci else ""
+            attributes = f'data-series="{escape(line.name)}" data-x="{_data(p.x)}"'
+            attributes += f' data-value="{_data(p.y)}"'
+            if p.ci:
+                attributes += f' data-ci-lo="{_data(p.ci[0])}" data-ci-hi="{_data(p.ci[1])}"'
+            parts.append(
+                f'<g class="chart-point" {attributes}>'
+                f'<circle cx="{sx(p.x)}" cy="{sy(p.y)}" r="3" fill="{line.colour}"/>'
+                f"<title>{escape(line.name)}, {p.x:.0%}: {p.y:.2f}{interval}</title></g>"
+            )
+    parts.append("</svg>")
+    return mark_safe("".join(parts))  # noqa: S308 - every text above is escaped

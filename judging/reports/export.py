@@ -15,6 +15,7 @@ from judging.agreement import SMALL_SAMPLE
 from judging.reports.figures import Figure
 from judging.reports.humans import HumanColumn, PairAgreement
 from judging.reports.judges import BASELINES, METRICS, BenchmarkResult, JudgeColumn, RunVerdicts
+from judging.reports.routing import KAPPA_TARGET, RoutingCurve
 from judging.reports.selectors import AgreementReport
 from sejury_web.llm import OFFLINE_MARKER
 
@@ -131,6 +132,28 @@ def _reliability_dict(column: JudgeColumn) -> list[dict[str, Any]]:
     ]
 
 
+def _routing_dict(curve: RoutingCurve) -> dict[str, Any]:
+    reached, at_random = curve.share_reaching()
+    return {
+        "run": curve.run.run.pk,
+        "order": "least certain first: closest to the threshold, then members furthest apart",
+        "patches": curve.patches,
+        "kappa_target": KAPPA_TARGET,
+        "share_reaching_target": reached,
+        "share_reaching_target_at_random": at_random,
+        "points": [
+            {
+                "share": point.share,
+                "routed": point.routed,
+                "accuracy": figure_dict(point.accuracy),
+                "kappa": figure_dict(point.kappa),
+                "random": {"accuracy": point.random_accuracy, "kappa": point.random_kappa},
+            }
+            for point in curve.points
+        ],
+    }
+
+
 def _judge_dict(column: JudgeColumn) -> dict[str, Any]:
     return {
         "run": column.run.run.pk,
@@ -184,6 +207,7 @@ def report_dict(report: AgreementReport) -> dict[str, Any]:
             },
         },
         "judges": [_judge_dict(column) for column in report.judges],
+        "routing": [_routing_dict(curve) for curve in report.routing or []],
         "human_judge": [
             {
                 "run": agreement.run.run.pk,
@@ -292,6 +316,12 @@ def report_cells(report: AgreementReport) -> Iterator[Cell]:
         yield ("human_judge", "mean judge kappa", run, agreement.judge_mean)
         yield ("human_judge", "mean judge ac1", run, agreement.judge_mean_ac1)
         yield from _pair_cells("human_judge", run, agreement.humans, names)
+    for curve in report.routing or []:
+        run = run_label(curve.run)
+        for point in curve.points:
+            share = f"{point.share:.0%} routed"
+            yield ("routing", f"accuracy, {share}", run, point.accuracy)
+            yield ("routing", f"kappa, {share}", run, point.kappa)
     labels = {run.run.pk: run_label(run) for run in report.runs}
     for breakdown in report.breakdowns:
         section = f"by_{breakdown.key}"

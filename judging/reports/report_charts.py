@@ -5,20 +5,26 @@ a title and a text alternative that states the numbers the chart shows.
 """
 
 import dataclasses
+import math
 from collections.abc import Sequence
 
 from django.utils.safestring import SafeString
 
 from judging.reports.charts import (
+    MUTED,
+    CurvePoint,
     Estimate,
     ReliabilityBin,
+    Series,
     confusion_heatmap,
+    curve_chart,
     interval_chart,
     reliability_diagram,
 )
 from judging.reports.figures import Figure
 from judging.reports.humans import B_CLEAR, B_FULL, HumanSection
 from judging.reports.judges import BENCHMARKS, Breakdown, HumanJudgeAgreement, JudgeColumn
+from judging.reports.routing import KAPPA_TARGET, RoutingCurve
 
 KAPPA_AXIS = (-0.2, 1.0)  # κ and AC1 below −0.2 are drawn at the edge, as arrowheads
 
@@ -192,4 +198,39 @@ def valid_rate_chart(breakdown: Breakdown) -> SafeString | None:
             percent=True,
         ),
         chart_id=f"chart-valid-rate-{breakdown.key}",
+    )
+
+
+def routing_chart(curve: RoutingCurve) -> SafeString | None:
+    """κ of the hybrid labels against the share routed to humans: by uncertainty (with its
+    interval) and at random (expected)."""
+    if not curve.patches:
+        return None
+    by_uncertainty = [CurvePoint(p.share, p.kappa.value, p.kappa.ci) for p in curve.points]
+    at_random = [CurvePoint(p.share, p.random_kappa) for p in curve.points]
+    values = [p.y for p in (*by_uncertainty, *at_random) if p.y is not None]
+    lowest = min([0.0, *values, *(p.ci[0] for p in by_uncertainty if p.ci)])
+    run = curve.run.run.pk
+    reached, random_reached = curve.share_reaching()
+
+    def share(value: float | None) -> str:
+        return "never" if value is None else f"at {value:.0%}"
+
+    return curve_chart(
+        [
+            Series("Least certain first", by_uncertainty),
+            Series("At random (expected)", at_random, dashed=True, colour=MUTED),
+        ],
+        lo=math.floor(lowest * 5) / 5,
+        hi=1.0,
+        x_label="Share of the run's verdicts sent to humans",
+        y_label="Cohen's κ against the consensus",
+        title=f"Run #{run}: what routing to humans buys",
+        desc=(
+            f"Cohen's κ of run #{run}'s verdicts with the least certain ones replaced by the"
+            f" human consensus, on its {curve.patches} judged patches with a consensus, from"
+            f" 0% to 100% routed. κ reaches {KAPPA_TARGET} {share(reached)} routing the least"
+            f" certain first, {share(random_reached)} routing at random."
+        ),
+        chart_id=f"chart-routing-{run}",
     )

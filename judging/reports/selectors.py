@@ -32,7 +32,9 @@ from judging.reports.judges import (
     judge_column,
 )
 from judging.reports.resampling import Replicates
+from judging.reports.routing import RoutingCurve, routing_curve
 from judging.reports.scope import Scope
+from judging.runs.uncertainty import run_uncertainties, uncertainty_order
 from rubrics.models import Dataset, Patch
 
 UNKNOWN_RUN = "there is no judging run {run}"
@@ -64,6 +66,7 @@ class AgreementReport:
     judges: list[JudgeColumn] | None
     human_judge: list[HumanJudgeAgreement] | None
     breakdowns: list[Breakdown] | None
+    routing: list[RoutingCurve] | None  # with the judges section
 
 
 def _ids(values: Iterable[int | str], what: str) -> list[int]:
@@ -145,6 +148,12 @@ def _records(
             )
         )
     return records, len(facts)
+
+
+def uncertainty_ranks(run: JudgingRun) -> dict[int, int]:
+    """Patch id → place in the run's uncertainty ordering (0: the least certain verdict)."""
+    ordered = uncertainty_order(run_uncertainties(run))
+    return {item.patch_id: rank for rank, item in enumerate(ordered)}
 
 
 def _run_verdicts(runs: Sequence[JudgingRun]) -> list[RunVerdicts]:
@@ -247,6 +256,12 @@ def agreement_report(
         sampling=sampling,
         humans=human_section(scope, ordered) if HUMANS in wanted else None,
         judges=[judge_column(scope, *run) for run in runs_in_scope] if JUDGES in wanted else None,
+        routing=[
+            routing_curve(scope, run, masks, uncertainty_ranks(run.run))
+            for run, masks in runs_in_scope
+        ]
+        if JUDGES in wanted
+        else None,
         human_judge=[human_judge_agreement(scope, *run) for run in runs_in_scope]
         if HUMAN_JUDGE in wanted
         else None,

@@ -23,6 +23,7 @@ from judging.reports.export import HUMAN_ROWS, report_csv, report_dict
 from judging.reports.figures import Figure, Sampling, count
 from judging.reports.humans import B_FULL, PairAgreement
 from judging.reports.judges import BASELINES, BENCHMARKS, METRICS, Breakdown
+from judging.reports.routing import KAPPA_TARGET
 from judging.reports.selectors import (
     BREAKDOWN,
     HUMAN_JUDGE,
@@ -259,6 +260,16 @@ def _judges_context(report: AgreementReport) -> dict[str, Any]:
             for column in report.judges
         ],
         "baseline_groups": _baseline_groups(report),
+        "routing": [
+            (
+                curve,
+                report_charts.routing_chart(curve),
+                [point for point in curve.points if round(point.share * 100) % 10 == 0],
+                curve.share_reaching(),
+            )
+            for curve in report.routing or []
+        ],
+        "kappa_target": KAPPA_TARGET,
         "judge_charts": [
             (
                 column,
