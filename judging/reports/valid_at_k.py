@@ -169,7 +169,8 @@ def valid_at_k_of(
                 origin[source][bug, 1] += 1
             else:
                 origin[source][bug, 2] += 1
-        tallies[source][bug, 2] += label == Label.VALID
+        if label == Label.VALID:
+            tallies[source][bug, 2] += 1
 
     # The figures' columns: per (source, k), each bug's pass and valid values where it has
     # k candidates (0 elsewhere), and whether it does.
