@@ -230,9 +230,7 @@ def _percent(value: float) -> str:
 def _spoken(estimate: Estimate) -> str:
     if estimate.value is None or math.isnan(estimate.value):
         return f"{estimate.label} undefined ({estimate.n} bugs)"
-    interval = (
-        f"{_percent(estimate.ci[0])} to {_percent(estimate.ci[1])}, " if estimate.ci else ""
-    )
+    interval = f"{_percent(estimate.ci[0])} to {_percent(estimate.ci[1])}, " if estimate.ci else ""
     return f"{estimate.label} {_percent(estimate.value)} ({interval}{estimate.n} bugs)"
 
 
@@ -241,7 +239,10 @@ def valid_at_k_chart(rows: Sequence[ValidAtK]) -> SafeString | None:
     "valid@1"); None when no source has a k = 1 row. The n column is bugs."""
     estimates = []
     for row in sorted((row for row in rows if row.k == CHART_K), key=lambda row: row.source):
-        for group, figure in ((f"pass@{CHART_K}", row.pass_at_k), (f"valid@{CHART_K}", row.valid_at_k)):
+        for group, figure in (
+            (f"pass@{CHART_K}", row.pass_at_k),
+            (f"valid@{CHART_K}", row.valid_at_k),
+        ):
             estimates.append(
                 Estimate(
                     label=f"{row.source}: {group}",

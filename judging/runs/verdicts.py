@@ -12,10 +12,12 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Abs
 
 from judging.models import BugStep, JudgingRun, Label, PatchJudgment, StrategyResult
 from judging.runs.selectors import run_get
+from judging.runs.uncertainty import margin
 from judging.strategies import Strategy, get_strategy
 from sejury_web.llm.models import LLMCall
 
@@ -28,6 +30,7 @@ SORT_FIELDS = {
     "bug": "patch__bug__key",
     "score": "score",
     "spread": "spread",
+    "margin": "margin",  # annotated: the score's distance from the threshold (uncertainty)
 }
 DEFAULT_SORT = "patch"
 MEMBER_SCORE = "member_score"
@@ -144,6 +147,7 @@ class Column:
 class VerdictRow:
     judgment: PatchJudgment
     members: list[StrategyResult | None]  # in team order; None before a member ends
+    margin: float | None  # the score's distance from the threshold, a share of the scale
 
 
 @dataclass(frozen=True)
@@ -182,6 +186,9 @@ def run_verdicts(*, run: JudgingRun, query: TableQuery) -> VerdictTable:
             Q(patch__key__icontains=query.q) | Q(patch__bug__key__icontains=query.q)
         )
     field = SORT_FIELDS.get(query.sort_key)
+    if field == "margin":
+        distance = Abs(F("score") - Value(run.threshold))
+        judgments = judgments.annotate(margin=distance / Value(run.scale_hi - run.scale_lo))
     if field is None:
         field = MEMBER_SCORE
         scores = StrategyResult.objects.filter(judgment=OuterRef("pk"), strategy=query.sort_key)
@@ -200,10 +207,20 @@ def run_verdicts(*, run: JudgingRun, query: TableQuery) -> VerdictTable:
     by_member = {(result.judgment_id, result.strategy): result for result in results}
     team = run_team(run)
     rows = [
-        VerdictRow(judgment, [by_member.get((judgment.pk, member.name)) for member in team])
+        VerdictRow(
+            judgment,
+            [by_member.get((judgment.pk, member.name)) for member in team],
+            None if judgment.score is None else margin(judgment.score, run),
+        )
         for judgment in page.object_list
     ]
-    headings = {"patch": "Patch", "bug": "Bug", "score": "Score", "spread": "Spread"}
+    headings = {
+        "patch": "Patch",
+        "bug": "Bug",
+        "score": "Score",
+        "spread": "Spread",
+        "margin": "Margin",
+    }
     return VerdictTable(
         query=replace(query, page=page.number),
         page=page,

@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HTMX_STOP_POLLING, trigger_client_event
 
+from judging.annotations.services import CampaignError
 from judging.models import Context, JudgingRun, PatchJudgment
 from judging.runs import selectors as run_selectors
 from judging.runs import services
@@ -31,7 +32,10 @@ from judging.runs.preview import (
     rubric_preview_get,
     rubric_preview_start,
 )
+from judging.runs.routing import DEFAULT_SECONDS_PER_LABEL, RoutingError, route, routing_plan
+from judging.runs.routing_forms import RouteForm
 from judging.runs.services import RunError
+from judging.runs.uncertainty import SIGNALS
 from judging.runs.verdicts import CompareError, TableQuery
 from judging.strategies import parse_team
 from rubrics.models import Rubric
@@ -263,3 +267,54 @@ def rubric_preview(request: AuthenticatedHtmxRequest, rubric_id: int) -> HttpRes
         "judging/runs/_rubric_preview.html" if request.htmx else "judging/runs/_preview_page.html"
     )
     return render(request, template, context)
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(Role.LEAD)
+def run_route(request: AuthenticatedHtmxRequest, run_id: int) -> HttpResponse:
+    """Send a finished run's least certain verdicts to humans: the form, a preview of the
+    patches and of the annotators' time (GET), and the campaign (POST)."""
+    run = _run(run_id)
+    data = request.POST if request.method == "POST" else request.GET
+    form = RouteForm(data or None)
+    plan = None
+    if form.is_bound and form.is_valid():
+        cleaned = form.cleaned_data
+        percent = cleaned["percent"]
+        try:
+            plan = routing_plan(
+                run=run,
+                budget=cleaned["patches"],
+                share=None if percent is None else percent / 100,
+                signal=cleaned["signal"],
+                overlap=cleaned["overlap"],
+            )
+        except RoutingError as error:
+            form.add_error(None, str(error))
+        if plan is not None and request.method == "POST":
+            name = cleaned["name"].strip() or f"Uncertain verdicts of run {run.pk}"
+            try:
+                campaign = route(
+                    plan=plan,
+                    annotators=list(cleaned["annotators"]),
+                    name=name,
+                    actor=request.user,
+                )
+            except CampaignError as error:
+                form.add_error(None, str(error))
+            else:
+                messages.success(
+                    request,
+                    f"Campaign “{campaign.name}”: {len(plan.patches)} of run {run.pk}'s least"
+                    f" certain verdicts, {plan.labels} labels.",
+                )
+                return redirect("judging:campaign_detail", campaign_id=campaign.pk)
+    status = 400 if form.errors else 200
+    context = {
+        "run": run,
+        "form": form,
+        "plan": plan,
+        "signals": SIGNALS,
+        "default_seconds": DEFAULT_SECONDS_PER_LABEL,
+    }
+    return render(request, "judging/runs/run_route.html", context, status=status)

@@ -8,7 +8,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from django.db import connection
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
 
 from judging.models import (
     Adjudication,
@@ -26,6 +28,7 @@ from judging.runs.routing import (
     route,
     routing_plan,
 )
+from judging.runs.routing_forms import ONE_BUDGET
 from judging.runs.uncertainty import run_uncertainties, uncertainty_order
 from rubrics.models import Dataset, Patch
 from sejury_web.roles import Role
@@ -209,3 +212,62 @@ def test_the_ordering_costs_two_queries_at_any_size(setting: tuple) -> None:  # 
     with CaptureQueriesContext(connection) as queries:
         run_uncertainties(run)
     assert len(queries) == 2
+
+
+def route_url(run: JudgingRun) -> str:
+    return reverse("judging:run_route", args=[run.pk])
+
+
+def test_the_lead_previews_then_creates_the_campaign(
+    setting: tuple,
+    lead_client: Client,  # type: ignore[type-arg]
+) -> None:
+    _, patches, run = setting
+    people = [annotator("a1"), annotator("a2")]
+    form = {"patches": "2", "signal": "margin", "annotators": [p.pk for p in people],
+            "overlap": "2", "name": "From the page"}  # fmt: skip
+    preview = lead_client.get(route_url(run), form)
+    assert preview.status_code == 200
+    page = preview.content.decode()
+    assert [row.patch_key for row in preview.context["plan"].patches] == [
+        patches["p4"].key, patches["p0"].key,
+    ]  # fmt: skip
+    assert 'id="route-patches"' in page
+    assert "a default: no label on this dataset has been timed yet" in page
+    assert not Campaign.objects.exists()  # a preview makes nothing
+    created = lead_client.post(route_url(run), form)
+    campaign = Campaign.objects.get()
+    assert created.status_code == 302
+    assert created["Location"] == reverse("judging:campaign_detail", args=[campaign.pk])
+    assert (campaign.name, campaign.routed_from) == ("From the page", run)
+    run_page = lead_client.get(run.get_absolute_url()).content.decode()
+    assert 'id="run-route"' in run_page
+    assert "From the page" in run_page
+
+
+def test_a_bad_budget_is_a_form_error_and_nothing_is_made(
+    setting: tuple,
+    lead_client: Client,  # type: ignore[type-arg]
+) -> None:
+    _, _, run = setting
+    people = [annotator("a1")]
+    response = lead_client.post(
+        route_url(run),
+        {"patches": "2", "percent": "10", "annotators": [people[0].pk], "overlap": "1",
+         "signal": "margin"},
+    )  # fmt: skip
+    assert response.status_code == 400
+    assert ONE_BUDGET in response.content.decode()
+    assert not Campaign.objects.exists()
+
+
+@pytest.mark.parametrize("client_name", ["annotator_client", "reviewer_client"])
+def test_only_leads_route(
+    setting: tuple,
+    client_name: str,
+    request: pytest.FixtureRequest,  # type: ignore[type-arg]
+) -> None:
+    _, _, run = setting
+    client: Client = request.getfixturevalue(client_name)
+    assert client.get(route_url(run)).status_code == 403
+    assert client.post(route_url(run), {"patches": "1"}).status_code == 403
