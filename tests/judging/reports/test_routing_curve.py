@@ -29,7 +29,7 @@ def curve(indices: np.ndarray | None = None):  # type: ignore[no-untyped-def]
             decisive={7: label, 8: label},
             consensus=label,
             unanimous=True,
-        )  # fmt: skip
+        )
         for n, label in enumerate(CONSENSUS)
     ]
     if indices is None:
