@@ -208,6 +208,30 @@ def report_dict(report: AgreementReport) -> dict[str, Any]:
         },
         "judges": [_judge_dict(column) for column in report.judges],
         "routing": [_routing_dict(curve) for curve in report.routing or []],
+        "valid_at_k": {
+            "validity": "human consensus where there is one, otherwise the verdict of run"
+            f" {report.runs[0].run.pk if report.runs else None}; neither counts as not valid",
+            "run": report.runs[0].run.pk if report.runs else None,
+            "interval": "percentile bootstrap over bugs",
+            "rows": [
+                {
+                    "source": row.source,
+                    "k": row.k,
+                    "bugs": row.bugs,
+                    "candidates": row.candidates,
+                    "passing": row.passing,
+                    "tests_unknown": row.tests_unknown,
+                    "pass_at_k": figure_dict(row.pass_at_k),
+                    "valid_at_k": figure_dict(row.valid_at_k),
+                    "validity_from": {
+                        "consensus": row.by_consensus,
+                        "run": row.by_run,
+                        "unknown": row.unknown,
+                    },
+                }
+                for row in report.valid_at_k or []
+            ],
+        },
         "human_judge": [
             {
                 "run": agreement.run.run.pk,
@@ -322,6 +346,9 @@ def report_cells(report: AgreementReport) -> Iterator[Cell]:
             share = f"{point.share:.0%} routed"
             yield ("routing", f"accuracy, {share}", run, point.accuracy)
             yield ("routing", f"kappa, {share}", run, point.kappa)
+    for estimate in report.valid_at_k or []:
+        yield ("valid_at_k", f"pass@{estimate.k}", estimate.source, estimate.pass_at_k)
+        yield ("valid_at_k", f"valid@{estimate.k}", estimate.source, estimate.valid_at_k)
     labels = {run.run.pk: run_label(run) for run in report.runs}
     for breakdown in report.breakdowns:
         section = f"by_{breakdown.key}"

@@ -34,6 +34,7 @@ from judging.reports.judges import (
 from judging.reports.resampling import Replicates
 from judging.reports.routing import RoutingCurve, routing_curve
 from judging.reports.scope import Scope
+from judging.reports.valid_at_k import Candidate, ValidAtK, valid_at_k
 from judging.runs.uncertainty import run_uncertainties, uncertainty_order
 from rubrics.models import Dataset, Patch
 
@@ -67,6 +68,8 @@ class AgreementReport:
     human_judge: list[HumanJudgeAgreement] | None
     breakdowns: list[Breakdown] | None
     routing: list[RoutingCurve] | None  # with the judges section
+    # With the breakdowns: per patch source, validity from the consensus, else the first run.
+    valid_at_k: list[ValidAtK] | None
 
 
 def _ids(values: Iterable[int | str], what: str) -> list[int]:
@@ -124,17 +127,18 @@ def run_choices(dataset: Dataset) -> list[JudgingRun]:
 
 def _records(
     dataset: Dataset, patch_ids: set[int] | None, rule: ConsensusRule
-) -> tuple[list[PatchRecord], int]:
-    """The scope's patches with labels or an adjudication, and how many patches it has."""
+) -> tuple[list[PatchRecord], list[Candidate]]:
+    """The scope's patches with labels or an adjudication, and every patch of the scope as
+    a valid@k candidate."""
     patches = Patch.objects.filter(dataset=dataset).values_list(
-        "id", "bug_id", "bug__bug_type", "source"
+        "id", "bug_id", "bug__bug_type", "source", "tests_pass"
     )
     facts = {row[0]: row for row in patches if patch_ids is None or row[0] in patch_ids}
     records = []
     for patch_id, consensus in dataset_consensus(dataset, rule=rule).items():
         if patch_id not in facts:
             continue
-        _, bug_id, bug_type, source = facts[patch_id]
+        _, bug_id, bug_type, source, _ = facts[patch_id]
         records.append(
             PatchRecord(
                 patch_id=patch_id,
@@ -147,7 +151,11 @@ def _records(
                 unanimous=consensus.is_unanimous,
             )
         )
-    return records, len(facts)
+    candidates = [
+        Candidate(patch_id, bug_id, source, tests_pass)
+        for patch_id, bug_id, _, source, tests_pass in facts.values()
+    ]
+    return records, candidates
 
 
 def uncertainty_ranks(run: JudgingRun) -> dict[int, int]:
@@ -238,7 +246,8 @@ def agreement_report(
         chosen = default_runs(dataset) if runs is None else list(runs)
     patch_ids = campaign_patch_ids(campaign) if campaign else None
     rule = consensus_rule_for(dataset, campaign)
-    records, in_scope = _records(dataset, patch_ids, rule)
+    records, candidates = _records(dataset, patch_ids, rule)
+    in_scope = len(candidates)
     annotator_ids = {annotator for record in records for annotator in record.labels}
     names = dict(User.objects.filter(pk__in=annotator_ids).values_list("pk", "username"))
     ordered = sorted(annotator_ids, key=lambda pk: (names.get(pk, ""), pk))
@@ -266,6 +275,11 @@ def agreement_report(
         if HUMAN_JUDGE in wanted
         else None,
         breakdowns=[breakdown(scope, key, runs_in_scope) for key in BREAKDOWNS]
+        if BREAKDOWN in wanted
+        else None,
+        valid_at_k=valid_at_k(
+            scope, candidates, run_verdicts[0] if run_verdicts else None, sampling=sampling
+        )
         if BREAKDOWN in wanted
         else None,
     )

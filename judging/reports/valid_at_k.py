@@ -34,7 +34,6 @@ replicates.
 
 import dataclasses
 import math
-from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
@@ -112,12 +111,13 @@ def valid_at_k(
     patches: Iterable[tuple[int, int, str, bool | None]],
     run: RunVerdicts | None = None,
     *,
-    sampling: Sampling = Sampling(),
+    sampling: Sampling | None = None,
     ks: Sequence[int] = KS,
 ) -> list[ValidAtK]:
     """Every (source, k) row of the report: ``patches`` is every patch in its scope, as
     (patch id, bug id, source, tests_pass); validity is the consensus of ``scope.records``,
-    else ``run``'s verdict. See ``valid_at_k_of``."""
+    else ``run``'s verdict. ``sampling`` is the report's (default ``Sampling()``). See
+    ``valid_at_k_of``."""
     consensus = {record.patch_id: record.consensus for record in scope.records if record.consensus}
     return valid_at_k_of(
         patches,
@@ -133,14 +133,16 @@ def valid_at_k_of(
     consensus: Mapping[int, str],
     verdicts: Mapping[int, str] | None = None,
     *,
-    sampling: Sampling = Sampling(),
+    sampling: Sampling | None = None,
     ks: Sequence[int] = KS,
 ) -> list[ValidAtK]:
     """pass@k and (pass ∧ valid)@k per source and k, sorted by source then k.
 
     ``consensus`` and ``verdicts`` map a patch id to VALID or INVALID (others ignored; a
     consensus or verdict of a patch not in ``patches`` is ignored). A source gets a row for
-    each k of ``ks`` that at least one bug has k candidates from it for."""
+    each k of ``ks`` that at least one bug has k candidates from it for. ``sampling``
+    (default ``Sampling()``) gives the resamples, seed and level of the intervals."""
+    sampling = sampling or Sampling()
     candidates = [Candidate(*row) for row in patches]
     bug_ids = sorted({candidate.bug_id for candidate in candidates})
     bug_index = {bug_id: index for index, bug_id in enumerate(bug_ids)}
@@ -227,11 +229,15 @@ def _percent(value: float) -> str:
     return f"{value:.1%}"
 
 
+def _bugs(n: int) -> str:
+    return f"{n} bug" if n == 1 else f"{n} bugs"
+
+
 def _spoken(estimate: Estimate) -> str:
     if estimate.value is None or math.isnan(estimate.value):
-        return f"{estimate.label} undefined ({estimate.n} bugs)"
+        return f"{estimate.label} undefined ({_bugs(estimate.n)})"
     interval = f"{_percent(estimate.ci[0])} to {_percent(estimate.ci[1])}, " if estimate.ci else ""
-    return f"{estimate.label} {_percent(estimate.value)} ({interval}{estimate.n} bugs)"
+    return f"{estimate.label} {_percent(estimate.value)} ({interval}{_bugs(estimate.n)})"
 
 
 def valid_at_k_chart(rows: Sequence[ValidAtK]) -> SafeString | None:
@@ -259,7 +265,7 @@ def valid_at_k_chart(rows: Sequence[ValidAtK]) -> SafeString | None:
         estimates,
         lo=0.0,
         hi=1.0,
-        x_label="Chance one candidate passes (pass@1), or passes and is valid (valid@1)",
+        x_label="pass@1 and valid@1, averaged over bugs",
         percent=True,
         title="pass@1 and valid@1 per patch source",
         desc=(

@@ -38,6 +38,7 @@ from judging.reports.selectors import (
     report_shell,
     run_choices,
 )
+from judging.reports.valid_at_k import valid_at_k_chart
 from rubrics import selectors as rubric_selectors
 from rubrics.models import Dataset
 from sejury_web.htmx import AuthenticatedHtmxRequest
@@ -307,6 +308,9 @@ def _breakdowns_context(report: AgreementReport) -> dict[str, Any]:
             for breakdown in report.breakdowns
         },
         "metric_labels": list(METRICS.values()),
+        "valid_at_k": report.valid_at_k or [],
+        "valid_at_k_chart": valid_at_k_chart(report.valid_at_k or []),
+        "valid_at_k_run": report.runs[0] if report.runs else None,
     }
 
 

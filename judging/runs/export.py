@@ -1,7 +1,9 @@
 """Verdict records: one per patch of a judging run, as JSON lines or CSV.
 
 ``export_verdicts`` writes them, and the run page's download will. A record holds the
-team's verdict and every member's score. Records stream: the judgments are read in chunks
+team's verdict and every member's score; with ``final``, also the patch's final label: the
+human consensus where there is one (under the dataset's rule), otherwise the team's verdict,
+and which of the two it is. Records stream: the judgments are read in chunks
 of ``CHUNK_SIZE``, with one query for each chunk's member results, so a run of 10,000
 patches is never in memory at once. Answers of the offline provider are labelled with
 ``OFFLINE_MARKER`` in every record: they are not an LLM's.
@@ -13,6 +15,7 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from judging.consensus.rules import dataset_consensus
 from judging.models import JudgingRun, PatchJudgment, StrategyResult
 from sejury_web.llm import OFFLINE_MARKER, Provider
 
@@ -42,7 +45,19 @@ def _chunks(rows: Iterator[Any]) -> Iterator[list[Any]]:
         yield chunk
 
 
-def verdict_records(run: JudgingRun, *, status: str = "") -> Iterator[Record]:
+FROM_CONSENSUS, FROM_JUDGE = "consensus", "judge"
+
+
+def _final(record: Record, consensus: str | None) -> None:
+    if consensus:
+        record.update(final_label=consensus, final_from=FROM_CONSENSUS)
+    elif record["verdict"]:
+        record.update(final_label=record["verdict"], final_from=FROM_JUDGE)
+    else:
+        record.update(final_label=None, final_from=None)
+
+
+def verdict_records(run: JudgingRun, *, status: str = "", final: bool = False) -> Iterator[Record]:
     """The run's records, by bug and patch key (only judgments with ``status``, if given).
 
     Missing numbers and verdicts (a pending or failed patch, a failed member) are ``None``;
@@ -54,7 +69,15 @@ def verdict_records(run: JudgingRun, *, status: str = "") -> Iterator[Record]:
         PatchJudgment.objects.filter(run=run)
         .order_by("patch__bug__key", "patch__key", "pk")
         .values(
-            "pk", "patch__key", "patch__bug__key", "status", "score", "verdict", "spread", "error"
+            "pk",
+            "patch_id",
+            "patch__key",
+            "patch__bug__key",
+            "status",
+            "score",
+            "verdict",
+            "spread",
+            "error",
         )
     )
     if status:
@@ -63,6 +86,11 @@ def verdict_records(run: JudgingRun, *, status: str = "") -> Iterator[Record]:
     offline = OFFLINE_MARKER if run.provider == Provider.OFFLINE else ""
     for chunk in _chunks(rows.iterator(chunk_size=CHUNK_SIZE)):
         members = _members([row["pk"] for row in chunk], team)
+        settled = (
+            dataset_consensus(run.dataset, patch_ids=[row["patch_id"] for row in chunk])
+            if final
+            else {}
+        )
         for row in chunk:
             results = members[row["pk"]]
             record: Record = {
@@ -78,6 +106,9 @@ def verdict_records(run: JudgingRun, *, status: str = "") -> Iterator[Record]:
             }
             if RUBRIC_JUDGE in team:
                 record["rubric_verdict"] = results.get(RUBRIC_JUDGE, {}).get("verdict") or None
+            if final:
+                state = settled.get(row["patch_id"])
+                _final(record, state.consensus if state else None)
             record.update(
                 provider=run.provider,
                 model=run.model,
@@ -91,25 +122,27 @@ def verdict_records(run: JudgingRun, *, status: str = "") -> Iterator[Record]:
             yield record
 
 
-def verdict_jsonl(run: JudgingRun) -> Iterator[str]:
+def verdict_jsonl(run: JudgingRun, *, final: bool = False) -> Iterator[str]:
     """The records as JSON lines (with their newline)."""
-    for record in verdict_records(run):
+    for record in verdict_records(run, final=final):
         yield json.dumps(record, ensure_ascii=False) + "\n"
 
 
-def csv_columns(run: JudgingRun) -> list[str]:
+def csv_columns(run: JudgingRun, *, final: bool = False) -> list[str]:
     """The CSV header: a record's fields, with ``scores`` as one ``score_<member>`` per member."""
     columns = ["run", "dataset", "patch", "bug", "status", "score", "verdict", "spread"]
     columns += [f"score_{name}" for name in run.strategies]
     if RUBRIC_JUDGE in run.strategies:
         columns.append("rubric_verdict")
+    if final:
+        columns += ["final_label", "final_from"]
     return [
         *columns,
         *("provider", "model", "context", "threshold", "scale_lo", "scale_hi", "error", "offline"),
     ]
 
 
-def verdict_csv(run: JudgingRun) -> Iterator[str]:
+def verdict_csv(run: JudgingRun, *, final: bool = False) -> Iterator[str]:
     """The records as CSV lines, after a header; missing values are empty cells."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
@@ -120,15 +153,15 @@ def verdict_csv(run: JudgingRun) -> Iterator[str]:
         writer.writerow(values)
         return buffer.getvalue()
 
-    columns = csv_columns(run)
+    columns = csv_columns(run, final=final)
     yield line(columns)
-    for record in verdict_records(run):
+    for record in verdict_records(run, final=final):
         scores = record.pop("scores")
         record.update({f"score_{name}": score for name, score in scores.items()})
         yield line([record[column] for column in columns])
 
 
-EXPORTERS: dict[str, Callable[[JudgingRun], Iterator[str]]] = {
+EXPORTERS: dict[str, Callable[..., Iterator[str]]] = {
     "jsonl": verdict_jsonl,
     "csv": verdict_csv,
 }

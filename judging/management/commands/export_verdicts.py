@@ -20,13 +20,19 @@ class Command(BaseCommand):
         parser.add_argument("--run", type=int, required=True, metavar="ID")
         parser.add_argument("--format", choices=list(EXPORTERS), default="jsonl")
         parser.add_argument("--output", type=Path, metavar="FILE", help="default: stdout")
+        parser.add_argument(
+            "--final-labels",
+            action="store_true",
+            help="add each patch's final label: the human consensus where there is one,"
+            " otherwise the team's verdict, and which of the two it is",
+        )
 
     def handle(self, *args: Any, output: Path | None, **options: Any) -> None:
         try:
             run = run_get(run_id=options["run"])
         except JudgingRun.DoesNotExist:
             raise CommandError(UNKNOWN_RUN.format(run=options["run"])) from None
-        lines = EXPORTERS[options["format"]](run)
+        lines = EXPORTERS[options["format"]](run, final=options["final_labels"])
         if output is None:
             for line in lines:
                 self.stdout.write(line, ending="")
