@@ -14,12 +14,12 @@ from django.test.utils import CaptureQueriesContext
 from pytest_django.fixtures import Settings
 
 from judging.management.commands.export_verdicts import UNKNOWN_RUN
-from judging.models import JudgingRun, PatchJudgment, StrategyResult
+from judging.models import Annotation, JudgingRun, PatchJudgment, StrategyResult
 from judging.runs.export import csv_columns, verdict_records
 from judging.runs.services import run_create
 from rubrics.models import Dataset
 from sejury_web.llm import OFFLINE_MARKER
-from tests.judging.factories import make_golden
+from tests.judging.factories import UserFactory, make_golden
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
 
 pytestmark = pytest.mark.django_db
@@ -207,3 +207,27 @@ def test_an_unknown_run_is_an_error() -> None:
     assert str(excinfo.value) == UNKNOWN_RUN.format(run=404)
     with pytest.raises(CommandError, match="invalid choice: 'xml'"):
         export("--run", "404", "--format", "xml")
+
+
+def test_final_labels_take_the_consensus_where_there_is_one(judged: JudgingRun) -> None:
+    people = [UserFactory(username=f"final-{n}") for n in range(2)]
+    patch = judged.dataset.patches.get(key="BUG-0-0")
+    verdict = judged.judgments.get(patch=patch).verdict
+    humans = "INVALID" if verdict == "VALID" else "VALID"  # they disagree with the judge
+    for person in people:
+        Annotation.objects.create(patch=patch, annotator=person, label=humans)
+    lines = export("--run", str(judged.pk), "--final-labels").splitlines()
+    records = {r["patch"]: r for r in map(json.loads, lines)}
+    assert (records["BUG-0-0"]["final_label"], records["BUG-0-0"]["final_from"]) == (
+        humans, "consensus",
+    )  # fmt: skip
+    other = records["BUG-0-1"]
+    assert (other["final_label"], other["final_from"]) == (other["verdict"], "judge")
+    failed = records["BUG-1-0"]
+    assert (failed["final_label"], failed["final_from"]) == (None, None)
+    header, *rows = export(
+        "--run", str(judged.pk), "--format", "csv", "--final-labels"
+    ).splitlines()
+    assert "rubric_verdict,final_label,final_from,provider" in header
+    assert any(row.split(",")[0] == str(judged.pk) for row in rows)
+    assert "final_label" not in export("--run", str(judged.pk))
