@@ -271,3 +271,23 @@ def test_only_leads_route(
     client: Client = request.getfixturevalue(client_name)
     assert client.get(route_url(run)).status_code == 403
     assert client.post(route_url(run), {"patches": "1"}).status_code == 403
+
+
+def test_the_preview_costs_the_same_queries_at_any_size(
+    setting: tuple,
+    lead_client: Client,  # type: ignore[type-arg]
+) -> None:
+    dataset, _, run = setting
+    person = annotator("a1")
+    form = {"patches": "3", "signal": "margin", "annotators": [person.pk], "overlap": "1"}
+    lead_client.get(route_url(run), form)  # the session and the user's roles, once
+    with CaptureQueriesContext(connection) as few:
+        assert lead_client.get(route_url(run), form).status_code == 200
+    bug = bug_with_patches(30, dataset=dataset, key="MORE")
+    for number, patch in enumerate(bug.patches.all()):
+        PatchJudgment.objects.create(
+            run=run, patch=patch, status="done", score=float(number), verdict=I, spread=1.0
+        )
+    with CaptureQueriesContext(connection) as many:
+        assert lead_client.get(route_url(run), form).status_code == 200
+    assert len(many) == len(few), [q["sql"] for q in many.captured_queries]
