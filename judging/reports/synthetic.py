@@ -4,7 +4,8 @@ benchmark (``bench/agreement_report.py``) and its browser test measure and look 
 Each patch has a hidden truth (VALID at ``valid_rate``, skewed like real patch-correctness
 data); each annotator labels it right with their own accuracy, sometimes UNSURE; each run's
 verdict is right with its own accuracy and comes with a team score that leans the right
-way. Disputed patches are adjudicated to the truth, every other one (so B_full is larger
+way. Nearly every valid patch passes its tests, and so do many invalid ones. Disputed
+patches are adjudicated to the truth, every other one (so B_full is larger
 than B_clear, as after a lead's pass). Nothing here is an LLM's output: the runs are
 ``offline`` runs named as synthetic, and the report marks them so.
 """
@@ -62,6 +63,11 @@ def synthetic_dataset(name: str, shape: Shape) -> Dataset:
         )
         for b in range(shape.bugs)
     )
+    count = shape.bugs * shape.patches_per_bug
+    truth = rng.random(count) < shape.valid_rate
+    # Tests: nearly every valid patch passes them, and so do many invalid ones (overfitting,
+    # paper 004 §7): what valid@k measures beyond pass@k.
+    passes = np.where(truth, rng.random(count) < 0.95, rng.random(count) < 0.6)
     patches = Patch.objects.bulk_create(
         Patch(
             dataset=dataset,
@@ -70,11 +76,12 @@ def synthetic_dataset(name: str, shape: Shape) -> Dataset:
             diff=DIFF.format(bug=b, patch=b + p + 2),
             diff_hash=f"syn-{b}-{p}",
             source=SOURCES[(b + p) % len(SOURCES)],
+            tests_pass=bool(passes[b * shape.patches_per_bug + p]),
         )
         for b, bug in enumerate(bugs)
         for p in range(shape.patches_per_bug)
     )
-    truth = rng.random(len(patches)) < shape.valid_rate
+
     raters = [
         User.objects.get_or_create(username=f"rater-{a:02d}")[0] for a in range(shape.annotators)
     ]
