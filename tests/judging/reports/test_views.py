@@ -146,8 +146,19 @@ def test_json_export_is_one_document_with_sections(small: Small, lead_client: Cl
         "human_judge",
         "breakdowns",
         "intervals",
+        "consensus",
+        "baselines",
+        "routing",
+        "valid_at_k",
     }
     assert data["dataset"]["slug"] == "small"
+    # What routing buys, per run: 21 shares; all routed, the labels are the consensus.
+    routing = {curve["run"]: curve for curve in data["routing"]}
+    golden = routing[small.golden.pk]
+    assert [point["share"] for point in golden["points"]][:3] == [0.0, 0.05, 0.1]
+    assert golden["points"][-1]["accuracy"]["value"] == 1.0
+    assert golden["points"][0]["accuracy"] == data["judges"][0]["benchmarks"]["b_full"]["accuracy"]
+    assert data["valid_at_k"]["run"] == small.golden.pk
     alpha = data["humans"]["columns"]["labelled"]["alpha"]
     assert set(alpha) == {"value", "ci_lo", "ci_hi", "n", "small_sample"}
     assert alpha["n"] == 8
