@@ -329,6 +329,16 @@ class StrategyResult(models.Model):
     cost_usd = models.DecimalField(max_digits=14, decimal_places=8, null=True, blank=True)
     is_offline = models.BooleanField(default=False)
     error = models.TextField(blank=True)
+    # The rubric the member was shown (the rubric judge, in a context with a rubric): a
+    # golden-context result is stale once a newer revision of that rubric is golden.
+    rubric_revision = models.ForeignKey(
+        RubricRevision,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The rubric revision the member judged with, if it was shown one.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -341,6 +351,57 @@ class StrategyResult(models.Model):
 
     def __str__(self) -> str:
         return f"{self.judgment}: {self.strategy} {self.score}"
+
+
+class ReplacedResult(models.Model):
+    """A member's result that re-judging replaced, kept as it was, with the team's verdict of
+    the time: the history of a patch's verdict.
+
+    ``StrategyResult`` stays the one current result per member and patch, which every reader
+    of a run (tables, exports, uncertainty, calibration, reports) relies on; re-judging moves
+    the earlier result here before the member is judged again, so nothing it said is lost.
+    """
+
+    class Reason(models.TextChoices):
+        RUBRIC_CHANGED = "rubric_changed", "a newer revision of the rubric became golden"
+
+    judgment = models.ForeignKey(
+        PatchJudgment, on_delete=models.CASCADE, related_name="replaced_results"
+    )
+    strategy = models.CharField(max_length=16)
+    reason = models.CharField(max_length=16, choices=Reason.choices)
+    generation = models.PositiveIntegerField(help_text="The run's generation that re-judged it.")
+    replaced_at = models.DateTimeField(auto_now_add=True)
+    # The member's result as it was (the fields of StrategyResult).
+    status = models.CharField(max_length=10, choices=StrategyResult.Status.choices)
+    score = models.FloatField(null=True, blank=True, help_text="0–100.")
+    verdict = models.CharField(max_length=10, blank=True)
+    reasoning = models.TextField(blank=True)
+    answers = models.JSONField(default=dict)
+    prompt_version = models.CharField(max_length=40)
+    call_ids = models.JSONField(default=list)
+    cached_call_ids = models.JSONField(default=list)
+    provider_calls = models.PositiveIntegerField(default=0)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=14, decimal_places=8, null=True, blank=True)
+    is_offline = models.BooleanField(default=False)
+    error = models.TextField(blank=True)
+    rubric_revision = models.ForeignKey(
+        RubricRevision, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    judged_at = models.DateTimeField(help_text="When the replaced result was written.")
+    # The team's verdict on the patch before the re-judge.
+    team_status = models.CharField(max_length=10, choices=PatchJudgment.Status.choices)
+    team_score = models.FloatField(null=True, blank=True)
+    team_verdict = models.CharField(max_length=10, choices=Label.choices[:2], blank=True)
+    team_spread = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["judgment", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.judgment}: {self.strategy} {self.verdict or self.score} (replaced)"
 
 
 class BugStep(models.Model):

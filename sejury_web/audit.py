@@ -22,6 +22,7 @@ VERBS = {
     "cancel": "cancelled",
     "resume": "resumed",
     "retry_failed": "retried the failed patches",
+    "rejudge_stale": "re-judged the stale rubric verdicts",
     "close": "closed",
     "reopen": "reopened",
     "keep": "kept",

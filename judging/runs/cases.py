@@ -43,9 +43,15 @@ def _rubric_for(run: JudgingRun, patch: Patch) -> tuple[RubricRevision | None, s
 
 def case_for(run: JudgingRun, patch: Patch) -> Case:
     """``patch`` as the run's strategies see it (``patch.bug`` should be loaded)."""
+    return case_and_rubric(run, patch)[0]
+
+
+def case_and_rubric(run: JudgingRun, patch: Patch) -> tuple[Case, RubricRevision | None]:
+    """``case_for`` and the rubric revision the case shows (None when it shows none), which
+    the rubric judge's result records."""
     bug = patch.bug
     revision, missing = _rubric_for(run, patch)
-    return Case(
+    case = Case(
         bug_key=bug.key,
         bug_title=bug.title,
         bug_description=bug.description,
@@ -56,3 +62,4 @@ def case_for(run: JudgingRun, patch: Patch) -> Case:
         rubric_text=revision.text if revision else "",
         rubric_missing=missing,
     )
+    return case, revision

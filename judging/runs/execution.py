@@ -18,9 +18,10 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from judging.models import BugStep, JudgingRun, PatchJudgment, StrategyResult
-from judging.runs.cases import case_for
+from judging.runs.cases import case_and_rubric, case_for
 from judging.strategies import Case, Outcome, Step, StrategyError, get_strategy
 from judging.strategies.ensemble import combine
+from rubrics.models import RubricRevision
 from sejury_web.llm import LLMError, LLMRequest, LLMResponse, Provider, complete
 from sejury_web.llm.models import LLMCall
 
@@ -153,8 +154,15 @@ def bug_step_ensure(
 
 
 def _result(
-    judgment: PatchJudgment, name: str, outcome: Outcome | None, asker: Asker, error: str
+    judgment: PatchJudgment,
+    name: str,
+    outcome: Outcome | None,
+    asker: Asker,
+    error: str,
+    revision: RubricRevision | None = None,
 ) -> StrategyResult:
+    """The member's result; ``revision``, the rubric the case showed, is kept by a member
+    that reads it (the rubric judge), so that its verdict can go stale."""
     strategy = get_strategy(name)
     steps: tuple[Step, ...] = outcome.steps if outcome else ()
     answers = {step.name: step.response.answer for step in steps}
@@ -174,11 +182,18 @@ def _result(
         is_offline=any(r.is_offline for r in asker.responses)
         or (strategy.uses_llm and judgment.run.provider == Provider.OFFLINE),
         error=error,
+        rubric_revision=revision if strategy.uses_rubric else None,
         **Spent.of(asker).fields(),
     )
 
 
-def _judge_member(judgment: PatchJudgment, generation: int, case: Case, name: str) -> None:
+def _judge_member(
+    judgment: PatchJudgment,
+    generation: int,
+    case: Case,
+    name: str,
+    revision: RubricRevision | None = None,
+) -> None:
     run = judgment.run
     strategy = get_strategy(name)
     prepared: dict[str, Any] | None = None
@@ -192,7 +207,7 @@ def _judge_member(judgment: PatchJudgment, generation: int, case: Case, name: st
     outcome, asker, error = _attempt(
         run, generation, name, lambda ask: strategy.judge(case, ask, prepared=prepared)
     )
-    _save(_result(judgment, name, outcome, asker, error))
+    _save(_result(judgment, name, outcome, asker, error, revision))
 
 
 def _save(result: StrategyResult) -> None:
@@ -213,12 +228,12 @@ def patch_judge(judgment_id: int, generation: int) -> str:
     run = judgment.run
     if judgment.status != PatchJudgment.Status.PENDING or not run_is_current(run.pk, generation):
         return judgment.status
-    case = case_for(run, judgment.patch)
+    case, revision = case_and_rubric(run, judgment.patch)
     try:
         stored = set(judgment.results.values_list("strategy", flat=True))
         for name in run.strategies:
             if name not in stored:
-                _judge_member(judgment, generation, case, name)
+                _judge_member(judgment, generation, case, name, revision)
     except RunStopped:
         return judgment.status
     _conclude(judgment)

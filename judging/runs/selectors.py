@@ -1,4 +1,7 @@
-"""Reads of judging runs: progress and totals (the run page, ``judge --wait``, exports)."""
+"""Reads of judging runs: progress and totals (the run page, ``judge --wait``, exports).
+
+What a run spent counts the results that re-judging replaced, too.
+"""
 
 from dataclasses import dataclass
 from decimal import Decimal
@@ -7,7 +10,7 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
-from judging.models import BugStep, JudgingRun, PatchJudgment, StrategyResult
+from judging.models import BugStep, JudgingRun, PatchJudgment, ReplacedResult, StrategyResult
 
 
 @dataclass(frozen=True)
@@ -52,10 +55,14 @@ def run_progress(run: JudgingRun) -> RunProgress:
         valid=Count("pk", filter=Q(verdict="VALID")),
         invalid=Count("pk", filter=Q(verdict="INVALID")),
     )
-    results = _spent(StrategyResult.objects.filter(judgment__run=run))
-    steps = _spent(BugStep.objects.filter(run=run))
-    unpriced = bool(results["unpriced"] or steps["unpriced"])
-    cost = None if unpriced else (results["cost"] or Decimal(0)) + (steps["cost"] or Decimal(0))
+    spent = [
+        _spent(StrategyResult.objects.filter(judgment__run=run)),
+        _spent(BugStep.objects.filter(run=run)),
+    ]
+    if run.generation:  # re-judged results were spent too; a run never resumed has none
+        spent.append(_spent(ReplacedResult.objects.filter(judgment__run=run)))
+    unpriced = any(part["unpriced"] for part in spent)
+    cost = None if unpriced else sum((part["cost"] or Decimal(0) for part in spent), Decimal(0))
     wall = None
     if run.started_at:
         end = run.finished_at or timezone.now()
@@ -67,9 +74,9 @@ def run_progress(run: JudgingRun) -> RunProgress:
         pending=counts["total"] - counts["done"] - counts["failed"],
         valid=counts["valid"],
         invalid=counts["invalid"],
-        provider_calls=int(results["calls"] or 0) + int(steps["calls"] or 0),
-        input_tokens=int(results["input_tokens"] or 0) + int(steps["input_tokens"] or 0),
-        output_tokens=int(results["output_tokens"] or 0) + int(steps["output_tokens"] or 0),
+        provider_calls=sum(int(part["calls"] or 0) for part in spent),
+        input_tokens=sum(int(part["input_tokens"] or 0) for part in spent),
+        output_tokens=sum(int(part["output_tokens"] or 0) for part in spent),
         cost_usd=cost,
         wall_s=wall,
     )

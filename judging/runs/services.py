@@ -1,9 +1,10 @@
-"""Writes of the judging app: judging runs, from creation to resume."""
+"""Writes of the judging app: judging runs, from creation to resume and re-judging."""
 
 import logging
 import time
 from collections.abc import Iterable
 from functools import partial
+from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ImproperlyConfigured
@@ -11,8 +12,16 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from judging.models import BugStep, Context, JudgingRun, PatchJudgment, StrategyResult
+from judging.models import (
+    BugStep,
+    Context,
+    JudgingRun,
+    PatchJudgment,
+    ReplacedResult,
+    StrategyResult,
+)
 from judging.runs.execution import run_finish_if_done
+from judging.runs.stale import can_go_stale, stale_results
 from judging.strategies import parse_team
 from judging.strategies.ensemble import check_scale
 from judging.tasks import start_run
@@ -29,12 +38,21 @@ UNKNOWN_CONTEXT = "unknown context {context!r}; the contexts are {known}"
 REVISION_CONTEXT = "the context 'revision' needs a rubric revision, and only it does"
 NOT_ACTIVE = "run {run} is {status}: only a queued or running run can be cancelled"
 NOTHING_TO_RESUME = "run {run} has no pending patches{failed} to judge"
+NOT_GOLDEN = (
+    "run {run} judged with the {context} context: only golden-rubric runs go stale, since only "
+    "the golden rubric changes"
+)
+NOTHING_STALE = (
+    "run {run} has no stale rubric verdicts: each was judged with its rubric's golden revision"
+)
+STILL_ACTIVE = "run {run} is {status}: re-judge its stale verdicts once it has ended"
 
 # Audit actions (sejury_web.audit) of a run's life.
 RUN_CREATE = "run.create"
 RUN_CANCEL = "run.cancel"
 RUN_RESUME = "run.resume"
 RUN_RETRY = "run.retry_failed"
+RUN_REJUDGE_STALE = "run.rejudge_stale"
 
 
 class RunError(ValueError):
@@ -166,14 +184,104 @@ def run_resume(*, run: JudgingRun, actor: User | None, retry_failed: bool = Fals
         if not run.judgments.filter(status=PatchJudgment.Status.PENDING).exists():
             failed_text = " or failed" if retry_failed else ""
             raise RunError(NOTHING_TO_RESUME.format(run=run.pk, failed=failed_text))
-        run.generation = F("generation") + 1
-        run.status = JudgingRun.Status.QUEUED
-        run.finished_at = None
-        run.save(update_fields=["generation", "status", "finished_at"])
-        run.refresh_from_db()
         action = RUN_RETRY if retry_failed else RUN_RESUME
-        audit_record(actor=actor, action=action, target=run, detail={"generation": run.generation})
-        transaction.on_commit(partial(_send_start, run.pk, run.generation))
+        run = _requeue(run, actor=actor, action=action)
+    return run
+
+
+def _requeue(
+    run: JudgingRun, *, actor: User | None, action: str, detail: dict[str, Any] | None = None
+) -> JudgingRun:
+    """Queue the run's pending patches under the next generation and record ``action``; in
+    the caller's transaction, with the run locked."""
+    run.generation = F("generation") + 1
+    run.status = JudgingRun.Status.QUEUED
+    run.finished_at = None
+    run.save(update_fields=["generation", "status", "finished_at"])
+    run.refresh_from_db()
+    audit_record(
+        actor=actor,
+        action=action,
+        target=run,
+        detail={"generation": run.generation, **(detail or {})},
+    )
+    transaction.on_commit(partial(_send_start, run.pk, run.generation))
+    return run
+
+
+def _replaced(result: StrategyResult, *, generation: int, reason: str) -> ReplacedResult:
+    """``result`` as history, with the team's verdict of the time (``result.judgment``)."""
+    judgment = result.judgment
+    return ReplacedResult(
+        judgment=judgment,
+        strategy=result.strategy,
+        reason=reason,
+        generation=generation,
+        status=result.status,
+        score=result.score,
+        verdict=result.verdict,
+        reasoning=result.reasoning,
+        answers=result.answers,
+        prompt_version=result.prompt_version,
+        call_ids=result.call_ids,
+        cached_call_ids=result.cached_call_ids,
+        provider_calls=result.provider_calls,
+        input_tokens=result.input_tokens,
+        output_tokens=result.output_tokens,
+        cost_usd=result.cost_usd,
+        is_offline=result.is_offline,
+        error=result.error,
+        rubric_revision_id=result.rubric_revision_id,
+        judged_at=result.created_at,
+        team_status=judgment.status,
+        team_score=judgment.score,
+        team_verdict=judgment.verdict,
+        team_spread=judgment.spread,
+    )
+
+
+def run_rejudge_stale(*, run: JudgingRun, actor: User | None) -> JudgingRun:
+    """Judge again the rubric member of every patch whose rubric verdict is stale (judged
+    with an older revision than its rubric's golden one), under a new generation.
+
+    Each stale result moves to ``ReplacedResult`` with the team's verdict of the time, and
+    its patch is pending again: ``patch_judge`` then judges only the missing member, with
+    today's golden rubric; the other members' results (and the bug steps of s4 and s5) are
+    kept, so no call is repeated for them. A cancelled run's other pending patches are
+    queued too, as a resume would.
+    """
+    with transaction.atomic():
+        run = JudgingRun.objects.select_for_update().get(pk=run.pk)
+        if not can_go_stale(run):
+            raise RunError(NOT_GOLDEN.format(run=run.pk, context=run.get_context_display()))
+        if run.is_active:
+            status = run.get_status_display().lower()
+            raise RunError(STILL_ACTIVE.format(run=run.pk, status=status))
+        stale = list(stale_results(run).select_related("judgment").order_by("pk"))
+        if not stale:
+            raise RunError(NOTHING_STALE.format(run=run.pk))
+        reason = ReplacedResult.Reason.RUBRIC_CHANGED
+        ReplacedResult.objects.bulk_create(
+            [_replaced(result, generation=run.generation + 1, reason=reason) for result in stale],
+            batch_size=500,
+        )
+        StrategyResult.objects.filter(pk__in=[result.pk for result in stale]).delete()
+        judgment_ids = {result.judgment_id for result in stale}
+        PatchJudgment.objects.filter(pk__in=judgment_ids).update(
+            status=PatchJudgment.Status.PENDING,
+            score=None,
+            verdict="",
+            spread=None,
+            error="",
+            finished_at=None,
+        )
+        members = sorted({result.strategy for result in stale})
+        run = _requeue(
+            run,
+            actor=actor,
+            action=RUN_REJUDGE_STALE,
+            detail={"patches": len(judgment_ids), "members": members, "reason": str(reason)},
+        )
     return run
 
 

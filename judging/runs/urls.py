@@ -13,6 +13,7 @@ urlpatterns: list[URLPattern] = [
     path("runs/<int:run_id>/cancel/", views.run_cancel, name="run_cancel"),
     path("runs/<int:run_id>/resume/", views.run_resume, name="run_resume"),
     path("runs/<int:run_id>/route/", views.run_route, name="run_route"),
+    path("runs/<int:run_id>/rejudge-stale/", views.run_rejudge_stale, name="run_rejudge_stale"),
     path(
         "runs/<int:run_id>/verdicts/<int:judgment_id>/",
         views.verdict_detail,

@@ -2,7 +2,8 @@
 with every prompt and answer behind it, and two runs compared patch by patch.
 
 A page of the verdict table costs the same at 10,000 patches as at 10: a count, one query
-for the page of judgments and one for their members' results.
+for the page of judgments and one for their members' results (with the rubric revisions they
+were judged with, and their rubrics' golden ones: a stale verdict is marked).
 """
 
 import json
@@ -15,8 +16,16 @@ from django.core.paginator import Page, Paginator
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Abs
 
-from judging.models import BugStep, JudgingRun, Label, PatchJudgment, StrategyResult
+from judging.models import (
+    BugStep,
+    JudgingRun,
+    Label,
+    PatchJudgment,
+    ReplacedResult,
+    StrategyResult,
+)
 from judging.runs.selectors import run_get
+from judging.runs.stale import can_go_stale, has_stale_result
 from judging.runs.uncertainty import margin
 from judging.strategies import Strategy, get_strategy
 from sejury_web.llm.models import LLMCall
@@ -33,6 +42,8 @@ SORT_FIELDS = {
     "margin": "margin",  # annotated: the score's distance from the threshold (uncertainty)
 }
 DEFAULT_SORT = "patch"
+TRUE = {"1", "true", "on"}
+STALE_NOTE = "judged with rubric revision {old}; revision {new} is golden now"
 MEMBER_SCORE = "member_score"
 # What a row of the verdict table reads: never a diff.
 TABLE_FIELDS = ("id", "run_id", "status", "score", "verdict", "spread", "error")
@@ -90,6 +101,7 @@ class TableQuery:
     verdict: str = ""
     status: str = ""
     q: str = ""
+    stale: bool = False  # only the patches whose rubric verdict is stale
     sort: str = DEFAULT_SORT
     page: int | str = 1
 
@@ -105,6 +117,7 @@ class TableQuery:
             verdict=verdict if verdict in VERDICTS else "",
             status=status if status in PatchJudgment.Status.values else "",
             q=str(params.get("q", "")).strip(),
+            stale=str(params.get("stale", "")) in TRUE,
             sort=sort,
             page=params.get("page", 1),
         )
@@ -124,6 +137,7 @@ class TableQuery:
             "verdict": query.verdict,
             "status": query.status,
             "q": query.q,
+            "stale": "1" if query.stale else "",
             "sort": "" if query.sort == DEFAULT_SORT else query.sort,
             "page": "" if str(query.page) == "1" else query.page,
         }
@@ -148,6 +162,7 @@ class VerdictRow:
     judgment: PatchJudgment
     members: list[StrategyResult | None]  # in team order; None before a member ends
     margin: float | None  # the score's distance from the threshold, a share of the scale
+    stale: str = ""  # why the rubric verdict is stale ("" when it is not)
 
 
 @dataclass(frozen=True)
@@ -173,6 +188,17 @@ def _column(query: TableQuery, key: str, label: str) -> Column:
     return Column(key=key, label=label, params=query.sorted_by(key), arrow=arrow)
 
 
+def _stale_note(members: list[StrategyResult | None]) -> str:
+    """Why a row's rubric verdict is stale, from its results' annotations ("" if it is not)."""
+    for result in members:
+        judged_with = getattr(result, "revision_number", None)
+        golden = getattr(result, "golden_number", None)
+        done = result is not None and result.status == StrategyResult.Status.DONE
+        if done and judged_with is not None and golden is not None and golden > judged_with:
+            return STALE_NOTE.format(old=judged_with, new=golden)
+    return ""
+
+
 def run_verdicts(*, run: JudgingRun, query: TableQuery) -> VerdictTable:
     """One page of the run's verdicts as ``query`` filters and sorts them, with each member's
     result. Unfinished scores sort last in either direction."""
@@ -185,6 +211,8 @@ def run_verdicts(*, run: JudgingRun, query: TableQuery) -> VerdictTable:
         judgments = judgments.filter(
             Q(patch__key__icontains=query.q) | Q(patch__bug__key__icontains=query.q)
         )
+    if query.stale:
+        judgments = judgments.filter(has_stale_result()) if can_go_stale(run) else judgments.none()
     field = SORT_FIELDS.get(query.sort_key)
     if field == "margin":
         distance = Abs(F("score") - Value(run.threshold))
@@ -204,16 +232,18 @@ def run_verdicts(*, run: JudgingRun, query: TableQuery) -> VerdictTable:
     results = StrategyResult.objects.filter(
         judgment__in=[judgment.pk for judgment in page.object_list]
     ).only("id", "judgment_id", "strategy", "status", "score", "verdict", "error")
+    if can_go_stale(run):
+        results = results.annotate(
+            revision_number=F("rubric_revision__number"),
+            golden_number=F("rubric_revision__rubric__golden_revision__number"),
+        )
     by_member = {(result.judgment_id, result.strategy): result for result in results}
     team = run_team(run)
-    rows = [
-        VerdictRow(
-            judgment,
-            [by_member.get((judgment.pk, member.name)) for member in team],
-            None if judgment.score is None else margin(judgment.score, run),
-        )
-        for judgment in page.object_list
-    ]
+    rows: list[VerdictRow] = []
+    for judgment in page.object_list:
+        members = [by_member.get((judgment.pk, member.name)) for member in team]
+        certainty = None if judgment.score is None else margin(judgment.score, run)
+        rows.append(VerdictRow(judgment, members, certainty, _stale_note(members)))
     headings = {
         "patch": "Patch",
         "bug": "Bug",
@@ -269,6 +299,7 @@ class Verdict:
     members: list[Member]
     previous_id: int | None  # the neighbours in the table's default order (patch key)
     next_id: int | None
+    replaced: list[ReplacedResult]  # earlier results that re-judging replaced, oldest first
 
 
 def _json(value: Any) -> str:
@@ -284,11 +315,17 @@ def _messages(call: LLMCall | None) -> list[tuple[str, str]]:
 
 def verdict_get(*, run: JudgingRun, judgment_id: int) -> Verdict:
     """One patch's verdict with everything behind it: each member's calls (prompts, raw and
-    parsed answers) and s4/s5's bug-level step. Raises ``PatchJudgment.DoesNotExist``."""
+    parsed answers), s4/s5's bug-level step, the rubric revision the rubric judge read, and
+    the earlier results that re-judging replaced. Raises ``PatchJudgment.DoesNotExist``."""
     judgment = PatchJudgment.objects.select_related("patch__bug__dataset", "patch__dataset").get(
         run=run, pk=judgment_id
     )
-    results = {result.strategy: result for result in judgment.results.all()}
+    results = {
+        result.strategy: result
+        for result in judgment.results.select_related("rubric_revision").defer(
+            "rubric_revision__structure", "rubric_revision__text"
+        )
+    }
     steps = {
         step.strategy: step
         for step in BugStep.objects.filter(run=run, bug_id=judgment.patch.bug_id)
@@ -317,7 +354,12 @@ def verdict_get(*, run: JudgingRun, judgment_id: int) -> Verdict:
     key = judgment.patch.key
     previous_id = neighbours.filter(patch__key__lt=key).order_by("-patch__key").first()
     next_id = neighbours.filter(patch__key__gt=key).order_by("patch__key").first()
-    return Verdict(run, judgment, members, previous_id, next_id)
+    replaced = list(
+        judgment.replaced_results.select_related("rubric_revision")
+        .defer("rubric_revision__structure", "rubric_revision__text")
+        .order_by("pk")
+    )
+    return Verdict(run, judgment, members, previous_id, next_id, replaced)
 
 
 @dataclass(frozen=True)

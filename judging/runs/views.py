@@ -1,10 +1,10 @@
 """Pages of judging runs, for leads: the list, a new run, a run's progress and verdicts, one
-verdict with the prompts and answers behind it, two runs compared; and, from the rubric
-editor, the streamlined review's judge preview (paper 004 §8).
+verdict with the prompts and answers behind it, two runs compared, re-judging stale rubric
+verdicts; and, from the rubric editor, the streamlined review's judge preview (paper 004 §8).
 
 A running run's page polls its progress partial every second; the poll that sees the run
-end stops the polling (status 286) and fires ``run-ended``, on which the verdict table
-reloads itself once.
+end stops the polling (status 286) and fires ``run-ended``, on which the verdict table and
+the stale-verdicts card reload themselves once.
 """
 
 import contextlib
@@ -35,6 +35,7 @@ from judging.runs.preview import (
 from judging.runs.routing import DEFAULT_SECONDS_PER_LABEL, RoutingError, route, routing_plan
 from judging.runs.routing_forms import RouteForm
 from judging.runs.services import RunError
+from judging.runs.stale import can_go_stale, rejudge_summary, stale_count
 from judging.runs.uncertainty import SIGNALS
 from judging.runs.verdicts import CompareError, TableQuery
 from judging.strategies import parse_team
@@ -45,11 +46,16 @@ from sejury_web.llm import OFFLINE_MARKER, Provider
 from sejury_web.roles import Role, role_required
 
 TABLE_TARGET = "run-table"
+REJUDGE_TARGET = "run-rejudge"
 RUN_ENDED_EVENT = "run-ended"
 OFFLINE_NOTE = f"{OFFLINE_MARKER}: scores are not judgements of correctness"
 CANCELLED = "Cancelled run {run}: no new model call starts; finished verdicts stay."
 RESUMED = "Resumed run {run}: its pending patches are queued again."
 RETRIED = "Queued run {run}'s failed and pending patches again."
+REJUDGING = (
+    "Re-judging the rubric judge on {count} patch{plural} of run {run} with today's golden "
+    "rubric; the other members' results are kept."
+)
 NO_VERDICT = "run {run} has no verdict {judgment}"
 
 
@@ -113,6 +119,16 @@ def _run_context(run: JudgingRun) -> dict[str, Any]:
     }
 
 
+def _rejudge_context(run: JudgingRun) -> dict[str, Any]:
+    """The stale-verdicts card: how many are stale, and what re-judging changed."""
+    return {
+        "run": run,
+        "can_go_stale": can_go_stale(run),
+        "stale_count": stale_count(run),
+        "rejudge": rejudge_summary(run),
+    }
+
+
 def _progress_context(run: JudgingRun) -> dict[str, Any]:
     progress = run_selectors.run_progress(run)
     return {
@@ -134,7 +150,10 @@ def run_detail(request: AuthenticatedHtmxRequest, run_id: int) -> HttpResponse:
     context = {"table": table, "statuses": PatchJudgment.Status.choices, **_run_context(run)}
     if request.htmx and request.htmx.target == TABLE_TARGET:
         return render(request, "judging/runs/_run_table.html", context)
+    if request.htmx and request.htmx.target == REJUDGE_TARGET:
+        return render(request, "judging/runs/_run_rejudge.html", _rejudge_context(run))
     context.update(_progress_context(run))
+    context.update(_rejudge_context(run))
     return render(request, "judging/runs/run_detail.html", context)
 
 
@@ -175,6 +194,22 @@ def run_resume(request: AuthenticatedHtmxRequest, run_id: int) -> HttpResponse:
         messages.error(request, str(error))
     else:
         messages.success(request, (RETRIED if retry_failed else RESUMED).format(run=run.pk))
+    return redirect(run)
+
+
+@require_POST
+@role_required(Role.LEAD)
+def run_rejudge_stale(request: AuthenticatedHtmxRequest, run_id: int) -> HttpResponse:
+    """Judge the stale rubric verdicts again (the rubric member only), then the run page."""
+    run = _run(run_id)
+    count = stale_count(run)
+    try:
+        services.run_rejudge_stale(run=run, actor=request.user)
+    except RunError as error:
+        messages.error(request, str(error))
+    else:
+        plural = "" if count == 1 else "es"
+        messages.success(request, REJUDGING.format(count=count, plural=plural, run=run.pk))
     return redirect(run)
 
 

@@ -84,6 +84,7 @@ class Strategy:
     prompt_version: ClassVar[str]
     uses_llm: ClassVar[bool] = True
     uses_reference: ClassVar[bool] = True  # reads the bug's reference fix
+    uses_rubric: ClassVar[bool] = False  # reads the case's rubric (its result records which)
     bug_step: ClassVar[str] = ""
 
     def prepare(self, case: Case, ask: Ask) -> Step:

@@ -76,6 +76,7 @@ class RubricJudge(Strategy):
     description = "VALID or INVALID against the run's context: a rubric, the reference, or nothing."
     prompt_version = PROMPT_VERSION
     uses_reference = False  # it sees the reference only in the "reference" context
+    uses_rubric = True
 
     def judge(self, case: Case, ask: Ask, *, prepared: dict[str, Any] | None = None) -> Outcome:
         if case.rubric_missing:

@@ -1,4 +1,9 @@
-"""Judge a dataset's patches with a team of strategies, from the shell; optionally follow it."""
+"""Judge a dataset's patches with a team of strategies, from the shell; optionally follow it.
+
+``--resume ID`` queues a run's pending patches again; with ``--retry-failed`` its failed ones
+too; with ``--stale`` it re-judges the rubric judge's stale verdicts (judged with an older
+revision of the rubric than today's golden one), and ``--wait`` then lists what flipped.
+"""
 
 import time
 from argparse import ArgumentParser
@@ -10,7 +15,8 @@ from django.core.management.base import BaseCommand, CommandError
 from judging.models import Context, JudgingRun, PatchJudgment
 from judging.runs.export import verdict_records
 from judging.runs.selectors import RunProgress, run_get, run_progress
-from judging.runs.services import RunError, run_create, run_resume
+from judging.runs.services import RunError, run_create, run_rejudge_stale, run_resume
+from judging.runs.stale import rejudge_summary, stale_count
 from rubrics.bundle.services import dataset_resolve
 from rubrics.selectors import dataset_patches_named
 from sejury_web.llm import OFFLINE_MARKER, Provider
@@ -21,6 +27,8 @@ UNKNOWN_RUN = "no judging run {run}"
 NEW_RUN_NEEDS = "give --dataset, --team and --context to start a run (or --resume ID)"
 RESUME_ALONE = "--resume takes no {options}: a resumed run keeps its own"
 RETRY_NEEDS_RESUME = "--retry-failed only goes with --resume"
+STALE_NEEDS_RESUME = "--stale only goes with --resume"
+STALE_OR_RETRY = "--stale and --retry-failed are two actions: run one, then the other"
 NO_WORKER = (
     "run {run} is still queued after {seconds:g} s: no Celery worker has picked it up. Start "
     "one with `make run`, or `.venv/bin/celery -A sejury_web worker --pool threads "
@@ -94,6 +102,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--retry-failed", action="store_true", help="with --resume: judge failed ones again"
         )
+        parser.add_argument(
+            "--stale",
+            action="store_true",
+            help="with --resume: judge the stale rubric verdicts again (the rubric judge only)",
+        )
         parser.add_argument("--wait", action="store_true", help="follow the run to its end")
         parser.add_argument(
             "--worker-timeout",
@@ -116,10 +129,14 @@ class Command(BaseCommand):
                 worker_timeout=options["worker_timeout"],
                 stall_timeout=options["stall_timeout"],
             )
+            if options["stale"]:
+                self._flips(run_get(run_id=run.pk))
 
     def _create(self, options: dict[str, Any]) -> JudgingRun:
         if options["retry_failed"]:
             raise CommandError(RETRY_NEEDS_RESUME)
+        if options["stale"]:
+            raise CommandError(STALE_NEEDS_RESUME)
         if not (options["dataset"] and options["team"] and options["context"]):
             raise CommandError(NEW_RUN_NEEDS)
         dataset = dataset_resolve(options["dataset"])
@@ -168,6 +185,8 @@ class Command(BaseCommand):
             run = run_get(run_id=options["resume"])
         except JudgingRun.DoesNotExist:
             raise CommandError(UNKNOWN_RUN.format(run=options["resume"])) from None
+        if options["stale"]:
+            return self._rejudge(run, retry_failed=options["retry_failed"])
         # Counted before: eager tasks (and fast workers) may judge them all before we print.
         before = run_progress(run)
         queued = before.pending + (before.failed if options["retry_failed"] else 0)
@@ -177,6 +196,41 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from None
         self._describe(run, f"Run {run.pk} resumed: {queued} of {before.total} patches queued")
         return run
+
+    def _rejudge(self, run: JudgingRun, *, retry_failed: bool) -> JudgingRun:
+        if retry_failed:
+            raise CommandError(STALE_OR_RETRY)
+        stale = stale_count(run)  # counted before, as in _resume
+        try:
+            run = run_rejudge_stale(actor=None, run=run)
+        except RunError as error:
+            raise CommandError(str(error)) from None
+        self._describe(
+            run,
+            f"Run {run.pk}: the rubric judge's stale verdicts on {stale} patches queued again "
+            "(the other members' results are kept)",
+        )
+        return run
+
+    def _flips(self, run: JudgingRun) -> None:
+        """What re-judging changed: counts, then each verdict that flipped and why."""
+        summary = rejudge_summary(run)
+        if summary is None:
+            return
+        team, member = summary.flipped, summary.member_flipped
+        self.stdout.write(
+            f"Re-judged {summary.rejudged}: {team} team verdict{'' if team == 1 else 's'} and "
+            f"{member} rubric judge verdict{'' if member == 1 else 's'} flipped."
+        )
+        for flip in summary.flips:
+            revisions = f"r{flip.old_revision} → r{flip.new_revision}"
+            self.stdout.write(
+                f"  {flip.patch_key}: team {flip.old_verdict} → {flip.new_verdict or '-'}, "
+                f"rubric judge {flip.old_member_verdict} → {flip.new_member_verdict or '-'} "
+                f"(rubric {revisions}: {flip.reason})"
+            )
+        if summary.more:
+            self.stdout.write(f"  and {summary.more} more.")
 
     def _describe(self, run: JudgingRun, what: str) -> None:
         self.stdout.write(
