@@ -1,4 +1,7 @@
-"""Agreement statistics for the reports (papers 004 Tables 5–6, 000 RQ2): pure, no ORM.
+"""Agreement statistics (papers 004 Tables 5–6, 000 RQ2): pure, no ORM; the plain
+definitions. The agreement report computes the same figures, vectorized over its bootstrap,
+in ``judging.reports.vectorized``, and its tests check them against these; calibration
+ranks teams with κ, τ-b and ρ from here.
 
 Every function takes plain lists (or arrays) and returns a ``float``, or ``None`` when the
 figure is undefined: nothing to compare (empty input), a zero denominator, or a chance
@@ -9,11 +12,11 @@ naming the function at once.
 """
 
 import math
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from numbers import Real
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 import krippendorff
 import numpy as np
@@ -39,12 +42,9 @@ NEGATIVE_RATIO = "krippendorff_alpha: ratio values must be ≥ 0, got {value!r}"
 NOT_BINARY = (
     "binary_metrics: labels other than {positive!r} must be one negative label, got {labels}"
 )
-BAD_RESAMPLES = "bootstrap_ci: resamples must be at least 1, got {resamples}"
-BAD_LEVEL_CI = "bootstrap_ci: level must lie strictly between 0 and 1, got {level}"
 BAD_WEIGHT = "weighted_mean: weights must be finite and ≥ 0, got {weight!r}"
 
 Label = Hashable
-Item = TypeVar("Item")
 
 
 def _same_length(function: str, first: Sequence[Any], second: Sequence[Any]) -> None:
@@ -318,40 +318,6 @@ def binary_metrics(
         mcc=mcc,
         confusion={"tp": tp, "fp": fp, "fn": fn, "tn": tn},
     )
-
-
-def bootstrap_ci(
-    items: Iterable[Item],
-    statistic: Callable[[list[Item]], float | None],
-    *,
-    resamples: int = 1000,
-    level: float = 0.95,
-    seed: int = 0,
-) -> tuple[float, float] | None:
-    """The percentile interval of ``statistic`` over resamples of ``items`` with replacement.
-
-    Resamples whose statistic is undefined (``None`` or nan) are left out, so the interval
-    describes the defined ones; ``None`` when there are fewer than two items or no resample
-    is defined. Deterministic for a seed: one numpy ``Generator`` draws every index at once.
-    """
-    if resamples < 1:
-        raise ValueError(BAD_RESAMPLES.format(resamples=resamples))
-    if not 0.0 < level < 1.0:
-        raise ValueError(BAD_LEVEL_CI.format(level=level))
-    pool = list(items)
-    if len(pool) < 2:
-        return None
-    draws = np.random.default_rng(seed).integers(0, len(pool), size=(resamples, len(pool)))
-    values = []
-    for row in draws.tolist():
-        value = statistic([pool[index] for index in row])
-        if value is not None and math.isfinite(value):
-            values.append(value)
-    if not values:
-        return None
-    tail = (1.0 - level) / 2.0 * 100.0
-    low, high = np.percentile(values, [tail, 100.0 - tail])
-    return float(low), float(high)
 
 
 def weighted_mean(values: Sequence[float | None], weights: Sequence[float]) -> float | None:

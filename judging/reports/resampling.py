@@ -101,7 +101,8 @@ def percentiles(values: Array, qs: Sequence[float]) -> Array:
     """(len(qs), K): each column's percentiles over its finite values, nan for none.
 
     numpy's default ("linear") method, column by column at once: the same virtual index
-    n·q + (1 − q) − 1 and the same interpolation as ``np.percentile`` on the defined values.
+    n·q + (1 − q) − 1 and interpolation as ``np.percentile`` on the defined values (equal
+    to its result up to the last bit or two of rounding).
     """
     ordered = np.sort(np.where(np.isfinite(values), values, np.nan), axis=0)  # nan last
     defined = np.isfinite(values).sum(axis=0)

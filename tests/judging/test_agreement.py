@@ -3,8 +3,6 @@ package and published worked examples. Pure: no database."""
 
 import math
 import re
-import statistics
-import time
 import warnings
 from collections.abc import Sequence
 from fractions import Fraction
@@ -28,8 +26,6 @@ from statsmodels.stats import inter_rater
 from judging.agreement import (
     BAD_COUNT,
     BAD_LEVEL,
-    BAD_LEVEL_CI,
-    BAD_RESAMPLES,
     BAD_WEIGHT,
     BAD_WEIGHTS,
     NEGATIVE_RATIO,
@@ -44,7 +40,6 @@ from judging.agreement import (
     UNORDERED_LABELS,
     BinaryMetrics,
     binary_metrics,
-    bootstrap_ci,
     cohen_kappa,
     fleiss_kappa,
     gwet_ac1,
@@ -596,88 +591,6 @@ def test_binary_metrics_rejects_more_than_two_labels() -> None:
 
 
 # -- Bootstrap ----------------------------------------------------------------------------
-
-
-def pairs_f1(pairs: list[tuple[str, str]]) -> float | None:
-    return binary_metrics([p for p, _ in pairs], [a for _, a in pairs]).f1
-
-
-def judged_pairs(count: int, seed: int = 0) -> list[tuple[str, str]]:
-    rng = np.random.default_rng(seed)
-    actual = rng.choice(LABELS, size=count).tolist()
-    return [(a if rng.random() < 0.8 else rng.choice(LABELS), a) for a in actual]
-
-
-def test_bootstrap_ci_is_deterministic_and_contains_the_estimate() -> None:
-    pairs = judged_pairs(150)
-    interval = bootstrap_ci(pairs, pairs_f1, seed=7)
-    assert interval == bootstrap_ci(pairs, pairs_f1, seed=7)
-    assert interval != bootstrap_ci(pairs, pairs_f1, seed=8)
-    assert interval is not None
-    low, high = interval
-    assert low < pairs_f1(pairs) < high  # type: ignore[operator]
-    assert high - low < 0.3
-
-
-def test_bootstrap_ci_is_fast_enough_for_reports() -> None:
-    pairs = judged_pairs(150)
-    started = time.perf_counter()
-    bootstrap_ci(pairs, pairs_f1, resamples=1000)
-    elapsed = time.perf_counter() - started
-    # About 0.02 s on the 2-core project machine; the bound leaves room for a busy CI.
-    assert elapsed < 1.0
-
-
-def test_bootstrap_ci_undefined_cases() -> None:
-    assert bootstrap_ci([], statistics.mean) is None
-    assert bootstrap_ci([1.0], statistics.mean) is None
-    assert bootstrap_ci([1.0, 2.0, 3.0], lambda _: None) is None
-    assert bootstrap_ci([1.0, 2.0, 3.0], lambda _: math.nan) is None
-    # Identical items: every resample gives the same figure.
-    assert bootstrap_ci([0.5, 0.5, 0.5], statistics.mean) == (0.5, 0.5)
-
-
-def test_bootstrap_ci_skips_undefined_resamples() -> None:
-    # κ on 6 pairs: some resamples hold a single category on both sides and are undefined.
-    pairs = [("VALID", "VALID")] * 5 + [("INVALID", "INVALID")]
-
-    def kappa(sample: list[tuple[str, str]]) -> float | None:
-        return cohen_kappa([p for p, _ in sample], [a for _, a in sample])
-
-    assert bootstrap_ci(pairs, kappa, resamples=200) == (1.0, 1.0)
-
-
-def test_bootstrap_ci_rejects_bad_parameters() -> None:
-    with pytest.raises(ValueError, match=re.escape(BAD_RESAMPLES.format(resamples=0))):
-        bootstrap_ci([1, 2], statistics.mean, resamples=0)
-    with pytest.raises(ValueError, match=re.escape(BAD_LEVEL_CI.format(level=1.0))):
-        bootstrap_ci([1, 2], statistics.mean, level=1.0)
-
-
-def test_bootstrap_ci_coverage_is_sane() -> None:
-    """A 90% interval of a normal sample's mean covers the true mean about 90% of the time."""
-    rng = np.random.default_rng(0)
-    trials = 200
-    covered = 0
-    for trial in range(trials):
-        sample = rng.normal(10.0, 2.0, size=40).tolist()
-        interval = bootstrap_ci(sample, statistics.fmean, resamples=300, level=0.9, seed=trial)
-        assert interval is not None
-        covered += interval[0] <= 10.0 <= interval[1]
-    # Percentile intervals run a little narrow at n = 40; binomial noise is ±4 points.
-    assert 0.78 <= covered / trials <= 0.97
-
-
-def test_bootstrap_ci_wider_at_higher_level_and_smaller_samples() -> None:
-    sample = np.random.default_rng(1).normal(0.0, 1.0, size=100).tolist()
-    narrow = bootstrap_ci(sample, statistics.fmean, level=0.8)
-    wide = bootstrap_ci(sample, statistics.fmean, level=0.99)
-    small = bootstrap_ci(sample[: SMALL_SAMPLE - 10], statistics.fmean, level=0.8)
-    assert narrow is not None
-    assert wide is not None
-    assert small is not None
-    assert wide[0] < narrow[0] < narrow[1] < wide[1]
-    assert small[1] - small[0] > narrow[1] - narrow[0]
 
 
 # -- Weighted mean ------------------------------------------------------------------------

@@ -15,7 +15,6 @@ from statistics import median
 import numpy as np
 import pytest
 
-from judging.agreement import bootstrap_ci
 from judging.models import JudgingRun, Label, PatchJudgment
 from judging.reports.figures import Figure, PatchRecord, Sampling
 from judging.reports.humans import PairAgreement, human_section
@@ -589,7 +588,7 @@ def test_draw_is_deterministic_and_row_zero_is_the_data() -> None:
     # Column 0 (the point estimate) is every patch once; every resample draws 40 patches.
     np.testing.assert_array_equal(first.by_patch[:, 0], np.ones(40))
     np.testing.assert_array_equal(first.by_patch.sum(axis=0), np.full(51, 40.0))
-    # The draws are numpy's for the seed, the same as ``agreement.bootstrap_ci``'s.
+    # The draws are numpy's for the seed: one ``integers`` call, resamples × patches.
     indices = np.random.default_rng(7).integers(0, 40, size=(50, 40))
     for r, row in enumerate(indices):
         np.testing.assert_array_equal(first.by_patch[:, r + 1], np.bincount(row, minlength=40))
@@ -619,13 +618,3 @@ def test_report_scope_matches_the_reference_on_its_own_draws() -> None:
         check.figure(where, figure, ref.on(select, f), n=expected_n)
         assert figure.ci is not None
     check.done()
-
-
-def test_plain_interval_is_bootstrap_ci() -> None:
-    """The reference interval is ``agreement.bootstrap_ci`` given the same draws."""
-    records = make_case(1).records
-    f = ref.on(ref.column(ref.LABELLED), ref.alpha)
-    indices = np.random.default_rng(5).integers(0, len(records), size=(RESAMPLES, len(records)))
-    assert ref.plain_interval(records, indices, f) == pytest.approx(
-        bootstrap_ci(records, f, resamples=RESAMPLES, seed=5)
-    )
