@@ -15,7 +15,7 @@ from judging.agreement import SMALL_SAMPLE
 from judging.reports.figures import Figure
 from judging.reports.humans import HumanColumn, PairAgreement
 from judging.reports.judges import BASELINES, METRICS, BenchmarkResult, JudgeColumn, RunVerdicts
-from judging.reports.routing import KAPPA_TARGET, RoutingCurve
+from judging.reports.routing_curve import KAPPA_TARGET, RoutingCurve
 from judging.reports.selectors import AgreementReport
 from sejury_web.llm import OFFLINE_MARKER
 
@@ -154,6 +154,34 @@ def _routing_dict(curve: RoutingCurve) -> dict[str, Any]:
     }
 
 
+def _valid_at_k_dict(report: AgreementReport) -> dict[str, Any]:
+    run = report.valid_at_k_run.run.pk if report.valid_at_k_run else None
+    return {
+        "validity": "human consensus where there is one, otherwise the verdict of run"
+        f" {run}; neither counts as not valid",
+        "run": run,
+        "interval": "percentile bootstrap over bugs",
+        "rows": [
+            {
+                "source": row.source,
+                "k": row.k,
+                "bugs": row.bugs,
+                "candidates": row.candidates,
+                "passing": row.passing,
+                "tests_unknown": row.tests_unknown,
+                "pass_at_k": figure_dict(row.pass_at_k),
+                "valid_at_k": figure_dict(row.valid_at_k),
+                "validity_from": {
+                    "consensus": row.by_consensus,
+                    "run": row.by_run,
+                    "unknown": row.unknown,
+                },
+            }
+            for row in report.valid_at_k or []
+        ],
+    }
+
+
 def _judge_dict(column: JudgeColumn) -> dict[str, Any]:
     return {
         "run": column.run.run.pk,
@@ -208,30 +236,7 @@ def report_dict(report: AgreementReport) -> dict[str, Any]:
         },
         "judges": [_judge_dict(column) for column in report.judges],
         "routing": [_routing_dict(curve) for curve in report.routing or []],
-        "valid_at_k": {
-            "validity": "human consensus where there is one, otherwise the verdict of run"
-            f" {report.runs[0].run.pk if report.runs else None}; neither counts as not valid",
-            "run": report.runs[0].run.pk if report.runs else None,
-            "interval": "percentile bootstrap over bugs",
-            "rows": [
-                {
-                    "source": row.source,
-                    "k": row.k,
-                    "bugs": row.bugs,
-                    "candidates": row.candidates,
-                    "passing": row.passing,
-                    "tests_unknown": row.tests_unknown,
-                    "pass_at_k": figure_dict(row.pass_at_k),
-                    "valid_at_k": figure_dict(row.valid_at_k),
-                    "validity_from": {
-                        "consensus": row.by_consensus,
-                        "run": row.by_run,
-                        "unknown": row.unknown,
-                    },
-                }
-                for row in report.valid_at_k or []
-            ],
-        },
+        "valid_at_k": _valid_at_k_dict(report),
         "human_judge": [
             {
                 "run": agreement.run.run.pk,

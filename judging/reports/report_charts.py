@@ -24,7 +24,7 @@ from judging.reports.charts import (
 from judging.reports.figures import Figure
 from judging.reports.humans import B_CLEAR, B_FULL, HumanSection
 from judging.reports.judges import BENCHMARKS, Breakdown, HumanJudgeAgreement, JudgeColumn
-from judging.reports.routing import KAPPA_TARGET, RoutingCurve
+from judging.reports.routing_curve import KAPPA_TARGET, RoutingCurve
 
 KAPPA_AXIS = (-0.2, 1.0)  # κ and AC1 below −0.2 are drawn at the edge, as arrowheads
 

@@ -32,7 +32,7 @@ from judging.reports.judges import (
     judge_column,
 )
 from judging.reports.resampling import Replicates
-from judging.reports.routing import RoutingCurve, routing_curve
+from judging.reports.routing_curve import RoutingCurve, routing_curve
 from judging.reports.scope import Scope
 from judging.reports.valid_at_k import Candidate, ValidAtK, valid_at_k
 from judging.runs.uncertainty import run_uncertainties, uncertainty_order
@@ -70,6 +70,7 @@ class AgreementReport:
     routing: list[RoutingCurve] | None  # with the judges section
     # With the breakdowns: per patch source, validity from the consensus, else the first run.
     valid_at_k: list[ValidAtK] | None
+    valid_at_k_run: RunVerdicts | None  # whose verdicts stand in where humans gave none
 
 
 def _ids(values: Iterable[int | str], what: str) -> list[int]:
@@ -253,6 +254,7 @@ def agreement_report(
     ordered = sorted(annotator_ids, key=lambda pk: (names.get(pk, ""), pk))
     run_verdicts = _run_verdicts(chosen)
     scope = Scope(records, Replicates.draw(len(records), sampling))
+    first_run = run_verdicts[0] if run_verdicts else None
     runs_in_scope = [(run, RunMasks.of(scope, run)) for run in run_verdicts]
     return AgreementReport(
         dataset=dataset,
@@ -277,9 +279,8 @@ def agreement_report(
         breakdowns=[breakdown(scope, key, runs_in_scope) for key in BREAKDOWNS]
         if BREAKDOWN in wanted
         else None,
-        valid_at_k=valid_at_k(
-            scope, candidates, run_verdicts[0] if run_verdicts else None, sampling=sampling
-        )
+        valid_at_k=valid_at_k(scope, candidates, first_run, sampling=sampling)
         if BREAKDOWN in wanted
         else None,
+        valid_at_k_run=first_run,
     )

@@ -23,7 +23,7 @@ from judging.reports.export import HUMAN_ROWS, report_csv, report_dict
 from judging.reports.figures import Figure, Sampling, count
 from judging.reports.humans import B_FULL, PairAgreement
 from judging.reports.judges import BASELINES, BENCHMARKS, METRICS, Breakdown
-from judging.reports.routing import KAPPA_TARGET
+from judging.reports.routing_curve import KAPPA_TARGET
 from judging.reports.selectors import (
     BREAKDOWN,
     HUMAN_JUDGE,
@@ -310,7 +310,7 @@ def _breakdowns_context(report: AgreementReport) -> dict[str, Any]:
         "metric_labels": list(METRICS.values()),
         "valid_at_k": report.valid_at_k or [],
         "valid_at_k_chart": valid_at_k_chart(report.valid_at_k or []),
-        "valid_at_k_run": report.runs[0] if report.runs else None,
+        "valid_at_k_run": report.valid_at_k_run,
     }
 
 

@@ -209,29 +209,35 @@ def _requeue(
     return run
 
 
+# What a replaced result keeps of the member's result, field for field.
+REPLACED_FIELDS = (
+    "strategy",
+    "status",
+    "score",
+    "verdict",
+    "reasoning",
+    "answers",
+    "prompt_version",
+    "call_ids",
+    "cached_call_ids",
+    "provider_calls",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "is_offline",
+    "error",
+    "rubric_revision_id",
+)
+
+
 def _replaced(result: StrategyResult, *, generation: int, reason: str) -> ReplacedResult:
     """``result`` as history, with the team's verdict of the time (``result.judgment``)."""
     judgment = result.judgment
     return ReplacedResult(
         judgment=judgment,
-        strategy=result.strategy,
         reason=reason,
         generation=generation,
-        status=result.status,
-        score=result.score,
-        verdict=result.verdict,
-        reasoning=result.reasoning,
-        answers=result.answers,
-        prompt_version=result.prompt_version,
-        call_ids=result.call_ids,
-        cached_call_ids=result.cached_call_ids,
-        provider_calls=result.provider_calls,
-        input_tokens=result.input_tokens,
-        output_tokens=result.output_tokens,
-        cost_usd=result.cost_usd,
-        is_offline=result.is_offline,
-        error=result.error,
-        rubric_revision_id=result.rubric_revision_id,
+        **{field: getattr(result, field) for field in REPLACED_FIELDS},
         judged_at=result.created_at,
         team_status=judgment.status,
         team_score=judgment.score,

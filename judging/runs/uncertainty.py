@@ -18,6 +18,10 @@ import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable
 
+from django.db.models import F, Value
+from django.db.models.expressions import CombinedExpression
+from django.db.models.functions import Abs
+
 from judging.models import JudgingRun, PatchJudgment, StrategyResult
 
 SIGNALS = {
@@ -50,6 +54,11 @@ class Uncertainty:
 def margin(score: float, run: JudgingRun) -> float:
     """The score's distance from the run's threshold as a share of its scale."""
     return abs(score - run.threshold) / (run.scale_hi - run.scale_lo)
+
+
+def margin_expression(run: JudgingRun) -> CombinedExpression:
+    """``margin`` in the database, for a ``PatchJudgment`` query to sort by."""
+    return Abs(F("score") - Value(run.threshold)) / Value(run.scale_hi - run.scale_lo)
 
 
 def member_threshold(run: JudgingRun) -> float:

@@ -13,8 +13,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Value
-from django.db.models.functions import Abs
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 
 from judging.models import (
     BugStep,
@@ -26,7 +25,7 @@ from judging.models import (
 )
 from judging.runs.selectors import run_get
 from judging.runs.stale import can_go_stale, has_stale_result
-from judging.runs.uncertainty import margin
+from judging.runs.uncertainty import margin, margin_expression
 from judging.strategies import Strategy, get_strategy
 from sejury_web.llm.models import LLMCall
 
@@ -215,8 +214,7 @@ def run_verdicts(*, run: JudgingRun, query: TableQuery) -> VerdictTable:
         judgments = judgments.filter(has_stale_result()) if can_go_stale(run) else judgments.none()
     field = SORT_FIELDS.get(query.sort_key)
     if field == "margin":
-        distance = Abs(F("score") - Value(run.threshold))
-        judgments = judgments.annotate(margin=distance / Value(run.scale_hi - run.scale_lo))
+        judgments = judgments.annotate(margin=margin_expression(run))
     if field is None:
         field = MEMBER_SCORE
         scores = StrategyResult.objects.filter(judgment=OuterRef("pk"), strategy=query.sort_key)

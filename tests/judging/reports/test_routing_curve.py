@@ -9,7 +9,7 @@ from judging.models import JudgingRun
 from judging.reports.figures import PatchRecord
 from judging.reports.judges import RunMasks, RunVerdicts
 from judging.reports.resampling import Replicates
-from judging.reports.routing import routing_curve
+from judging.reports.routing_curve import routing_curve
 from judging.reports.scope import Scope
 
 V, I = "VALID", "INVALID"  # noqa: E741
