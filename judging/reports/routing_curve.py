@@ -80,11 +80,19 @@ def routing_curve(
     judge_counts = np.bincount(judged, minlength=4).astype(float)
     perfect_counts = np.bincount(perfect, minlength=4).astype(float)
     n = len(members)
+    routed_counts = [math.ceil(share * n) for share in SHARES]
+    # The routed patches grow share by share: tally each patch's two cells by the first
+    # share that routes it, then add up. Hybrid = the run's cells, less the routed ones'
+    # verdicts, plus their consensus; every replicate at once, in two products.
+    first = np.searchsorted(np.array(routed_counts), np.arange(n), side="right")
+    size = len(SHARES) * 4
+    by_share = (-1, len(SHARES), 4)
+    judged_routed = np.cumsum(scope.tally(members, first * 4 + judged, size).reshape(by_share), 1)
+    perfect_routed = np.cumsum(scope.tally(members, first * 4 + perfect, size).reshape(by_share), 1)
+    run_counts = scope.tally(members, judged, 4)
     points = []
-    for share in SHARES:
-        routed = math.ceil(share * n)
-        cells = np.concatenate([perfect[:routed], judged[routed:]])
-        counts = scope.tally(members, cells, 4)
+    for position, (share, routed) in enumerate(zip(SHARES, routed_counts, strict=True)):
+        counts = run_counts - judged_routed[:, position] + perfect_routed[:, position]
         figures = vectorized.binary(counts)
         mix = routed / n if n else 0.0
         expected = vectorized.binary(mix * perfect_counts + (1 - mix) * judge_counts)

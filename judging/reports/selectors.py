@@ -35,7 +35,7 @@ from judging.reports.resampling import Replicates
 from judging.reports.routing_curve import RoutingCurve, routing_curve
 from judging.reports.scope import Scope
 from judging.reports.valid_at_k import Candidate, ValidAtK, valid_at_k
-from judging.runs.uncertainty import run_uncertainties, uncertainty_order
+from judging.runs.uncertainty import margin_ranking
 from rubrics.models import Dataset, Patch
 
 UNKNOWN_RUN = "there is no judging run {run}"
@@ -161,8 +161,7 @@ def _records(
 
 def uncertainty_ranks(run: JudgingRun) -> dict[int, int]:
     """Patch id → place in the run's uncertainty ordering (0: the least certain verdict)."""
-    ordered = uncertainty_order(run_uncertainties(run))
-    return {item.patch_id: rank for rank, item in enumerate(ordered)}
+    return {patch_id: rank for rank, patch_id in enumerate(margin_ranking(run))}
 
 
 def _run_verdicts(runs: Sequence[JudgingRun]) -> list[RunVerdicts]:

@@ -66,6 +66,20 @@ def member_threshold(run: JudgingRun) -> float:
     return 100.0 * (run.threshold - run.scale_lo) / (run.scale_hi - run.scale_lo)
 
 
+def margin_ranking(run: JudgingRun) -> list[int]:
+    """The patch ids of ``run``'s finished verdicts in the default ordering (``margin``,
+    then the wider spread, then the patch key): one query and no member read, for a report
+    of thousands of patches. The same order as ``uncertainty_order(run_uncertainties(run))``
+    (sorted here, not by the database, whose collation may order keys otherwise)."""
+    rows = (
+        PatchJudgment.objects.filter(run=run, status=PatchJudgment.Status.DONE, score__isnull=False)
+        .exclude(verdict="")
+        .values_list("patch_id", "score", "spread", "patch__key")
+    )
+    ranked = sorted(rows, key=lambda row: (margin(row[1] or 0.0, run), -(row[2] or 0.0), row[3]))
+    return [patch_id for patch_id, *_ in ranked]
+
+
 def run_uncertainties(run: JudgingRun) -> list[Uncertainty]:
     """Every finished verdict of ``run`` with its signals, in two queries."""
     judgments = list(

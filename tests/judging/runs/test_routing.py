@@ -29,7 +29,7 @@ from judging.runs.routing import (
     routing_plan,
 )
 from judging.runs.routing_forms import ONE_BUDGET
-from judging.runs.uncertainty import run_uncertainties, uncertainty_order
+from judging.runs.uncertainty import margin_ranking, run_uncertainties, uncertainty_order
 from rubrics.models import Dataset, Patch
 from sejury_web.roles import Role
 from sejury_web.users import user_create
@@ -291,3 +291,18 @@ def test_the_preview_costs_the_same_queries_at_any_size(
     with CaptureQueriesContext(connection) as many:
         assert lead_client.get(route_url(run), form).status_code == 200
     assert len(many) == len(few), [q["sql"] for q in many.captured_queries]
+
+
+def test_the_database_ranking_is_the_default_ordering(setting: tuple) -> None:  # type: ignore[type-arg]
+    dataset, _patches, run = setting
+    # Ties on the margin, a missing spread, and more patches than the hand-made five.
+    bug = bug_with_patches(12, dataset=dataset, key="TIES")
+    for number, patch in enumerate(bug.patches.all()):
+        PatchJudgment.objects.create(
+            run=run, patch=patch, status="done", score=50.0 + (number % 3), verdict=V,
+            spread=None if number % 4 == 0 else float(number),
+        )  # fmt: skip
+    expected = [item.patch_id for item in uncertainty_order(run_uncertainties(run))]
+    with CaptureQueriesContext(connection) as queries:
+        assert margin_ranking(run) == expected
+    assert len(queries) == 1
