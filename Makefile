@@ -46,6 +46,7 @@ bench: install
 	$(PY) bench/llm_throughput.py
 	$(PY) bench/judging_throughput.py
 	$(PY) bench/agreement_report.py
+	$(PY) bench/rubric_feedback.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

@@ -12,11 +12,14 @@ class JudgingConfig(AppConfig):
     def ready(self) -> None:
         from judging.annotations.bundle import LabelKind
         from judging.annotations.selectors import LabelCounts
+        from judging.consensus.rubric_feedback import RubricDisagreements
         from rubrics.bundle.base import register_kind
+        from rubrics.review.disagreements import disagreement_source_register
         from rubrics.selectors import label_source_register
 
         register_kind(LabelKind())
         label_source_register(LabelCounts())
+        disagreement_source_register(RubricDisagreements())
 
         from celery.signals import worker_ready
 
@@ -24,9 +27,13 @@ class JudgingConfig(AppConfig):
 
 
 def resume_unfinished_runs(**_: object) -> None:
-    """A worker starting finishes what a killed worker left: every queued or running run."""
-    from judging.runs.services import runs_resume_unfinished
+    """A worker starting finishes what a killed worker left: every queued or running run,
+    and every run whose rejected passing patches were waiting to be sorted."""
+    from judging.runs.services import rejections_resume_unfinished, runs_resume_unfinished
 
     resumed = runs_resume_unfinished()
     if resumed:
         log.info("resumed judging runs %s", resumed)
+    sorting = rejections_resume_unfinished()
+    if sorting:
+        log.info("resumed sorting the rejected passing patches of runs %s", sorting)

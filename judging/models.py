@@ -431,3 +431,50 @@ class BugStep(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run} — {self.bug}: {self.strategy} step 1"
+
+
+class RejectionTheme(models.Model):
+    """Why a run rejected a patch that passes its tests: the judge's justification sorted
+    into one of paper 004 §7's themes by a versioned prompt (``judging.runs.rejections``).
+
+    One per judgment of a run whose patch has ``tests_pass`` true and whose team verdict is
+    INVALID. The justification sorted is the rubric member's reasoning when the run has a
+    rubric member that said INVALID, otherwise the reasoning of the lowest-scoring member
+    (``strategy`` says whose). A row is *pending* from the lead's request until a worker sorts
+    it; a call that failed keeps its ``error`` and no theme: nothing is guessed.
+    """
+
+    class Theme(models.TextChoices):
+        VIOLATES_REQUIREMENT = "violates_requirement", "Violates a rubric requirement"
+        ROOT_CAUSE = "root_cause", "Does not address the root cause"
+        INCOMPLETE = "incomplete", "Incomplete implementation"
+        NEW_ISSUES = "new_issues", "Introduces new issues"
+        OTHER = "other", "Other"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    judgment = models.OneToOneField(
+        PatchJudgment, on_delete=models.CASCADE, related_name="rejection_theme"
+    )
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    theme = models.CharField(max_length=24, choices=Theme.choices, blank=True)
+    rationale = models.TextField(blank=True)
+    strategy = models.CharField(max_length=16, help_text="The member whose justification it is.")
+    justification = models.TextField(
+        blank=True, help_text="The text sorted, as the judge wrote it."
+    )
+    prompt_version = models.CharField(max_length=40)
+    llm_call_id = models.BigIntegerField(null=True, blank=True)
+    is_offline = models.BooleanField(default=False)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    sorted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["judgment"]
+
+    def __str__(self) -> str:
+        return f"{self.judgment}: {self.theme or self.status}"

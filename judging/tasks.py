@@ -4,6 +4,11 @@ A run fans out as ``start_run`` → one ``prepare_bug`` per bug (teams with a bu
 → one ``judge_patch`` per patch. Every task carries the run's generation: a resume bumps it,
 and tasks of an older generation return without judging. A task that raises what nothing
 caught fails the judgments it was for (its failure hook), so none stays pending for ever.
+
+``sort_rejections`` → one ``sort_rejection`` per row: why a run rejected patches that pass
+their tests (paper 004 §7), for the rows a lead's request left pending. A row is written only
+while pending, so a redelivered task sorts nothing twice; the failure hooks fail what is
+still pending.
 """
 
 from typing import Any
@@ -18,6 +23,7 @@ from judging.runs.execution import (
     run_pending_judgment_ids,
     run_start,
 )
+from judging.runs.rejections import rejection_pending_ids, rejection_sort, rejections_fail
 
 
 def _error(exc: BaseException) -> str:
@@ -74,3 +80,36 @@ def prepare_bug(run_id: int, bug_id: int, generation: int) -> int:
 def judge_patch(judgment_id: int, generation: int) -> str:
     """Judge one patch with the run's team; return its status."""
     return patch_judge(judgment_id, generation)
+
+
+class _FailsTheSorting(DjangoTask):  # keeps delay_on_commit
+    """An exception nothing caught fails the run's rows still waiting to be sorted."""
+
+    def on_failure(self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
+        (run_id,) = args
+        rejections_fail(row_ids=rejection_pending_ids(run_id=run_id), error=_error(exc))
+
+
+class _FailsTheRow(DjangoTask):  # keeps delay_on_commit
+    """An exception nothing caught fails the row, if it is still pending."""
+
+    def on_failure(self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
+        (row_id,) = args
+        rejections_fail(row_ids=[row_id], error=_error(exc))
+
+
+@shared_task(
+    name="judging.sort_rejections", base=_FailsTheSorting, acks_late=True, ignore_result=True
+)
+def sort_rejections(run_id: int) -> int:
+    """Queue one task per pending row of the run; return how many were queued."""
+    row_ids = rejection_pending_ids(run_id=run_id)
+    for row_id in row_ids:
+        sort_rejection.delay(row_id)
+    return len(row_ids)
+
+
+@shared_task(name="judging.sort_rejection", base=_FailsTheRow, acks_late=True, ignore_result=True)
+def sort_rejection(row_id: int) -> str:
+    """Sort one rejected passing patch's justification into a theme; return the row's status."""
+    return rejection_sort(row_id)

@@ -234,7 +234,8 @@ class RubricRevision(models.Model):
 
 
 class RubricEvent(models.Model):
-    """The review history of a rubric: submissions, confirmations, send-backs."""
+    """The review history of a rubric: submissions, confirmations, send-backs, and the
+    answers to the judge's disagreements with humans (``subjects`` names which)."""
 
     class Kind(models.TextChoices):
         DRAFTED = "drafted", "drafted"
@@ -244,6 +245,9 @@ class RubricEvent(models.Model):
         CONFIRMED = "confirmed", "confirmed golden"
         SENT_BACK = "sent_back", "sent back"
         IMPORTED = "imported", "imported"
+        # A judge–human disagreement answered: by a new revision, or "the rubric is right".
+        ANSWERED = "answered", "revised for the judge's disagreements"
+        UPHELD = "upheld", "upheld: the rubric is right"
 
     rubric = models.ForeignKey(Rubric, on_delete=models.CASCADE, related_name="events")
     kind = models.CharField(max_length=16, choices=Kind.choices)
@@ -254,6 +258,9 @@ class RubricEvent(models.Model):
         RubricRevision, null=True, blank=True, on_delete=models.CASCADE, related_name="events"
     )
     comment = models.TextField(blank=True)
+    # ANSWERED and UPHELD: the disagreements answered, as keys of
+    # ``rubrics.review.disagreements.JudgeDisagreement`` ("<result id>:<human label>").
+    subjects = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -46,5 +46,7 @@ urlpatterns = [
         {"action": "send_back"},
         name="rubric_send_back",
     ),
+    path(f"{RUBRIC}suggest/", review_views.rubric_suggest, name="rubric_suggest"),
+    path(f"{RUBRIC}uphold/", review_views.rubric_uphold_view, name="rubric_uphold"),
     path("rubrics/queue/", review_views.review_queue, name="review_queue"),
 ]

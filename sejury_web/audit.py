@@ -23,6 +23,7 @@ VERBS = {
     "resume": "resumed",
     "retry_failed": "retried the failed patches",
     "rejudge_stale": "re-judged the stale rubric verdicts",
+    "rejection_themes": "sorted why passing patches were rejected",
     "close": "closed",
     "reopen": "reopened",
     "keep": "kept",

@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "django_htmx",
+    "axes",
     "rubrics",
     "judging",
     "sejury_web",
@@ -56,6 +57,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "sejury_web.security.SecurityHeadersMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -65,6 +67,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it answers a locked-out login with the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "sejury_web.urls"
@@ -110,6 +114,21 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+
+# Login throttling (django-axes; sejury_web/login_throttle.py): SEJURY_LOGIN_FAILURE_LIMIT
+# failed logins of one username, or from one address, lock it out for a cool-off that starts
+# at a minute and doubles with each lockout of the day (up to an hour). A login resets it.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = int(os.environ.get("SEJURY_LOGIN_FAILURE_LIMIT", "5"))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_COOLOFF_TIME = "sejury_web.login_throttle.cool_off"
+AXES_RESET_ON_SUCCESS = True
+AXES_ENABLE_ACCESS_FAILURE_LOG = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
@@ -192,10 +211,15 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"client_errors": {"()": "sejury_web.logs.ClientErrorsWithoutTraceback"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    # The SDKs' HTTP clients log every request at INFO; LLMCall rows already record them.
     "loggers": {
-        name: {"level": "WARNING"} for name in ("httpx2", "httpx", "openai", "google_genai")
+        # The SDKs' HTTP clients log every request at INFO; LLMCall rows already record them.
+        **{name: {"level": "WARNING"} for name in ("httpx2", "httpx", "openai", "google_genai")},
+        # An ordinary 403 or 404 is one line, without a traceback.
+        "django.request": {"filters": ["client_errors"]},
+        # django-axes: failed logins and lockouts (WARNING), not its bookkeeping (INFO).
+        "axes": {"level": "WARNING"},
     },
 }

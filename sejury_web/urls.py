@@ -26,3 +26,6 @@ urlpatterns = [
     path("", include("judging.urls")),
     path("admin/", admin.site.urls),
 ]
+
+handler403 = "sejury_web.views.forbidden"
+handler404 = "sejury_web.views.not_found"

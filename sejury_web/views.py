@@ -4,7 +4,7 @@ from django.contrib.auth.forms import SetPasswordForm
 from django.contrib.auth.models import Group, User
 from django.contrib.messages import success
 from django.db.models import Prefetch
-from django.http import HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
@@ -96,3 +96,27 @@ def user_roles_update(request: AuthenticatedHtmxRequest, user_id: int) -> HttpRe
     if request.htmx:
         return render(request, "sejury_web/_user_row.html", context)
     return redirect("user_list")
+
+
+# -- error pages ----------------------------------------------------------------------------
+# In the product's layout, with the reason the server knows and a way back. An ordinary 403
+# or 404 is logged as one line, without a traceback (``sejury_web.logs``).
+
+GENERIC_FORBIDDEN = "You don't have a role that opens this page."
+GENERIC_NOT_FOUND = "There is nothing at this address."
+
+
+def _reason(exception: Exception | None, generic: str) -> str:
+    """The exception's message when it is one of ours (a sentence), else ``generic``."""
+    message = exception.args[0] if exception is not None and exception.args else ""
+    return message if isinstance(message, str) and " " in message.strip() else generic
+
+
+def forbidden(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    context = {"reason": _reason(exception, GENERIC_FORBIDDEN), "roles": user_roles(request.user)}
+    return render(request, "403.html", context, status=403)
+
+
+def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    context = {"reason": _reason(exception, GENERIC_NOT_FOUND), "path": request.path}
+    return render(request, "404.html", context, status=404)

@@ -5,6 +5,7 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.test import Client
+from django.urls import reverse
 
 SHARED_DIR = Path(settings.BASE_DIR).parent / "shared"
 LE2019_BUNDLE = SHARED_DIR / "datasets" / "defects4j-le2019" / "bundle.jsonl"
@@ -17,3 +18,10 @@ def client_for(user: User) -> Client:
     client = Client()
     client.force_login(user)
     return client
+
+
+def logs_in(client: Client, username: str, password: str) -> bool:
+    """Log in through the login page, as a person does (and as login throttling sees it);
+    whether it worked. ``Client.login`` would skip the page and the throttle."""
+    response = client.post(reverse("login"), {"username": username, "password": password})
+    return response.status_code == 302 and "_auth_user_id" in client.session

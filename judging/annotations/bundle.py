@@ -11,7 +11,7 @@ from django.db.models import F
 from judging.models import Annotation, AnnotationRevision, Label
 from rubrics.bundle.base import ImportContext, KindCounts, RecordKind
 from rubrics.bundle.bugs import upsert
-from rubrics.bundle.read import KEY_FIELD, FieldSpec, Record, shorten
+from rubrics.bundle.read import KEY_FIELD, MAX_NOTE, FieldSpec, Record, shorten
 from rubrics.models import Dataset
 from sejury_web.users import annotators_ensure, non_annotator_usernames
 
@@ -39,22 +39,32 @@ def _check_annotator(value: str) -> str | None:
     return None
 
 
-def _revisions_record(
-    dataset: Dataset, annotators: Iterable[User], idents: set[tuple[int, int]]
-) -> None:
+def _revisions_record(annotations: Iterable[Annotation], idents: set[tuple[int, int]]) -> None:
     """Append the current value of the imported labels ``idents`` (patch id, annotator id)
     to their history, as ``annotation_record`` does for labels given in the app."""
-    annotations = Annotation.objects.filter(
-        patch__dataset=dataset, annotator__in=list(annotators)
-    ).only("id", "patch_id", "annotator_id", "label", "note")
     AnnotationRevision.objects.bulk_create(
         [
             AnnotationRevision(annotation_id=a.pk, label=a.label, note=a.note)
-            for a in annotations.iterator(chunk_size=1000)
+            for a in annotations
             if (a.patch_id, a.annotator_id) in idents
         ],
         batch_size=500,
     )
+
+
+def _batch_annotations(
+    wanted: Iterable[tuple[int, int]],
+) -> dict[tuple[int, int], Annotation]:
+    """The existing labels among ``wanted`` (patch id, annotator id): only this batch's."""
+    idents = set(wanted)
+    patch_ids = {patch_id for patch_id, _ in idents}
+    annotator_ids = {annotator_id for _, annotator_id in idents}
+    rows = Annotation.objects.filter(patch_id__in=patch_ids, annotator_id__in=annotator_ids)
+    return {
+        (a.patch_id, a.annotator_id): a
+        for a in rows.only("id", "patch_id", "annotator_id", "label", "note", "origin")
+        if (a.patch_id, a.annotator_id) in idents
+    }
 
 
 class LabelKind(RecordKind):
@@ -66,7 +76,7 @@ class LabelKind(RecordKind):
             (str,), required=True, non_empty=True, max_length=150, check=_check_annotator
         ),
         "label": FieldSpec((str,), required=True, check=_check_label),
-        "note": FieldSpec((str,)),
+        "note": FieldSpec((str,), max_length=MAX_NOTE),
     }
 
     def identity(self, data: dict[str, Any]) -> tuple[str, str]:
@@ -88,7 +98,10 @@ class LabelKind(RecordKind):
         if not records:
             return KindCounts()
         users = annotators_ensure(usernames={r.data["annotator"] for r in records})
-        patch_ids = dict(dataset.patches.values_list("key", "id"))
+        # Patches are written before labels: their ids are looked up once per import.
+        patch_ids = ctx.cached(
+            "label_patch_ids", lambda: dict(dataset.patches.values_list("key", "id"))
+        )
         wanted: dict[tuple[int, int], dict[str, Any]] = {
             (patch_ids[r.data["patch"]], users[r.data["annotator"]].pk): {
                 "label": r.data["label"],
@@ -96,12 +109,7 @@ class LabelKind(RecordKind):
             }
             for r in records
         }
-        existing: dict[tuple[int, int], Annotation] = {
-            (a.patch_id, a.annotator_id): a
-            for a in Annotation.objects.filter(
-                patch__dataset=dataset, annotator__in=list(users.values())
-            )
-        }
+        existing = _batch_annotations(wanted)
         # Labels the import creates or changes: each new value joins the label's history.
         changing = {
             ident
@@ -123,7 +131,7 @@ class LabelKind(RecordKind):
             on_update={"origin": Annotation.Origin.IMPORTED},
         )
         if changing:
-            _revisions_record(dataset, users.values(), changing)
+            _revisions_record(_batch_annotations(changing).values(), changing)
         return counts
 
     def export(self, dataset: Dataset) -> Iterator[dict[str, Any]]:

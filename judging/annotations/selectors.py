@@ -72,6 +72,7 @@ class QueueItem:
     position: int
     patch_id: int
     label: str | None  # the annotator's own current label
+    bug_key: str = ""  # what the annotator is told of the patch: its bug and its place
 
     @property
     def done(self) -> bool:
@@ -288,8 +289,10 @@ def annotator_queue(*, campaign: Campaign, annotator: User) -> list[QueueItem]:
         ).values_list("patch_id", "label")
     )
     return [
-        QueueItem(position, patch_id, own.get(patch_id))
-        for position, patch_id in mine.order_by("position").values_list("position", "patch_id")
+        QueueItem(position, patch_id, own.get(patch_id), bug_key)
+        for position, patch_id, bug_key in mine.order_by("position").values_list(
+            "position", "patch_id", "patch__bug__key"
+        )
     ]
 
 
@@ -343,8 +346,95 @@ def annotations_of(*, annotator: User) -> QuerySet[Annotation]:
     return (
         Annotation.objects.filter(annotator=annotator)
         .select_related("patch", "patch__dataset", "patch__bug")
-        .order_by("-updated_at")
+        .order_by("-updated_at", "-id")
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class QueuePlace:
+    """Where a patch is in one of the annotator's queues: what they are told of it instead
+    of its key (a key may name the tool that wrote the patch)."""
+
+    campaign_pk: int
+    campaign_name: str
+    campaign_open: bool
+    position: int
+    queue_length: int
+
+
+@dataclasses.dataclass(frozen=True)
+class OwnLabelRow:
+    """One of the annotator's labels, as plain values: the page can follow no relation from it
+    to other annotators' labels, and it names no patch key."""
+
+    dataset_name: str
+    bug_key: str
+    label: str
+    note: str
+    updated_at: datetime.datetime
+    imported: bool
+    place: QueuePlace | None  # where to open it: in the campaign it was given in, if any
+    final_in: str | None  # the closed campaign it was given in: the label is final
+
+    @property
+    def changeable(self) -> bool:
+        return self.final_in is None and self.place is not None and self.place.campaign_open
+
+
+def own_label_rows(*, annotator: User, annotations: list[Annotation]) -> list[OwnLabelRow]:
+    """``annotations`` (the annotator's own, ``annotations_of``) as rows of *My labels*, each
+    with its place in the annotator's campaigns, in two queries.
+
+    The place is in the campaign the label was last given in; otherwise (an imported label)
+    an open campaign's, newest first. A label given in a closed campaign is final
+    (``annotation_record`` refuses to change it), wherever else its patch is.
+    """
+    patch_ids = {a.patch_id for a in annotations}
+    assignments = list(
+        Assignment.objects.filter(annotator=annotator, patch_id__in=patch_ids)
+        .order_by("-campaign__created_at", "-campaign_id")
+        .values_list("patch_id", "campaign_id", "position", "campaign__name", "campaign__status")
+    )
+    lengths = dict(
+        Assignment.objects.filter(
+            annotator=annotator, campaign_id__in={row[1] for row in assignments}
+        )
+        .values("campaign_id")
+        .annotate(n=Count("id"))
+        .order_by()
+        .values_list("campaign_id", "n")
+    )
+    places: dict[int, list[QueuePlace]] = defaultdict(list)
+    for patch_id, campaign_id, position, name, status in assignments:
+        place = QueuePlace(
+            campaign_id, name, status == Campaign.Status.OPEN, position, lengths[campaign_id]
+        )
+        places[patch_id].append(place)
+    closed = dict(
+        Campaign.objects.filter(
+            pk__in={a.campaign_id for a in annotations if a.campaign_id is not None},
+            status=Campaign.Status.CLOSED,
+        ).values_list("pk", "name")
+    )
+    rows = []
+    for a in annotations:
+        mine = places.get(a.patch_id, [])
+        place = next((p for p in mine if p.campaign_pk == a.campaign_id), None) or next(
+            iter(sorted(mine, key=lambda p: not p.campaign_open)), None
+        )
+        rows.append(
+            OwnLabelRow(
+                dataset_name=a.patch.dataset.name,
+                bug_key=a.patch.bug.key,
+                label=a.label,
+                note=a.note,
+                updated_at=a.updated_at,
+                imported=a.origin == Annotation.Origin.IMPORTED,
+                place=place,
+                final_in=closed.get(a.campaign_id) if a.campaign_id is not None else None,
+            )
+        )
+    return rows
 
 
 class LabelCounts:

@@ -60,9 +60,12 @@ BAD_OVERLAP = "the overlap k must be between 1 and the number of annotators ({co
 ALREADY_CLOSED = "campaign {campaign!r} is already closed"
 ALREADY_OPEN = "campaign {campaign!r} is already open"
 CAMPAIGN_CLOSED = "campaign {campaign!r} is closed: its labels are final"
-NOT_ASSIGNED = "patch {patch} is not in your queue of campaign {campaign!r}"
+# An annotator reads these: they name the bug, never the patch's key (which may name the
+# tool that wrote it).
+NOT_ASSIGNED = "this patch of bug {bug} is not in your queue of campaign {campaign!r}"
 LABEL_FINAL = (
-    "your label of patch {patch} was given in campaign {other!r}, which is closed: it is final"
+    "your label of this patch of bug {bug} was given in campaign {other!r}, which is closed: "
+    "it is final"
 )
 UNKNOWN_LABEL = "unknown label {value!r}; expected one of: {choices}"
 
@@ -300,6 +303,16 @@ def clamp_seconds(seconds: float | None) -> float:
     return min(max(float(seconds), 0.0), MAX_SECONDS_PER_LABEL)
 
 
+def _unchanged(annotation: Annotation, *, label: str, note: str, campaign: Campaign) -> bool:
+    """Whether recording ``label`` and ``note`` in ``campaign`` would change nothing."""
+    return (
+        annotation.label == label
+        and annotation.note == note
+        and annotation.campaign_id == campaign.pk
+        and annotation.origin == Annotation.Origin.UI
+    )
+
+
 @transaction.atomic
 def annotation_record(
     *,
@@ -313,7 +326,12 @@ def annotation_record(
     """Record ``annotator``'s label of ``patch`` in ``campaign``, keeping the earlier values.
 
     The one current label per annotator and patch is created or changed (given in the app,
-    in this campaign; the time adds up), and its new value appended to its history.
+    in this campaign; the time adds up), and its new value appended to its history. A label
+    that changes nothing (the same label and note, already given in the app in this
+    campaign) records nothing: no history row, no time. Idempotent under concurrency too:
+    the campaign and the annotation are locked (``SELECT … FOR UPDATE`` on PostgreSQL;
+    SQLite's IMMEDIATE transactions write one at a time), so of two identical requests at
+    once the second reads the first one's label and finds nothing to change.
     """
     if label not in Label.values:
         raise CampaignError(UNKNOWN_LABEL.format(value=label, choices=", ".join(Label.values)))
@@ -322,7 +340,7 @@ def annotation_record(
     if not campaign.is_open:
         raise CampaignError(CAMPAIGN_CLOSED.format(campaign=campaign.name))
     if not Assignment.objects.filter(campaign=campaign, patch=patch, annotator=annotator).exists():
-        raise CampaignError(NOT_ASSIGNED.format(patch=patch.key, campaign=campaign.name))
+        raise CampaignError(NOT_ASSIGNED.format(bug=patch.bug.key, campaign=campaign.name))
     seconds = clamp_seconds(seconds_spent)
     # get_or_create: the same patch may be in two open campaigns of the annotator, whose
     # locks do not exclude each other; a second insert then finds the first one's row.
@@ -337,9 +355,14 @@ def annotation_record(
         and annotation.campaign_id != campaign.pk
         and not annotation.campaign.is_open
     ):
-        raise CampaignError(LABEL_FINAL.format(patch=patch.key, other=annotation.campaign.name))
+        raise CampaignError(LABEL_FINAL.format(bug=patch.bug.key, other=annotation.campaign.name))
+    note = note.strip()
+    if not created and _unchanged(annotation, label=label, note=note, campaign=campaign):
+        # The same label again (a double click, two tabs, a replayed form): nothing to
+        # record, and no time added twice.
+        return annotation
     annotation.label = label
-    annotation.note = note.strip()
+    annotation.note = note
     annotation.origin = Annotation.Origin.UI
     annotation.campaign = campaign
     annotation.seconds_spent += seconds

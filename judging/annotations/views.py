@@ -11,8 +11,6 @@ Labelling is a plain form POST followed by a redirect; ``static/js/annotate.js``
 keyboard shortcuts and measures the time the page was visible.
 """
 
-import dataclasses
-import datetime
 from collections.abc import Callable
 from typing import Any
 
@@ -255,33 +253,18 @@ def _annotate_context(campaign: Campaign, assignment: Assignment, user: User) ->
     }
 
 
-@dataclasses.dataclass(frozen=True)
-class OwnLabelRow:
-    """One of the annotator's labels, as plain values: the page can follow no relation from it
-    to other annotators' labels."""
-
-    dataset_name: str
-    bug_key: str
-    patch_key: str
-    label: str
-    note: str
-    updated_at: datetime.datetime
-
-
 @require_GET
 @role_required(Role.ANNOTATOR)
 def my_labels(request: AuthenticatedHtmxRequest) -> HttpResponse:
-    """The annotator's own labels: what they gave, never judges' verdicts or others' labels;
-    and their campaigns, with their own progress."""
+    """The annotator's own labels: what they gave, never judges' verdicts or others' labels,
+    each with its bug and its place in their campaigns (never its key), where it can be
+    changed while its campaign is open; and their campaigns, with their own progress."""
     page = Paginator(selectors.annotations_of(annotator=request.user), 50).get_page(
         request.GET.get("page", 1)
     )
-    labels: list[Any] = [
-        OwnLabelRow(
-            a.patch.dataset.name, a.patch.bug.key, a.patch.key, a.label, a.note, a.updated_at
-        )
-        for a in page.object_list
-    ]
+    labels: list[Any] = selectors.own_label_rows(
+        annotator=request.user, annotations=list(page.object_list)
+    )
     page.object_list = labels
     rows = selectors.annotator_campaigns(annotator=request.user)
     return render(request, "judging/annotations/my_labels.html", {"page": page, "rows": rows})

@@ -15,6 +15,7 @@ from judging.agreement import SMALL_SAMPLE
 from judging.reports.figures import Figure
 from judging.reports.humans import HumanColumn, PairAgreement
 from judging.reports.judges import BASELINES, METRICS, BenchmarkResult, JudgeColumn, RunVerdicts
+from judging.reports.rejections import ALL_SOURCES, RejectionThemes
 from judging.reports.routing_curve import KAPPA_TARGET, RoutingCurve
 from judging.reports.selectors import AgreementReport
 from sejury_web.llm import OFFLINE_MARKER
@@ -182,6 +183,64 @@ def _valid_at_k_dict(report: AgreementReport) -> dict[str, Any]:
     }
 
 
+def rejection_themes_dict(themes: RejectionThemes | None) -> dict[str, Any] | None:
+    """Why the run rejected test-passing patches, per source; None without a run, or when
+    no one asked for the sorting yet."""
+    if themes is None or not themes.requested:
+        return None
+    return {
+        "run": themes.run.run.pk,
+        "patches": "test-passing patches in scope that the run found INVALID",
+        "justification": (
+            "the rubric member's when it said INVALID, else the lowest-scoring member's"
+        ),
+        "offline": themes.offline,
+        "note": OFFLINE_MARKER if themes.offline else "",
+        "prompt_version": themes.prompt_version,
+        "prompt_versions_used": themes.prompt_versions,
+        "rejected": themes.rejected,
+        "sorted": themes.sorted,
+        "failed": themes.failed,
+        "pending": themes.pending,
+        "not_sorted": themes.unsorted,
+        "share_of": "the sorted patches of the column (a source, or every source)",
+        "sources": {
+            source: {"rejected": rejected, "sorted": sorted_}
+            for source, rejected, sorted_ in zip(
+                themes.sources, themes.rejected_by_source, themes.sorted_by_source, strict=True
+            )
+        },
+        "themes": [
+            {
+                "theme": row.theme,
+                "label": row.label,
+                "patches": row.total.patches,
+                "share": row.total.share,
+                "by_source": {
+                    source: {"patches": cell.patches, "share": cell.share}
+                    for source, cell in row.cells
+                },
+            }
+            for row in themes.rows
+        ],
+        "examples": {
+            theme: [
+                {
+                    "patch": example.patch_key,
+                    "bug": example.bug_key,
+                    "source": example.source,
+                    "judgment": example.judgment_id,
+                    "member": example.strategy,
+                    "rationale": example.rationale,
+                    "offline": example.is_offline,
+                }
+                for example in examples
+            ]
+            for theme, _label, examples in themes.examples
+        },
+    }
+
+
 def _judge_dict(column: JudgeColumn) -> dict[str, Any]:
     return {
         "run": column.run.run.pk,
@@ -237,6 +296,7 @@ def report_dict(report: AgreementReport) -> dict[str, Any]:
         "judges": [_judge_dict(column) for column in report.judges],
         "routing": [_routing_dict(curve) for curve in report.routing or []],
         "valid_at_k": _valid_at_k_dict(report),
+        "rejection_themes": rejection_themes_dict(report.rejection_themes),
         "human_judge": [
             {
                 "run": agreement.run.run.pk,
@@ -354,6 +414,13 @@ def report_cells(report: AgreementReport) -> Iterator[Cell]:
     for estimate in report.valid_at_k or []:
         yield ("valid_at_k", f"pass@{estimate.k}", estimate.source, estimate.pass_at_k)
         yield ("valid_at_k", f"valid@{estimate.k}", estimate.source, estimate.valid_at_k)
+    themes = report.rejection_themes
+    if themes is not None and themes.requested:
+        for theme in themes.rows:
+            name = f"{run_label(themes.run)} {theme.theme}"
+            yield _count_cell("rejection_themes", name, ALL_SOURCES, theme.total.patches)
+            for source, cell in theme.cells:
+                yield _count_cell("rejection_themes", name, source, cell.patches)
     labels = {run.run.pk: run_label(run) for run in report.runs}
     for breakdown in report.breakdowns:
         section = f"by_{breakdown.key}"

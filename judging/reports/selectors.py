@@ -17,7 +17,7 @@ from django.contrib.auth.models import User
 from judging.annotations.selectors import campaign_patch_ids
 from judging.calibration.data import calibration_patch_ids
 from judging.consensus.rules import ConsensusRule, consensus_rule_for, dataset_consensus
-from judging.models import Campaign, Context, JudgingRun, PatchJudgment
+from judging.models import Campaign, Context, JudgingRun, PatchJudgment, RejectionTheme
 from judging.reports.figures import PatchRecord, Sampling
 from judging.reports.humans import HumanSection, human_section
 from judging.reports.judges import (
@@ -31,6 +31,7 @@ from judging.reports.judges import (
     human_judge_agreement,
     judge_column,
 )
+from judging.reports.rejections import ROW_FIELDS, RejectionThemes, rejection_themes, with_texts
 from judging.reports.resampling import Replicates
 from judging.reports.routing_curve import RoutingCurve, routing_curve
 from judging.reports.scope import Scope
@@ -71,6 +72,9 @@ class AgreementReport:
     # With the breakdowns: per patch source, validity from the consensus, else the first run.
     valid_at_k: list[ValidAtK] | None
     valid_at_k_run: RunVerdicts | None  # whose verdicts stand in where humans gave none
+    # With the breakdowns: why that run rejected test-passing patches, per source (None
+    # without a run).
+    rejection_themes: RejectionThemes | None = None
 
 
 def _ids(values: Iterable[int | str], what: str) -> list[int]:
@@ -194,6 +198,33 @@ def _run_verdicts(runs: Sequence[JudgingRun]) -> list[RunVerdicts]:
     return result
 
 
+def _rejection_themes(run: RunVerdicts, candidates: Sequence[Candidate]) -> RejectionThemes:
+    """Why ``run`` rejected the scope's test-passing patches: one query for every row of the
+    run (no text), and one for the texts of the few examples, if there are any."""
+    rows = RejectionTheme.objects.filter(judgment__run=run.run).order_by().values_list(*ROW_FIELDS)
+    themes = rejection_themes(run, candidates, rows)
+    ids = themes.example_ids()
+    if not ids:
+        return themes
+    texts = RejectionTheme.objects.filter(pk__in=ids).values_list(
+        "pk", "rationale", "justification", "strategy"
+    )
+    return with_texts(themes, {pk: (rationale, text, who) for pk, rationale, text, who in texts})
+
+
+def run_rejection_themes(run: JudgingRun) -> RejectionThemes:
+    """Why ``run`` rejected its dataset's test-passing patches, per source: what the report
+    shows of it, for the whole dataset, without the rest of the report."""
+    candidates = [
+        Candidate(*row)
+        for row in Patch.objects.filter(dataset_id=run.dataset_id).values_list(
+            "id", "bug_id", "source", "tests_pass"
+        )
+    ]
+    (verdicts,) = _run_verdicts([run])
+    return _rejection_themes(verdicts, candidates)
+
+
 @dataclasses.dataclass(frozen=True)
 class ReportShell:
     """What the report page shows before any figure: its scope, runs and consensus rule."""
@@ -282,4 +313,7 @@ def agreement_report(
         if BREAKDOWN in wanted
         else None,
         valid_at_k_run=first_run,
+        rejection_themes=_rejection_themes(first_run, candidates)
+        if BREAKDOWN in wanted and first_run is not None
+        else None,
     )

@@ -311,6 +311,7 @@ def _breakdowns_context(report: AgreementReport) -> dict[str, Any]:
         "valid_at_k": report.valid_at_k or [],
         "valid_at_k_chart": valid_at_k_chart(report.valid_at_k or []),
         "valid_at_k_run": report.valid_at_k_run,
+        "rejection_themes": report.rejection_themes,
     }
 
 

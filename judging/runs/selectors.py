@@ -1,16 +1,27 @@
-"""Reads of judging runs: progress and totals (the run page, ``judge --wait``, exports).
+"""Reads of judging runs: progress and totals (the run page, ``judge --wait``, exports), and
+the pre-flight of a new run (which patches lack what its team and context need).
 
 What a run spent counts the results that re-judging replaced, too.
 """
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
 from django.utils import timezone
 
-from judging.models import BugStep, JudgingRun, PatchJudgment, ReplacedResult, StrategyResult
+from judging.models import (
+    BugStep,
+    Context,
+    JudgingRun,
+    PatchJudgment,
+    ReplacedResult,
+    StrategyResult,
+)
+from judging.strategies import get_strategy
+from rubrics.models import Dataset, Rubric, RubricRevision
 
 
 @dataclass(frozen=True)
@@ -86,3 +97,123 @@ def run_get(*, run_id: int) -> JudgingRun:
     return JudgingRun.objects.select_related("dataset", "created_by", "rubric_revision").get(
         pk=run_id
     )
+
+
+# Pre-flight of a new run: what each patch needs, by context, for the rubric judge (the
+# strategies that read a rubric), and the reference fix for those that compare with it.
+EXAMPLES_SHOWN = 5
+# What patches lack, as (one patch, several patches).
+LACKS_RUBRIC = {
+    Context.GOLDEN: ("has no golden rubric", "have no golden rubric"),
+    Context.DRAFT: ("has no draft rubric", "have no draft rubric"),
+    Context.FREE_FORM: ("has no free-form draft rubric", "have no free-form draft rubric"),
+    Context.REVISION: (
+        "is of another bug than the rubric revision",
+        "are of another bug than the rubric revision",
+    ),
+}
+LACKS_REFERENCE = ("has no reference fix", "have no reference fix")
+LACK_HINTS = {
+    Context.GOLDEN: "confirm their rubrics in the review queue, or pick another context",
+    Context.DRAFT: "draft their rubrics from the dataset's page, or pick another context",
+    Context.FREE_FORM: "draft their rubrics from the dataset's page, or pick another context",
+    Context.REVISION: "a rubric revision judges its own bug's patches only",
+    Context.REFERENCE: "leave out the members that need it, or pick another context",
+}
+
+
+@dataclass(frozen=True)
+class Lack:
+    """Patches without one thing the run needs: a rubric of the context, or a reference fix."""
+
+    what: tuple[str, str]  # ("has no golden rubric", "have no golden rubric")
+    count: int
+    members: list[str]  # the strategies that need it
+    examples: list[str]  # a few patch keys, in key order
+    hint: str  # what a lead can do about it
+
+    def sentence(self, total: int) -> str:
+        """ "19 of 24 patches have no golden rubric (needed by rubric)"."""
+        what = self.what[0] if self.count == 1 else self.what[1]
+        noun = "patch" if total == 1 else "patches"
+        return f"{self.count} of {total} {noun} {what} (needed by {', '.join(self.members)})"
+
+
+@dataclass(frozen=True)
+class Preflight:
+    """What a run would judge: how many patches, how many have all it needs, what the others
+    lack. ``ready_filter`` is the condition a ready patch meets."""
+
+    total: int
+    ready: int
+    lacks: list[Lack]
+    ready_filter: Q = field(default_factory=Q, repr=False)
+
+    @property
+    def missing(self) -> int:
+        return self.total - self.ready
+
+    def summary(self) -> str:
+        """Every lack, one sentence each, joined."""
+        return "; ".join(lack.sentence(self.total) for lack in self.lacks)
+
+
+def _rubric_condition(context: str, revision: RubricRevision | None) -> Q | None:
+    """What a patch meets when the context's rubric exists for it (None: it needs none)."""
+    if context == Context.GOLDEN:
+        golden = Rubric.objects.filter(bug=OuterRef("bug"), golden_revision__isnull=False)
+        return Q(Exists(golden))
+    if context in (Context.DRAFT, Context.FREE_FORM):
+        variant = Rubric.Variant.TEMPLATED if context == Context.DRAFT else Rubric.Variant.FREE_FORM
+        drafts = RubricRevision.objects.filter(
+            rubric__bug=OuterRef("bug"), rubric__variant=variant, number=0
+        )
+        return Q(Exists(drafts))
+    if context == Context.REVISION and revision is not None:
+        return Q(bug_id=revision.rubric.bug_id)
+    return None
+
+
+def run_preflight(
+    *,
+    dataset: Dataset,
+    strategies: Iterable[str],
+    context: str,
+    patch_ids: Iterable[int] | None = None,
+    rubric_revision: RubricRevision | None = None,
+) -> Preflight:
+    """How many of the patches (default: every patch of ``dataset``) have what the team needs
+    in ``context``: the context's rubric for the members that read one (golden, draft,
+    free-form; the reference fix in the reference context), the reference fix for those that
+    compare with it. One query for the counts, and one per lack for a few examples."""
+    team = [get_strategy(name) for name in strategies]
+    patches = dataset.patches.all()
+    if patch_ids is not None:
+        patches = patches.filter(pk__in=list(patch_ids))
+    readers = [strategy.name for strategy in team if strategy.uses_rubric]
+    comparers = [strategy.name for strategy in team if strategy.uses_reference]
+    has_reference = ~Q(bug__reference_patch="")
+    needs: list[tuple[tuple[str, str], Q, list[str], str]] = []
+    rubric = _rubric_condition(context, rubric_revision) if readers else None
+    if rubric is not None:
+        kind = Context(context)
+        needs.append((LACKS_RUBRIC[kind], rubric, readers, LACK_HINTS[kind]))
+    reference_members = comparers + (readers if context == Context.REFERENCE else [])
+    if reference_members:
+        hint = LACK_HINTS[Context.REFERENCE]
+        needs.append((LACKS_REFERENCE, has_reference, reference_members, hint))
+    ready = Q()
+    for _, condition, _, _ in needs:
+        ready &= condition
+    counts = patches.aggregate(
+        total=Count("pk"),
+        ready=Count("pk", filter=ready) if needs else Count("pk"),
+        **{f"lack_{n}": Count("pk", filter=~need[1]) for n, need in enumerate(needs)},
+    )
+    lacks = []
+    for n, (what, condition, members, hint) in enumerate(needs):
+        count = counts[f"lack_{n}"]
+        if count:
+            examples = patches.filter(~condition).order_by("key").values_list("key", flat=True)
+            lacks.append(Lack(what, count, members, list(examples[:EXAMPLES_SHOWN]), hint))
+    return Preflight(counts["total"], counts["ready"], lacks, ready)

@@ -17,14 +17,23 @@ from judging.models import (
     Context,
     JudgingRun,
     PatchJudgment,
+    RejectionTheme,
     ReplacedResult,
     StrategyResult,
 )
 from judging.runs.execution import run_finish_if_done
+from judging.runs.rejections import (
+    PROMPT_VERSION,
+    is_sorted,
+    justification_of,
+    rejected_passing,
+    with_members,
+)
+from judging.runs.selectors import Preflight, run_preflight
 from judging.runs.stale import can_go_stale, stale_results
 from judging.strategies import parse_team
 from judging.strategies.ensemble import check_scale
-from judging.tasks import start_run
+from judging.tasks import sort_rejections, start_run
 from rubrics.models import Dataset, Patch, RubricRevision
 from sejury_web.audit import audit_record
 from sejury_web.llm import LLMRequest, Provider
@@ -33,6 +42,10 @@ from sejury_web.llm.config import llm_config
 log = logging.getLogger(__name__)
 
 NO_PATCHES = "there are no patches to judge"
+NOTHING_READY = (
+    "no run was started: none of the {total} {noun} could be judged, since {lacks}. To judge "
+    "them, {hints}"
+)
 FOREIGN_PATCHES = "every patch of a run must belong to the run's dataset ({dataset})"
 UNKNOWN_CONTEXT = "unknown context {context!r}; the contexts are {known}"
 REVISION_CONTEXT = "the context 'revision' needs a rubric revision, and only it does"
@@ -46,6 +59,11 @@ NOTHING_STALE = (
     "run {run} has no stale rubric verdicts: each was judged with its rubric's golden revision"
 )
 STILL_ACTIVE = "run {run} is {status}: re-judge its stale verdicts once it has ended"
+NOT_ENDED = "run {run} is {status}: sort why its passing patches were rejected once it has ended"
+NO_REJECTED_PASSING = "run {run} rejected no patch that passes its tests: there is nothing to sort"
+ALL_SORTED = (
+    "every test-passing patch that run {run} rejected is sorted already, with prompt {version}"
+)
 
 # Audit actions (sejury_web.audit) of a run's life.
 RUN_CREATE = "run.create"
@@ -53,10 +71,24 @@ RUN_CANCEL = "run.cancel"
 RUN_RESUME = "run.resume"
 RUN_RETRY = "run.retry_failed"
 RUN_REJUDGE_STALE = "run.rejudge_stale"
+RUN_REJECTION_THEMES = "run.rejection_themes"
 
 
 class RunError(ValueError):
     """A run cannot be created or changed as asked; the message says why."""
+
+
+def nothing_ready(preflight: Preflight) -> str:
+    """Why a run none of whose patches could be judged is not started, and what to do."""
+    hints = list(dict.fromkeys(lack.hint for lack in preflight.lacks))
+    noun = "patch" if preflight.total == 1 else "patches"
+    return NOTHING_READY.format(
+        total=preflight.total, noun=noun, lacks=preflight.summary(), hints="; ".join(hints)
+    )
+
+
+class NothingToSort(RunError):
+    """The run has no test-passing patch it rejected, or each is sorted already."""
 
 
 def run_target(provider: str, model: str) -> tuple[str, str]:
@@ -91,8 +123,11 @@ def run_create(
     actor: User | None,
     kind: str = JudgingRun.Kind.RUN,
     rubric_revision: RubricRevision | None = None,
+    only_ready: bool = False,
 ) -> JudgingRun:
-    """Create a run over ``patches`` (default: every patch of the dataset) and queue it."""
+    """Create a run over ``patches`` (default: every patch of the dataset) and queue it; with
+    ``only_ready``, over those of them that have what the team needs in ``context``
+    (``run_preflight``). A run none of whose patches could be judged is refused."""
 
     try:
         team = parse_team(strategies)
@@ -104,15 +139,31 @@ def run_create(
     if (context == Context.REVISION) != (rubric_revision is not None):
         raise RunError(REVISION_CONTEXT)
     provider, model = run_target(provider, model)
-    if patches is None:
-        patch_ids = list(dataset.patches.values_list("pk", flat=True))
-    else:
+    chosen_ids = None
+    if patches is not None:
         chosen = list(patches)  # any iterable, even one that can be read only once
-        patch_ids = sorted({p.pk for p in chosen if p.dataset_id == dataset.pk})
-        if len(patch_ids) != len({p.pk for p in chosen}):
+        chosen_ids = sorted({p.pk for p in chosen if p.dataset_id == dataset.pk})
+        if len(chosen_ids) != len({p.pk for p in chosen}):
             raise RunError(FOREIGN_PATCHES.format(dataset=dataset.name))
-    if not patch_ids:
+        if not chosen_ids:
+            raise RunError(NO_PATCHES)
+    preflight = run_preflight(
+        dataset=dataset,
+        strategies=team,
+        context=context,
+        patch_ids=chosen_ids,
+        rubric_revision=rubric_revision,
+    )
+    if not preflight.total:
         raise RunError(NO_PATCHES)
+    if not preflight.ready:
+        raise RunError(nothing_ready(preflight))
+    to_judge = dataset.patches.all()
+    if chosen_ids is not None:
+        to_judge = to_judge.filter(pk__in=chosen_ids)
+    if only_ready and preflight.missing:
+        to_judge = to_judge.filter(preflight.ready_filter)
+    patch_ids = list(to_judge.order_by("pk").values_list("pk", flat=True))
     with transaction.atomic():
         run = JudgingRun.objects.create(
             dataset=dataset,
@@ -131,9 +182,27 @@ def run_create(
         PatchJudgment.objects.bulk_create(
             [PatchJudgment(run=run, patch_id=pk) for pk in patch_ids], batch_size=500
         )
-        audit_record(actor=actor, action=RUN_CREATE, target=run, detail={"patches": len(patch_ids)})
+        detail = {"patches": len(patch_ids)}
+        if len(patch_ids) < preflight.total:
+            detail["left_out"] = preflight.total - len(patch_ids)
+        audit_record(actor=actor, action=RUN_CREATE, target=run, detail=detail)
         transaction.on_commit(partial(_send_start, run.pk, run.generation))
     return run
+
+
+def _send(task: Any, *args: Any) -> None:
+    """Queue ``task`` once the transaction has committed; if the broker refuses (on a fresh
+    SQLite broker a worker starting at the same moment may be creating the queue), try once
+    more, then leave the work for the next worker start or request to pick up."""
+    for attempt in (1, 2):
+        try:
+            task.delay(*args)
+            return
+        except Exception:
+            if attempt == 2:
+                log.exception("could not queue %s%s; a worker start will", task.name, args)
+                return
+            time.sleep(0.5)
 
 
 def _send_start(run_id: int, generation: int) -> None:
@@ -289,6 +358,70 @@ def run_rejudge_stale(*, run: JudgingRun, actor: User | None) -> JudgingRun:
             detail={"patches": len(judgment_ids), "members": members, "reason": str(reason)},
         )
     return run
+
+
+def run_rejection_themes_request(*, run: JudgingRun, actor: User | None) -> int:
+    """Ask a worker to sort why the run rejected patches that pass their tests (paper 004 §7):
+    each such patch's justification gets a theme from ``judging.runs.rejections``' prompt.
+
+    Rows already sorted with today's prompt version from the same justification are skipped;
+    the others (never sorted, failed, left pending by a killed worker, sorted with an older
+    prompt, or whose member was judged again since) become pending and are queued. Returns
+    how many were queued. The run must have ended: its verdicts are still moving otherwise.
+    """
+    with transaction.atomic():
+        run = JudgingRun.objects.select_for_update().get(pk=run.pk)
+        if run.is_active:
+            status = run.get_status_display().lower()
+            raise RunError(NOT_ENDED.format(run=run.pk, status=status))
+        judgments = list(with_members(rejected_passing(run).select_related("rejection_theme")))
+        if not judgments:
+            raise NothingToSort(NO_REJECTED_PASSING.format(run=run.pk))
+        existing, new = [], []
+        for judgment in judgments:
+            row = getattr(judgment, "rejection_theme", None)
+            if is_sorted(row, justification_of(run.strategies, judgment.results.all())):
+                continue
+            if row is None:
+                new.append(RejectionTheme(judgment=judgment, prompt_version=PROMPT_VERSION))
+            else:
+                existing.append(row.pk)
+        if not existing and not new:
+            raise NothingToSort(ALL_SORTED.format(run=run.pk, version=PROMPT_VERSION))
+        RejectionTheme.objects.filter(pk__in=existing).update(
+            status=RejectionTheme.Status.PENDING,
+            theme="",
+            rationale="",
+            error="",
+            prompt_version=PROMPT_VERSION,
+            llm_call_id=None,
+            sorted_at=None,
+        )
+        RejectionTheme.objects.bulk_create(new, batch_size=500)
+        queued = len(existing) + len(new)
+        audit_record(
+            actor=actor,
+            action=RUN_REJECTION_THEMES,
+            target=run,
+            detail={"patches": queued, "prompt_version": PROMPT_VERSION},
+        )
+        transaction.on_commit(partial(_send, sort_rejections, run.pk))
+    return queued
+
+
+def rejections_resume_unfinished() -> list[int]:
+    """Queue again every run with rows waiting to be sorted: a worker starting calls this,
+    so that what a killed worker left is sorted when a worker is back."""
+    run_ids = sorted(
+        set(
+            RejectionTheme.objects.filter(status=RejectionTheme.Status.PENDING).values_list(
+                "judgment__run_id", flat=True
+            )
+        )
+    )
+    for run_id in run_ids:
+        _send(sort_rejections, run_id)
+    return run_ids
 
 
 def runs_resume_unfinished() -> list[int]:

@@ -15,6 +15,11 @@ urlpatterns: list[URLPattern] = [
     path("runs/<int:run_id>/route/", views.run_route, name="run_route"),
     path("runs/<int:run_id>/rejudge-stale/", views.run_rejudge_stale, name="run_rejudge_stale"),
     path(
+        "runs/<int:run_id>/rejection-themes/",
+        views.run_rejection_themes,
+        name="run_rejection_themes",
+    ),
+    path(
         "runs/<int:run_id>/verdicts/<int:judgment_id>/",
         views.verdict_detail,
         name="verdict_detail",

@@ -3,7 +3,9 @@ with every prompt and answer behind it, and two runs compared patch by patch.
 
 A page of the verdict table costs the same at 10,000 patches as at 10: a count, one query
 for the page of judgments and one for their members' results (with the rubric revisions they
-were judged with, and their rubrics' golden ones: a stale verdict is marked).
+were judged with, and their rubrics' golden ones: a stale verdict is marked). While a run
+runs, its page asks for the rows it shows that have changed since (``verdict_rows_changed``):
+two queries, however many rows.
 """
 
 import json
@@ -163,6 +165,11 @@ class VerdictRow:
     margin: float | None  # the score's distance from the threshold, a share of the scale
     stale: str = ""  # why the rubric verdict is stale ("" when it is not)
 
+    @property
+    def members_ended(self) -> int:
+        """How many members have a result (done or failed): a running row's progress."""
+        return sum(result is not None for result in self.members)
+
 
 @dataclass(frozen=True)
 class VerdictTable:
@@ -198,6 +205,27 @@ def _stale_note(members: list[StrategyResult | None]) -> str:
     return ""
 
 
+def _verdict_rows(
+    run: JudgingRun, team: list[Strategy], judgments: list[PatchJudgment]
+) -> list[VerdictRow]:
+    """The table's rows of ``judgments``, with each member's result: one query."""
+    results = StrategyResult.objects.filter(
+        judgment__in=[judgment.pk for judgment in judgments]
+    ).only("id", "judgment_id", "strategy", "status", "score", "verdict", "error")
+    if can_go_stale(run):
+        results = results.annotate(
+            revision_number=F("rubric_revision__number"),
+            golden_number=F("rubric_revision__rubric__golden_revision__number"),
+        )
+    by_member = {(result.judgment_id, result.strategy): result for result in results}
+    rows: list[VerdictRow] = []
+    for judgment in judgments:
+        members = [by_member.get((judgment.pk, member.name)) for member in team]
+        certainty = None if judgment.score is None else margin(judgment.score, run)
+        rows.append(VerdictRow(judgment, members, certainty, _stale_note(members)))
+    return rows
+
+
 def run_verdicts(*, run: JudgingRun, query: TableQuery) -> VerdictTable:
     """One page of the run's verdicts as ``query`` filters and sorts them, with each member's
     result. Unfinished scores sort last in either direction."""
@@ -227,21 +255,8 @@ def run_verdicts(*, run: JudgingRun, query: TableQuery) -> VerdictTable:
     )
     page = Paginator(judgments, VERDICTS_PER_PAGE).get_page(query.page)
     page.object_list = list(page.object_list)
-    results = StrategyResult.objects.filter(
-        judgment__in=[judgment.pk for judgment in page.object_list]
-    ).only("id", "judgment_id", "strategy", "status", "score", "verdict", "error")
-    if can_go_stale(run):
-        results = results.annotate(
-            revision_number=F("rubric_revision__number"),
-            golden_number=F("rubric_revision__rubric__golden_revision__number"),
-        )
-    by_member = {(result.judgment_id, result.strategy): result for result in results}
     team = run_team(run)
-    rows: list[VerdictRow] = []
-    for judgment in page.object_list:
-        members = [by_member.get((judgment.pk, member.name)) for member in team]
-        certainty = None if judgment.score is None else margin(judgment.score, run)
-        rows.append(VerdictRow(judgment, members, certainty, _stale_note(members)))
+    rows = _verdict_rows(run, team, page.object_list)
     headings = {
         "patch": "Patch",
         "bug": "Bug",
@@ -257,6 +272,31 @@ def run_verdicts(*, run: JudgingRun, query: TableQuery) -> VerdictTable:
         columns={key: _column(query, key, label) for key, label in headings.items()},
         member_columns=[_column(query, member.name, member.label) for member in team],
     )
+
+
+def verdict_rows_changed(*, run: JudgingRun, seen: Mapping[int, int]) -> list[VerdictRow]:
+    """The rows of a running run's table that changed since the page last showed them.
+
+    ``seen`` maps the unfinished rows a page shows (judgment id) to how many members had
+    ended then; a row comes back once its patch is judged (or failed) or another member
+    has ended. At most a page's worth of ids is read: two queries, whatever the run's size.
+    """
+    ids = list(seen)[:VERDICTS_PER_PAGE]
+    if not ids:
+        return []
+    judgments = list(
+        PatchJudgment.objects.filter(run=run, pk__in=ids)
+        .select_related("patch__bug")
+        .only(*TABLE_FIELDS, *TABLE_PATCH_FIELDS)
+        .order_by("pk")
+    )
+    rows = _verdict_rows(run, run_team(run), judgments)
+    pending = PatchJudgment.Status.PENDING
+    return [
+        row
+        for row in rows
+        if row.judgment.status != pending or row.members_ended != seen[row.judgment.pk]
+    ]
 
 
 @dataclass(frozen=True)

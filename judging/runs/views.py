@@ -2,9 +2,11 @@
 verdict with the prompts and answers behind it, two runs compared, re-judging stale rubric
 verdicts; and, from the rubric editor, the streamlined review's judge preview (paper 004 §8).
 
-A running run's page polls its progress partial every second; the poll that sees the run
-end stops the polling (status 286) and fires ``run-ended``, on which the verdict table and
-the stale-verdicts card reload themselves once.
+A running run's page polls its progress partial every second; each poll sends the unfinished
+rows the table shows (their hidden ``live`` inputs) and gets back, out of band, those that
+changed since: the rows of the page being read fill in as patches finish, without sending the
+table again. The poll that sees the run end stops the polling (status 286) and fires
+``run-ended``, on which the verdict table and the stale-verdicts card reload themselves once.
 """
 
 import contextlib
@@ -32,6 +34,8 @@ from judging.runs.preview import (
     rubric_preview_get,
     rubric_preview_start,
 )
+from judging.runs.rejections import PROMPT_VERSION as REJECTION_PROMPT_VERSION
+from judging.runs.rejections import rejection_of, rejection_progress
 from judging.runs.routing import DEFAULT_SECONDS_PER_LABEL, RoutingError, route, routing_plan
 from judging.runs.routing_forms import RouteForm
 from judging.runs.services import RunError
@@ -47,6 +51,7 @@ from sejury_web.roles import Role, role_required
 
 TABLE_TARGET = "run-table"
 REJUDGE_TARGET = "run-rejudge"
+REJECTIONS_TARGET = "run-rejections"
 RUN_ENDED_EVENT = "run-ended"
 OFFLINE_NOTE = f"{OFFLINE_MARKER}: scores are not judgements of correctness"
 CANCELLED = "Cancelled run {run}: no new model call starts; finished verdicts stay."
@@ -57,6 +62,10 @@ REJUDGING = (
     "rubric; the other members' results are kept."
 )
 NO_VERDICT = "run {run} has no verdict {judgment}"
+SORTING = (
+    "Sorting why run {run} rejected {count} test-passing patch{plural}: a worker gives each "
+    "justification a theme; the counts fill in below."
+)
 
 
 def _run(run_id: int) -> JudgingRun:
@@ -129,6 +138,16 @@ def _rejudge_context(run: JudgingRun) -> dict[str, Any]:
     }
 
 
+def _rejections_context(run: JudgingRun) -> dict[str, Any]:
+    """The card of why passing patches were rejected: how far the sorting is, the themes."""
+    return {
+        "run": run,
+        "rejections": rejection_progress(run),
+        "rejection_prompt_version": REJECTION_PROMPT_VERSION,
+        "offline_marker": OFFLINE_MARKER,
+    }
+
+
 def _progress_context(run: JudgingRun) -> dict[str, Any]:
     progress = run_selectors.run_progress(run)
     return {
@@ -152,18 +171,36 @@ def run_detail(request: AuthenticatedHtmxRequest, run_id: int) -> HttpResponse:
         return render(request, "judging/runs/_run_table.html", context)
     if request.htmx and request.htmx.target == REJUDGE_TARGET:
         return render(request, "judging/runs/_run_rejudge.html", _rejudge_context(run))
+    if request.htmx and request.htmx.target == REJECTIONS_TARGET:
+        return render(request, "judging/runs/_run_rejections.html", _rejections_context(run))
     context.update(_progress_context(run))
     context.update(_rejudge_context(run))
+    context.update(_rejections_context(run))
     return render(request, "judging/runs/run_detail.html", context)
+
+
+def _live_rows_seen(values: list[str]) -> dict[int, int]:
+    """The poll's ``live`` values, "judgment id:members ended", as a mapping; the malformed
+    are left out."""
+    seen: dict[int, int] = {}
+    for value in values:
+        pk, _, ended = value.partition(":")
+        if pk.isdigit() and ended.isdigit():
+            seen[int(pk)] = int(ended)
+    return seen
 
 
 @require_GET
 @role_required(Role.LEAD)
 @vary_on_headers("HX-Request")
 def run_progress(request: AuthenticatedHtmxRequest, run_id: int) -> HttpResponse:
-    """The progress partial; once the run is no longer active, the last poll."""
+    """The progress partial, and the table rows that changed since the page showed them;
+    once the run is no longer active, the last poll (the table then reloads itself)."""
     run = _run(run_id)
     context = _progress_context(run)
+    seen = _live_rows_seen(request.GET.getlist("live"))
+    if seen and run.is_active:
+        context["live_rows"] = verdict_selectors.verdict_rows_changed(run=run, seen=seen)
     if run.is_active or not request.htmx:
         return render(request, "judging/runs/_run_progress.html", context)
     response = render(request, "judging/runs/_run_progress.html", context, status=HTMX_STOP_POLLING)
@@ -213,6 +250,22 @@ def run_rejudge_stale(request: AuthenticatedHtmxRequest, run_id: int) -> HttpRes
     return redirect(run)
 
 
+@require_POST
+@role_required(Role.LEAD)
+def run_rejection_themes(request: AuthenticatedHtmxRequest, run_id: int) -> HttpResponse:
+    """Sort why the run rejected patches that pass their tests (paper 004 §7), in the
+    background; then the run page, at the card that follows the sorting."""
+    run = _run(run_id)
+    try:
+        count = services.run_rejection_themes_request(run=run, actor=request.user)
+    except RunError as error:
+        messages.error(request, str(error))
+    else:
+        plural = "" if count == 1 else "es"
+        messages.success(request, SORTING.format(run=run.pk, count=count, plural=plural))
+    return redirect(f"{run.get_absolute_url()}#{REJECTIONS_TARGET}")
+
+
 @require_GET
 @role_required(Role.LEAD)
 def verdict_detail(
@@ -227,6 +280,7 @@ def verdict_detail(
         "verdict": verdict,
         "judgment": verdict.judgment,
         "patch": verdict.judgment.patch,
+        "rejection": rejection_of(judgment_id=verdict.judgment.pk),
         "offline_marker": OFFLINE_MARKER,
         **_run_context(run),
     }

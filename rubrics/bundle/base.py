@@ -15,6 +15,7 @@ from django.contrib.auth.models import User
 from rubrics.bundle.read import (
     UNKNOWN_FIELD,
     BundleError,
+    ErrorSink,
     FieldSpec,
     Record,
     fields_errors,
@@ -64,27 +65,32 @@ class ImportSummary:
 
 
 class ImportContext:
-    """What validation and writing share: the target dataset and the keys seen so far."""
+    """What checking and writing share: the target dataset, the keys of the file's records,
+    lookups made once, the notes and statistics of the import."""
 
-    def __init__(self, dataset: Dataset | None, records: dict[str, list[Record]]) -> None:
+    def __init__(
+        self,
+        dataset: Dataset | None,
+        *,
+        file_keys: dict[str, set[str]] | None = None,
+        invalid_keys: dict[str, dict[str, int]] | None = None,
+    ) -> None:
         self.dataset = dataset
-        self.records = records
         self.actor: User | None = None  # set for the write: who imports
-        self.errors: list[BundleError] = []
+        self.errors: ErrorSink = []
         self.notes: list[str] = []
         self.stats: dict[str, int] = {}
         self._existing: dict[str, set[str]] = {}
-        self._file_keys: dict[str, set[str]] = {}
+        # The keys of the valid records of each kind in the file (bugs, patches).
+        self._file_keys: dict[str, set[str]] = dict(file_keys or {})
         self._cache: dict[str, Any] = {}
         # Keys of records that failed validation, with their line, so that references to
         # them are reported as such and not as unknown.
-        self.invalid_keys: dict[str, dict[str, int]] = defaultdict(dict)
+        self.invalid_keys: dict[str, dict[str, int]] = defaultdict(dict, invalid_keys or {})
 
     def file_keys(self, kind: str) -> set[str]:
-        """The keys of the ``kind`` records in the file (computed once)."""
-        if kind not in self._file_keys:
-            self._file_keys[kind] = {r.data["key"] for r in self.records.get(kind, [])}
-        return self._file_keys[kind]
+        """The keys of the ``kind`` records in the file."""
+        return self._file_keys.get(kind, set())
 
     def reference_error(self, kind: str, key: str) -> str | None:
         """Why a reference to the ``kind`` (bug or patch) ``key`` does not resolve, or None.
@@ -114,7 +120,13 @@ class ImportContext:
 
 
 class RecordKind:
-    """One kind of bundle record: how to validate, write and export it."""
+    """One kind of bundle record: how to validate, write and export it.
+
+    An import reads a file's records of one kind at a time, in ``order``, and never holds
+    them all: ``write`` gets a batch (it may be called many times per import, and must look
+    up only what its batch needs), then ``finish`` once, for what needs every record written
+    (notes about the whole import). Statistics for those notes accumulate in ``ctx.stats``.
+    """
 
     name: str
     order: int  # kinds are written (and exported) in this order
@@ -131,7 +143,11 @@ class RecordKind:
         """Validate beyond field types (references, diffs); report through ``ctx.error``."""
 
     def write(self, records: list[Record], ctx: ImportContext) -> KindCounts:
+        """Write one batch of checked records."""
         raise NotImplementedError
+
+    def finish(self, ctx: ImportContext) -> None:
+        """After every batch is written (also when the file holds no record of the kind)."""
 
     def export(self, dataset: Dataset) -> Iterator[dict[str, Any]]:
         raise NotImplementedError
@@ -148,7 +164,7 @@ def registered_kinds() -> list[RecordKind]:
     return sorted(_KINDS.values(), key=lambda kind: kind.order)
 
 
-def validate_shape(record: Record, errors: list[BundleError]) -> RecordKind | None:
+def validate_shape(record: Record, errors: ErrorSink) -> RecordKind | None:
     """The record's kind, if the record has a known kind and valid fields."""
     kinds = ", ".join(sorted(_KINDS))
     kind_name = record.data.get("kind")
@@ -162,7 +178,8 @@ def validate_shape(record: Record, errors: list[BundleError]) -> RecordKind | No
     kind = _KINDS[kind_name]
     unknown_field = UNKNOWN_FIELD.format(kind=kind.name, allowed=", ".join(kind.fields))
     found = fields_errors(record.data, kind.fields, unknown=unknown_field, ignore=KIND_FIELD)
-    errors.extend(BundleError(record.line, name, message) for name, message in found)
+    for name, message in found:
+        errors.append(BundleError(record.line, name, message))
     return None if found else kind
 
 

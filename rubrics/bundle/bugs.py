@@ -8,7 +8,14 @@ from django.db.models import F
 from django.utils import timezone
 
 from rubrics.bundle.base import ImportContext, KindCounts, RecordKind
-from rubrics.bundle.read import KEY_FIELD, FieldSpec, Record
+from rubrics.bundle.read import (
+    KEY_FIELD,
+    MAX_DESCRIPTION,
+    MAX_DIFF,
+    METADATA_FIELD,
+    FieldSpec,
+    Record,
+)
 from rubrics.models import Bug, Dataset, Patch
 from sejury_web.diffs import DiffError, parse_diff
 from sejury_web.diffs import normalized_diff_hash as diff_hash
@@ -81,6 +88,13 @@ def _by_key(queryset: models.QuerySet[M], keys: list[str]) -> dict[str, M]:
     return found
 
 
+def dataset_bug_ids(ctx: ImportContext) -> dict[str, int]:
+    """The ids of the dataset's bugs by key, once the import has written its bugs."""
+    dataset = ctx.dataset
+    assert dataset is not None
+    return ctx.cached("bug_ids", lambda: dict(dataset.bugs.values_list("key", "id")))
+
+
 def _check_diff(record: Record, field_name: str, ctx: ImportContext) -> None:
     try:
         parsed = parse_diff(record.data[field_name])
@@ -95,6 +109,7 @@ def _check_diff(record: Record, field_name: str, ctx: ImportContext) -> None:
 
 
 def _recount_note(ctx: ImportContext) -> None:
+    """Once every diff (bugs' and patches') is checked: how many hunks were recounted."""
     recounted = ctx.stats.get("recounted", 0)
     note = RECOUNTED_NOTE.format(recounted=recounted, total=ctx.stats.get("diffs", 0))
     if recounted and note not in ctx.notes:
@@ -120,11 +135,13 @@ class BugKind(RecordKind):
     fields = {
         "key": KEY_FIELD,
         "title": FieldSpec((str,), max_length=500),
-        "description": FieldSpec((str,), required=True, non_empty=True),
+        "description": FieldSpec(
+            (str,), required=True, non_empty=True, max_length=MAX_DESCRIPTION
+        ),
         "language": FieldSpec((str,), max_length=50),
         "bug_type": FieldSpec((str,), max_length=100),
-        "reference_patch": FieldSpec((str,), required=True, non_empty=True),
-        "metadata": FieldSpec((dict,)),
+        "reference_patch": FieldSpec((str,), required=True, non_empty=True, max_length=MAX_DIFF),
+        "metadata": METADATA_FIELD,
     }
 
     def identity(self, data: dict[str, Any]) -> tuple[str, str]:
@@ -136,7 +153,6 @@ class BugKind(RecordKind):
     def write(self, records: list[Record], ctx: ImportContext) -> KindCounts:
         dataset = ctx.dataset
         assert dataset is not None
-        _recount_note(ctx)
         wanted = {
             r.data["key"]: {
                 "title": r.data.get("title", ""),
@@ -174,10 +190,10 @@ class PatchKind(RecordKind):
     fields = {
         "key": KEY_FIELD,
         "bug": KEY_FIELD,
-        "diff": FieldSpec((str,), required=True, non_empty=True),
+        "diff": FieldSpec((str,), required=True, non_empty=True, max_length=MAX_DIFF),
         "source": FieldSpec((str,), max_length=200),
         "tests_pass": FieldSpec((bool,), nullable=True),
-        "metadata": FieldSpec((dict,)),
+        "metadata": METADATA_FIELD,
     }
 
     def identity(self, data: dict[str, Any]) -> tuple[str, str]:
@@ -199,8 +215,7 @@ class PatchKind(RecordKind):
     def write(self, records: list[Record], ctx: ImportContext) -> KindCounts:
         dataset = ctx.dataset
         assert dataset is not None
-        _recount_note(ctx)
-        bug_ids = dict(dataset.bugs.values_list("key", "id"))
+        bug_ids = dataset_bug_ids(ctx)
         wanted = {
             r.data["key"]: {
                 "bug_id": bug_ids[r.data["bug"]],
@@ -212,14 +227,17 @@ class PatchKind(RecordKind):
             }
             for r in records
         }
-        counts = upsert(
+        return upsert(
             model=Patch,
             existing=_by_key(dataset.patches.all(), list(wanted)),
             wanted=wanted,
             build=lambda key, values: Patch(dataset=dataset, key=key, **values),
         )
-        self._note_duplicates(dataset, ctx)
-        return counts
+
+    def finish(self, ctx: ImportContext) -> None:
+        assert ctx.dataset is not None
+        _recount_note(ctx)
+        self._note_duplicates(ctx.dataset, ctx)
 
     @staticmethod
     def _note_duplicates(dataset: Dataset, ctx: ImportContext) -> None:

@@ -1,14 +1,33 @@
 """Reading a bundle's lines: decoding, JSON, storable text, and the fields of a record.
 
-Nothing here knows the record kinds: :func:`read_records` turns bytes into :class:`Record`
-objects, and :func:`fields_errors` checks an object against a kind's :class:`FieldSpec` map
-(a record's fields, or those of an object nested in it). ``rubrics.bundle`` re-exports it all.
+Nothing here knows the record kinds: :func:`read_lines` yields a file's lines one at a time
+(never the whole file), :func:`parse_line` turns one into a :class:`Record`, and
+:func:`fields_errors` checks an object against a kind's :class:`FieldSpec` map (a record's
+fields, or those of an object nested in it).
+
+An object that names a field twice (``{"key": "B1", "key": "B2"}``) is refused: JSON parsers
+disagree on which value wins, so the file does not say what it means.
+
+Size limits
+-----------
+Every free text a record carries has a limit (:data:`MAX_DIFF` and the others below), so
+that one line cannot make a page of tens of megabytes or a worker hold a huge string. The
+limits sit far above real data and far below abuse. In ``defects4j-le2019`` (``../shared``)
+the largest description is 2.9 KB, the largest reference fix 4.0 KB (99 lines), the largest
+candidate diff 1.9 KB, the largest metadata 2.3 KB; GitHub caps an issue's or a comment's
+body at 65,536 characters. So: a diff (a patch's or the reference fix) of 1,000,000
+characters (about 25,000 lines, far more than a reviewer reads; pages show its first lines
+and load the rest on demand), a description of 200,000 (three GitHub issues), a label's
+note or a revision's justification of 20,000 (a few pages of prose), metadata of 100,000
+characters once written as JSON. Shorter fields (keys, titles, names) had their limits
+already. Limits count characters, as the error says.
 """
 
+import io
 import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any, Protocol
 
 NOT_UTF8 = "not valid UTF-8 (byte {byte} of the line)"
 INVALID_JSON = "invalid JSON: {error}"
@@ -17,11 +36,12 @@ MISSING_FIELD = "missing required field"
 UNKNOWN_FIELD = "unknown field for a {kind} record (allowed: {allowed})"
 WRONG_TYPE = "expected {expected}, got {got}"
 EMPTY_VALUE = "must not be empty"
-TOO_LONG_VALUE = "longer than {limit} characters"
+TOO_LONG_VALUE = "longer than {limit:,} characters"
 TOO_DEEP = "invalid JSON: nested too deeply"
 NOT_FINITE = "invalid JSON: the number {value} is too large"
 BAD_TEXT = "contains {what}, which cannot be stored"
 BAD_KEY = "a key must not contain '/' or start or end with whitespace"
+DUPLICATE_NAME = "the name {name!r} is given twice in one object; a JSON object names a field once"
 
 
 @dataclass(frozen=True)
@@ -35,6 +55,12 @@ class BundleError:
         if self.field:
             where.append(f"field {self.field!r}")
         return f"{', '.join(where)}: {self.message}" if where else self.message
+
+
+class ErrorSink(Protocol):
+    """Where errors go: a list, or an import's capped error list."""
+
+    def append(self, error: BundleError, /) -> None: ...
 
 
 @dataclass
@@ -106,6 +132,21 @@ def check_key(value: str) -> str | None:
     return None
 
 
+MAX_DIFF = 1_000_000
+MAX_DESCRIPTION = 200_000
+MAX_NOTE = 20_000
+MAX_METADATA = 100_000
+METADATA_TOO_LONG = "longer than {limit:,} characters written as JSON"
+
+
+def check_metadata(value: dict[str, Any]) -> str | None:
+    """Metadata is free-form: its size is that of its JSON."""
+    if len(json.dumps(value, ensure_ascii=False)) > MAX_METADATA:
+        return METADATA_TOO_LONG.format(limit=MAX_METADATA)
+    return None
+
+
+METADATA_FIELD = FieldSpec((dict,), check=check_metadata)
 KEY_FIELD = FieldSpec((str,), required=True, non_empty=True, max_length=200, check=check_key)
 
 
@@ -172,35 +213,92 @@ def _bad_text(value: Any) -> str | None:
     return None
 
 
+class _Repeated(dict[str, Any]):
+    """An object that named a field more than once; ``repeated`` lists those names."""
+
+    repeated: list[str]
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    flagged = _Repeated(obj)
+    seen: set[str] = set()
+    flagged.repeated = [name for name, _ in pairs if name in seen or seen.add(name)]
+    return flagged
+
+
+def _repeated_names(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    """``(path, name)`` of each name given twice in an object; the path says where
+    (``key``, ``metadata.x``, ``revisions[0].text``)."""
+    if isinstance(value, dict):
+        if isinstance(value, _Repeated):
+            yield from ((f"{path}.{name}" if path else name, name) for name in value.repeated)
+        for name, item in value.items():
+            yield from _repeated_names(item, f"{path}.{name}" if path else name)
+    elif isinstance(value, list):
+        for number, item in enumerate(value):
+            yield from _repeated_names(item, f"{path}[{number}]")
+
+
+def read_lines(source: IO[bytes]) -> Iterator[tuple[int, int, bytes]]:
+    """``(line number, byte offset, bytes)`` of each line of ``source``, one at a time.
+
+    Reads from where ``source`` stands; a leading UTF-8 byte order mark is dropped. The
+    bytes keep their line end; :func:`parse_line` drops it.
+    """
+    offset = 0
+    for number, raw in enumerate(source, start=1):
+        line = raw[3:] if number == 1 and raw.startswith(b"\xef\xbb\xbf") else raw
+        yield number, offset + len(raw) - len(line), line
+        offset += len(raw)
+
+
+def parse_line(number: int, raw: bytes, errors: ErrorSink) -> Record | None:
+    """The record on a line, or None for a blank line or one with errors (added to
+    ``errors``)."""
+    raw = raw.removesuffix(b"\n").removesuffix(b"\r")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        errors.append(BundleError(number, None, NOT_UTF8.format(byte=exc.start + 1)))
+        return None
+    if not text.strip():
+        return None
+    try:
+        obj = json.loads(
+            text,
+            parse_constant=_reject_constant,
+            parse_float=_finite_float,
+            object_pairs_hook=_object,
+        )
+    except RecursionError:
+        errors.append(BundleError(number, None, TOO_DEEP))
+        return None
+    except ValueError as exc:
+        message = (
+            str(exc) if str(exc).startswith("invalid JSON") else INVALID_JSON.format(error=exc)
+        )
+        errors.append(BundleError(number, None, message))
+        return None
+    if not isinstance(obj, dict):
+        errors.append(BundleError(number, None, NOT_AN_OBJECT.format(type=json_type(obj))))
+        return None
+    repeated = list(_repeated_names(obj))
+    for path, name in repeated:
+        message = DUPLICATE_NAME.format(name=shorten(name))
+        errors.append(BundleError(number, shorten(path), message))
+    bad = [(name, what) for name, value in obj.items() if (what := _bad_text([name, value]))]
+    for name, what in bad:
+        errors.append(BundleError(number, shorten(name), BAD_TEXT.format(what=what)))
+    if repeated or bad:
+        return None
+    return Record(line=number, data=obj)
+
+
 def read_records(data: bytes, errors: list[BundleError]) -> Iterator[Record]:
     """Yield each non-blank line's object; report undecodable lines to ``errors``."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        raw = raw.removesuffix(b"\r")
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            errors.append(BundleError(number, None, NOT_UTF8.format(byte=exc.start + 1)))
-            continue
-        if not text.strip():
-            continue
-        try:
-            obj = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
-        except RecursionError:
-            errors.append(BundleError(number, None, TOO_DEEP))
-            continue
-        except ValueError as exc:
-            message = (
-                str(exc) if str(exc).startswith("invalid JSON") else INVALID_JSON.format(error=exc)
-            )
-            errors.append(BundleError(number, None, message))
-            continue
-        if not isinstance(obj, dict):
-            errors.append(BundleError(number, None, NOT_AN_OBJECT.format(type=json_type(obj))))
-            continue
-        bad = [(name, what) for name, value in obj.items() if (what := _bad_text([name, value]))]
-        for name, what in bad:
-            errors.append(BundleError(number, shorten(name), BAD_TEXT.format(what=what)))
-        if not bad:
-            yield Record(line=number, data=obj)
+    for number, _, raw in read_lines(io.BytesIO(data)):
+        if (record := parse_line(number, raw, errors)) is not None:
+            yield record

@@ -22,8 +22,10 @@ from django.contrib.auth.models import User
 from django.db.models import Prefetch
 
 from rubrics.bundle.base import BundleImportError, ImportContext, KindCounts, RecordKind
+from rubrics.bundle.bugs import dataset_bug_ids
 from rubrics.bundle.read import (
     KEY_FIELD,
+    MAX_NOTE,
     BundleError,
     FieldSpec,
     Record,
@@ -37,6 +39,9 @@ from sejury_web.users import users_by_folded_name
 
 UNKNOWN_VARIANT = "unknown variant {value!r}; expected one of: {choices}"
 NO_REVISIONS = "a rubric needs at least one revision: the first is the draft"
+# Real histories hold a draft and a few edits; a thousand is no history but a flood.
+MAX_REVISIONS = 1000
+TOO_MANY_REVISIONS = "more than {limit:,} revisions"
 REVISION_NOT_AN_OBJECT = "a revision must be a JSON object, got {type}"
 UNKNOWN_REVISION_FIELD = "unknown field for a revision (allowed: {allowed})"
 THEME_NOT_A_STRING = "a theme is a string, got {type}"
@@ -81,6 +86,14 @@ def _check_variant(value: str) -> str | None:
     return None
 
 
+def _check_revisions(value: list[Any]) -> str | None:
+    if not value:
+        return NO_REVISIONS
+    if len(value) > MAX_REVISIONS:
+        return TOO_MANY_REVISIONS.format(limit=MAX_REVISIONS)
+    return None
+
+
 def _check_themes(value: list[Any]) -> str | None:
     for theme in value:
         if not isinstance(theme, str):
@@ -94,7 +107,7 @@ def _check_themes(value: list[Any]) -> str | None:
 REVISION_FIELDS = {
     "text": FieldSpec((str,), required=True, non_empty=True, max_length=MAX_TEXT),
     "author": FieldSpec((str,), required=True, non_empty=True, max_length=200),
-    "justification": FieldSpec((str,)),
+    "justification": FieldSpec((str,), max_length=MAX_NOTE),
     "themes": FieldSpec((list,), check=_check_themes),
 }
 
@@ -164,9 +177,7 @@ class RubricKind(RecordKind):
     fields = {
         "bug": KEY_FIELD,
         "variant": FieldSpec((str,), check=_check_variant),
-        "revisions": FieldSpec(
-            (list,), required=True, check=lambda value: None if value else NO_REVISIONS
-        ),
+        "revisions": FieldSpec((list,), required=True, check=_check_revisions),
         "confirmed_by": FieldSpec((str,), non_empty=True, max_length=200),
     }
 
@@ -202,20 +213,22 @@ class RubricKind(RecordKind):
         counts = KindCounts()
         if not records:
             return counts
-        self._notes(records, ctx)
-        bug_ids = dict(dataset.bugs.values_list("key", "id"))
+        self._count_notes(records, ctx)
+        bug_ids = dataset_bug_ids(ctx)
+        batch_bugs = {bug_ids[record.data["bug"]] for record in records}
         rubrics = {
             (rubric.bug_id, rubric.variant): rubric
             for rubric in Rubric.objects.select_for_update(of=("self",)).filter(
-                bug__dataset=dataset
+                bug__dataset=dataset, bug_id__in=batch_bugs
             )
         }
         histories: dict[int, list[RubricRevision]] = defaultdict(list)
-        for row in RubricRevision.objects.filter(rubric__bug__dataset=dataset).order_by("number"):
+        revisions = RubricRevision.objects.filter(rubric__in=list(rubrics.values()))
+        for row in revisions.order_by("number"):
             histories[row.rubric_id].append(row)
         users = users_by_folded_name(_names(records))
         events: list[RubricEvent] = []
-        ahead: list[str] = []
+        ahead: list[str] = ctx.cached("rubrics_ahead", list)
         for record in records:
             key = (bug_ids[record.data["bug"]], _variant(record.data))
             rubric = rubrics.get(key)
@@ -228,26 +241,38 @@ class RubricKind(RecordKind):
             )
             setattr(counts, outcome, getattr(counts, outcome) + 1)
         RubricEvent.objects.bulk_create(events)
-        if ahead:
-            ctx.notes.append(DATASET_AHEAD_NOTE.format(count=len(ahead), bugs=_listed(ahead)))
         return counts
 
+    def finish(self, ctx: ImportContext) -> None:
+        """Note the edits without a justification, the rubrics confirmed by an editor and
+        those the dataset holds more of, over every batch."""
+        stats = ctx.stats
+        if unjustified := stats.get("unjustified_edits", 0):
+            total = stats["edits"]
+            ctx.notes.append(UNJUSTIFIED_NOTE.format(count=unjustified, total=total))
+        self_confirmed: list[str] = ctx.cached("rubrics_self_confirmed", list)
+        if self_confirmed:
+            bugs = _listed(self_confirmed)
+            ctx.notes.append(SELF_CONFIRMED_NOTE.format(count=len(self_confirmed), bugs=bugs))
+        ahead: list[str] = ctx.cached("rubrics_ahead", list)
+        if ahead:
+            ctx.notes.append(DATASET_AHEAD_NOTE.format(count=len(ahead), bugs=_listed(ahead)))
+
     @staticmethod
-    def _notes(records: list[Record], ctx: ImportContext) -> None:
-        """Note the edits without a justification and the rubrics confirmed by an editor."""
+    def _count_notes(records: list[Record], ctx: ImportContext) -> None:
+        """Count a batch's edits without a justification and rubrics confirmed by an editor."""
         edits = [edit for r in records for edit in r.derived["revisions"][1:]]
+        stats = ctx.stats
+        stats["edits"] = stats.get("edits", 0) + len(edits)
         unjustified = sum(1 for edit in edits if not edit.justification.strip())
-        if unjustified:
-            ctx.notes.append(UNJUSTIFIED_NOTE.format(count=unjustified, total=len(edits)))
-        self_confirmed = [
+        stats["unjustified_edits"] = stats.get("unjustified_edits", 0) + unjustified
+        self_confirmed: list[str] = ctx.cached("rubrics_self_confirmed", list)
+        self_confirmed.extend(
             r.data["bug"]
             for r in records
             if r.data.get("confirmed_by", "").lower()
             in {edit.author.lower() for edit in r.derived["revisions"][1:]}
-        ]
-        if self_confirmed:
-            bugs = _listed(self_confirmed)
-            ctx.notes.append(SELF_CONFIRMED_NOTE.format(count=len(self_confirmed), bugs=bugs))
+        )
 
     @staticmethod
     def _write_rubric(

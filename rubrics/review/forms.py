@@ -185,6 +185,17 @@ class RevisionForm(forms.Form):
     themes = forms.MultipleChoiceField(
         choices=Theme.choices, required=False, widget=forms.CheckboxSelectMultiple
     )
+    # The judge's disagreements with humans this revision answers: the box, and the keys of
+    # those the reviewer was shown (``answer_keys``, one hidden field each).
+    answers = forms.BooleanField(required=False)
+    # The LLM call of the suggested revision the editor shows, if any.
+    suggestion = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+
+
+class UpholdForm(forms.Form):
+    """ "The rubric is right": the note says why; ``answer_keys`` name what it answers."""
+
+    note = forms.CharField(required=False, widget=forms.Textarea)
 
 
 class ReviewActionForm(forms.Form):

@@ -10,7 +10,9 @@ from django.urls import reverse
 
 from rubrics.analytics import revision_metrics
 from rubrics.models import Bug, Rubric, RubricEvent, RubricRevision, Theme
+from rubrics.review.disagreements import open_counts, rubric_disagreements
 from rubrics.review.forms import EditorState, editor_items
+from rubrics.review.suggestions import Suggestion, change_is_taken
 from rubrics.review.textdiff import line_diff
 from rubrics.rubric_text import ACCEPTABLE, UNACCEPTABLE, RubricStructureError, structure_normalize
 from rubrics.selectors import rubric_reviewers_since_draft
@@ -72,8 +74,15 @@ def rubric_history(revisions: list[RubricRevision]) -> list[HistoryRow]:
 
 
 def rubric_review_events(rubric: Rubric) -> list[RubricEvent]:
-    """Submissions, confirmations and send-backs, newest first."""
-    kinds = (RubricEvent.Kind.SUBMITTED, RubricEvent.Kind.CONFIRMED, RubricEvent.Kind.SENT_BACK)
+    """Submissions, confirmations, send-backs and answers to the judge's disagreements,
+    newest first."""
+    kinds = (
+        RubricEvent.Kind.SUBMITTED,
+        RubricEvent.Kind.CONFIRMED,
+        RubricEvent.Kind.SENT_BACK,
+        RubricEvent.Kind.ANSWERED,
+        RubricEvent.Kind.UPHELD,
+    )
     return list(
         rubric.events.filter(kind__in=kinds)
         .select_related("actor", "revision")
@@ -98,7 +107,7 @@ def user_may_confirm(rubric: Rubric, user: User) -> bool:
 
 def _urls(rubric: Rubric) -> dict[str, str]:
     page = rubric.get_absolute_url()
-    names = ("editor", "preview", "save", "submit", "confirm", "send_back")
+    names = ("editor", "preview", "save", "submit", "confirm", "send_back", "suggest", "uphold")
     kwargs = {"slug": rubric.bug.dataset.slug, "bug_key": rubric.bug.key}
     kwargs["variant"] = rubric.variant
     urls = {name: reverse(f"rubrics:rubric_{name}", kwargs=kwargs) for name in names}
@@ -127,12 +136,14 @@ def rubric_screen(
     justification: str = "",
     themes: list[str] | None = None,
     focus: str = "",
+    suggestion: Suggestion | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """Everything the review screen's partials show; ``state`` is the unsaved editor, if any.
 
     ``base_number`` is the revision the editor's state is based on (the current one unless
-    told otherwise, e.g. by a save that lost a race); ``extra`` is passed through.
+    told otherwise, e.g. by a save that lost a race); ``suggestion`` the revision the LLM
+    suggested, if the reviewer asked for one; ``extra`` is passed through.
     """
     revisions = rubric_revisions(rubric)
     by_number = {revision.number: revision for revision in revisions}
@@ -154,6 +165,7 @@ def rubric_screen(
         "current": current,
         "draft": draft,
         "offline_marker": OFFLINE_MARKER if draft.author.startswith(OFFLINE_AUTHOR_PREFIX) else "",
+        "offline_label": OFFLINE_MARKER,
         "base_number": base_number,
         "base": base,
         "state": state,
@@ -184,6 +196,13 @@ def rubric_screen(
         "sent_back": rubric_last_event(rubric, RubricEvent.Kind.SENT_BACK)
         if rubric.status == Rubric.Status.SENT_BACK
         else None,
+        "disagreements": rubric_disagreements(rubric),
+        "suggestion": suggestion,
+        "suggested_changes": [
+            (change, change_is_taken(state, change)) for change in suggestion.changes
+        ]
+        if suggestion
+        else [],
         **extra,
     }
 
@@ -202,6 +221,7 @@ class ReviewQueue:
     awaiting_review: QueueList
     awaiting_my_confirmation: QueueList
     sent_back_to_me: QueueList
+    judge_disagreed: QueueList  # each rubric's ``disagreements``: how many are unanswered
 
 
 def _queue_rows(queryset: QuerySet[Rubric]) -> QuerySet[Rubric]:
@@ -227,8 +247,19 @@ def _listed(queryset: QuerySet[Rubric]) -> QueueList:
     return QueueList(rubrics=rows, total=total)
 
 
+def _judge_disagreed() -> QueueList:
+    """Rubrics whose judge disagreed with the humans' consensus on patches no reviewer has
+    answered yet, each with how many."""
+    counts = open_counts()
+    listed = _listed(Rubric.objects.filter(pk__in=list(counts)))
+    for rubric in listed.rubrics:
+        rubric.disagreements = counts[rubric.pk]  # type: ignore[attr-defined]
+    return listed
+
+
 def review_queue(*, user: User) -> ReviewQueue:
-    """Rubrics awaiting review, awaiting ``user``'s confirmation, and sent back to ``user``."""
+    """Rubrics awaiting review, awaiting ``user``'s confirmation, sent back to ``user``, and
+    those whose judge disagreed with humans."""
     mine = Exists(
         RubricRevision.objects.filter(rubric=OuterRef("pk"), number__gt=0, author_user=user)
     )
@@ -241,6 +272,7 @@ def review_queue(*, user: User) -> ReviewQueue:
         sent_back_to_me=_listed(
             Rubric.objects.filter(Q(status=Rubric.Status.SENT_BACK) & (mine | Q(submitted_by=user)))
         ),
+        judge_disagreed=_judge_disagreed(),
     )
 
 

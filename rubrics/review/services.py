@@ -5,13 +5,15 @@ number they were based on (``base_number``); a save based on anything but the cu
 revision raises ``RubricConflict`` carrying the revision that got there first.
 """
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
 
 from rubrics.models import Bug, DraftBatch, Rubric, RubricEvent, RubricRevision, Theme
+from rubrics.review.disagreements import rubric_disagreements
+from rubrics.review.prompts import REVISE_PROMPT_VERSION
 from rubrics.rubric_text import RubricStructureError, rubric_markdown, structure_normalize
 from rubrics.selectors import rubric_reviewers_since_draft
 from rubrics.tasks import draft_rubric
@@ -25,6 +27,8 @@ NOT_AWAITING = "this rubric is not awaiting confirmation"
 OWN_WORK = "a rubric is confirmed by a second reviewer: you edited or submitted it since the draft"
 COMMENT_REQUIRED = "say what should change when you send a rubric back"
 NO_BUGS = "no bugs to draft"
+NOTE_REQUIRED = "say why the rubric is right: the note is what the next reviewer reads"
+NOTHING_OPEN = "these disagreements were answered meanwhile: reload the page"
 
 
 class RubricConflict(Exception):
@@ -114,9 +118,17 @@ def rubric_revise(
     structure: dict[str, Any],
     justification: str,
     themes: Iterable[str] = (),
+    answers: Collection[str] = (),
+    suggestion_call_id: int | None = None,
     actor: User,
 ) -> RubricRevision:
-    """Save an edit as the next revision; refused if someone saved since ``base_number``."""
+    """Save an edit as the next revision; refused if someone saved since ``base_number``.
+
+    ``answers``: the keys of the judge's disagreements with humans this revision answers
+    (those still unanswered are recorded as answered by it). ``suggestion_call_id``: the LLM
+    call of the *Suggest a revision* whose changes the reviewer took, recorded with its
+    prompt's version.
+    """
     justification = justification.strip()
     if not justification:
         raise RubricActionError(JUSTIFICATION_REQUIRED)
@@ -145,6 +157,8 @@ def rubric_revise(
             author_user=actor,
             justification=justification,
             themes=themes,
+            prompt_version=REVISE_PROMPT_VERSION if suggestion_call_id else "",
+            llm_call_id=suggestion_call_id,
         )
         rubric.current_number = revision.number
         # An edit, even of a golden rubric, needs a (new) confirmation.
@@ -152,7 +166,48 @@ def rubric_revise(
         rubric.submitted_by = None
         rubric.save()
         _event(rubric, RubricEvent.Kind.REVISED, actor=actor, revision=revision)
+        if answered := _still_open(rubric, answers):
+            RubricEvent.objects.create(
+                rubric=rubric,
+                kind=RubricEvent.Kind.ANSWERED,
+                actor=actor,
+                revision=revision,
+                comment=justification,
+                subjects=answered,
+            )
     return revision
+
+
+def _still_open(rubric: Rubric, keys: Collection[str]) -> list[str]:
+    """Those of ``keys`` that are disagreements of ``rubric`` no one has answered yet."""
+    if not keys:
+        return []
+    still = set(rubric_disagreements(rubric).open_keys)
+    return sorted(key for key in set(keys) if key in still)
+
+
+def rubric_uphold(
+    *, rubric: Rubric, answers: Collection[str], note: str, actor: User
+) -> RubricEvent:
+    """Answer the judge's disagreements with humans with "the rubric is right" and a note:
+    the judge misread the rubric, or the humans' labels are wrong; nothing is revised."""
+    note = note.strip()
+    if not note:
+        raise RubricActionError(NOTE_REQUIRED)
+    with transaction.atomic():
+        rubric = Rubric.objects.select_for_update().get(pk=rubric.pk)
+        answered = _still_open(rubric, answers)
+        if not answered:
+            raise RubricActionError(NOTHING_OPEN)
+        current = rubric.revisions.filter(number=rubric.current_number).first()
+        return RubricEvent.objects.create(
+            rubric=rubric,
+            kind=RubricEvent.Kind.UPHELD,
+            actor=actor,
+            revision=current,
+            comment=note,
+            subjects=answered,
+        )
 
 
 def rubric_submit(*, rubric: Rubric, base_number: int, actor: User) -> Rubric:

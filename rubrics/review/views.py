@@ -20,16 +20,19 @@ from django.views.decorators.vary import vary_on_headers
 from rubrics import selectors
 from rubrics.models import DraftBatch, Rubric, RubricRevision
 from rubrics.review import selectors as review_selectors
+from rubrics.review.disagreements import rubric_disagreements
 from rubrics.review.forms import (
     DraftRequestForm,
     EditorOpError,
     EditorState,
     ReviewActionForm,
     RevisionForm,
+    UpholdForm,
     editor_apply,
 )
 from rubrics.review.services import (
     JUSTIFICATION_REQUIRED,
+    NOTE_REQUIRED,
     RubricActionError,
     RubricConflict,
     rubric_confirm,
@@ -37,6 +40,15 @@ from rubrics.review.services import (
     rubric_revise,
     rubric_send_back,
     rubric_submit,
+    rubric_uphold,
+)
+from rubrics.review.suggestions import (
+    Suggestion,
+    SuggestionError,
+    change_is_taken,
+    changes_take,
+    suggestion_get,
+    suggestion_request,
 )
 from rubrics.review.textdiff import line_diff
 from rubrics.rubric_text import EMPTY_ROOT_CAUSE, EMPTY_TEXT, NO_REQUIREMENTS
@@ -49,12 +61,17 @@ SAVED = "Saved revision {number}."
 SUBMITTED = "Submitted revision {number} for confirmation."
 CONFIRMED = "Revision {number} is now the golden rubric."
 SENT_BACK = "Sent revision {number} back to its authors."
+UPHELD = "Recorded: the rubric is right on {count} patch{plural}."
+TAKE_WITHOUT_SUGGESTION = "there is no suggestion to take changes from: ask for one first"
 ACTION_CONFLICT = (
     "{author} saved revision {number} meanwhile: reload the page and read it before you act."
 )
 QUEUE_EMPTY_CONFIRM = "Nothing awaits your confirmation."
 QUEUE_EMPTY_SENT_BACK = "Nothing was sent back to you."
 QUEUE_EMPTY_REVIEW = "No rubric awaits review."
+QUEUE_EMPTY_DISAGREED = (
+    "The rubric judges agree with every human consensus, or a reviewer answered."
+)
 # Lines of context around each change in the diff a refused save shows.
 CONFLICT_CONTEXT = 2
 # Which field a service error belongs next to.
@@ -125,6 +142,32 @@ def _posted(request: AuthenticatedHtmxRequest, rubric: Rubric) -> tuple[EditorSt
     return state, form
 
 
+def _suggestion(rubric: Rubric, form: RevisionForm) -> Suggestion | None:
+    """The suggested revision the editor shows (its call id is a hidden field), read back
+    against the current revision; None when there is none or it no longer applies."""
+    call_id = form.cleaned_data.get("suggestion")
+    if not call_id:
+        return None
+    current = review_selectors.revision_get(rubric=rubric, number=rubric.current_number)
+    try:
+        return suggestion_get(rubric=rubric, revision=current, call_id=call_id) if current else None
+    except SuggestionError:
+        return None
+
+
+def _posted_context(
+    request: AuthenticatedHtmxRequest, rubric: Rubric, state: EditorState, form: RevisionForm
+) -> dict[str, Any]:
+    """The unsaved editor as posted: its state, base, justification, themes and suggestion."""
+    return {
+        "state": state,
+        "base_number": form.cleaned_data["base_number"],
+        "justification": form.cleaned_data["justification"],
+        "themes": form.cleaned_data["themes"],
+        "suggestion": _suggestion(rubric, form),
+    }
+
+
 def _editor_response(
     request: AuthenticatedHtmxRequest, context: dict[str, Any], *, panels: bool, status: int = 200
 ) -> HttpResponse:
@@ -145,20 +188,20 @@ def rubric_editor(
 ) -> HttpResponse:
     """Add, remove or move an item of the unsaved editor state; nothing is saved."""
     rubric = _rubric(slug, bug_key, variant)
+    op = request.POST.get("op", "")
     try:
         state, form = _posted(request, rubric)
-        state, focus = editor_apply(state, request.POST.get("op", ""))
-    except (_BadForm, EditorOpError) as error:
+        posted = _posted_context(request, rubric, state, form)
+        if op.startswith("take:"):
+            # Take one change of the suggested revision, or all of them.
+            if posted["suggestion"] is None:
+                raise EditorOpError(TAKE_WITHOUT_SUGGESTION)
+            posted["state"], focus = changes_take(state, posted["suggestion"], op[5:]), ""
+        else:
+            posted["state"], focus = editor_apply(state, op)
+    except (_BadForm, EditorOpError, SuggestionError) as error:
         return HttpResponseBadRequest(str(error) or BAD_FORM)
-    context = _context(
-        request,
-        rubric,
-        state=state,
-        base_number=form.cleaned_data["base_number"],
-        justification=form.cleaned_data["justification"],
-        themes=form.cleaned_data["themes"],
-        focus=focus,
-    )
+    context = _context(request, rubric, focus=focus, **posted)
     return _editor_response(request, context, panels=False)
 
 
@@ -196,11 +239,10 @@ def rubric_save(
     except _BadForm:
         return HttpResponseBadRequest(BAD_FORM)
     base_number: int = form.cleaned_data["base_number"]
-    kept = {
-        "state": state,
-        "justification": form.cleaned_data["justification"],
-        "themes": form.cleaned_data["themes"],
-    }
+    kept = _posted_context(request, rubric, state, form)
+    del kept["base_number"]
+    suggestion = kept["suggestion"]
+    took = suggestion and any(change_is_taken(state, c) for c in suggestion.changes)
     user: User = request.user
     try:
         revision = rubric_revise(
@@ -209,6 +251,8 @@ def rubric_save(
             structure=state.structure(),
             justification=form.cleaned_data["justification"],
             themes=form.cleaned_data["themes"],
+            answers=request.POST.getlist("answer_keys") if form.cleaned_data["answers"] else (),
+            suggestion_call_id=suggestion.call_id if took and suggestion else None,
             actor=user,
         )
     except RubricConflict as conflict:
@@ -297,6 +341,76 @@ def rubric_act(
     return render(request, "rubrics/review/_rubric_acted.html", context)
 
 
+@require_POST
+@role_required(Role.REVIEWER)
+@vary_on_headers("HX-Request")
+def rubric_suggest(
+    request: AuthenticatedHtmxRequest, slug: str, bug_key: str, variant: str
+) -> HttpResponse:
+    """*Suggest a revision*: the LLM layer drafts one from the current revision and the
+    judge's unanswered disagreements with humans; the editor keeps what was typed, and shows
+    the suggestion beside it to take in whole or in part. Nothing is saved."""
+    rubric = _rubric(slug, bug_key, variant)
+    try:
+        state, form = _posted(request, rubric)
+    except _BadForm:
+        return HttpResponseBadRequest(BAD_FORM)
+    posted = _posted_context(request, rubric, state, form)
+    current = rubric.revisions.get(number=rubric.current_number)
+    problem = ""
+    try:
+        posted["suggestion"] = suggestion_request(
+            rubric=rubric, revision=current, disagreements=rubric_disagreements(rubric).open
+        )
+    except SuggestionError as error:
+        problem = str(error)
+    context = _context(request, rubric, suggestion_error=problem, **posted)
+    if not request.htmx:
+        if problem:
+            messages.error(request, problem)
+        return _page(request, context, status=400 if problem else 200)
+    return _editor_response(request, context, panels=False)
+
+
+@require_POST
+@role_required(Role.REVIEWER)
+@vary_on_headers("HX-Request")
+def rubric_uphold_view(
+    request: AuthenticatedHtmxRequest, slug: str, bug_key: str, variant: str
+) -> HttpResponse:
+    """Answer the judge's disagreements with "the rubric is right" and a note."""
+    rubric = _rubric(slug, bug_key, variant)
+    form = UpholdForm(request.POST)
+    if not form.is_valid():
+        return HttpResponseBadRequest(BAD_FORM)
+    keys = request.POST.getlist("answer_keys")
+    user: User = request.user
+    problem = done = ""
+    try:
+        event = rubric_uphold(
+            rubric=rubric, answers=keys, note=form.cleaned_data["note"], actor=user
+        )
+        count = len(event.subjects)
+        done = UPHELD.format(count=count, plural="" if count == 1 else "es")
+    except RubricActionError as error:
+        problem = str(error)
+    if not request.htmx:
+        if problem:
+            messages.error(request, problem)
+        else:
+            messages.success(request, done)
+        return redirect(rubric)
+    context = _context(
+        request,
+        rubric,
+        uphold_error=problem,
+        uphold_done=done,
+        uphold_note=form.cleaned_data["note"] if problem else "",
+        uphold_note_invalid=problem == NOTE_REQUIRED,
+    )
+    return render(request, "rubrics/review/_rubric_upheld.html", context)
+
+
 @require_GET
 @role_required(Role.REVIEWER)
 def review_queue(request: AuthenticatedHtmxRequest) -> HttpResponse:
@@ -311,6 +425,12 @@ def review_queue(request: AuthenticatedHtmxRequest) -> HttpResponse:
             QUEUE_EMPTY_CONFIRM,
         ),
         ("Sent back to me", queue.sent_back_to_me, "sent-back", QUEUE_EMPTY_SENT_BACK),
+        (
+            "The judge disagreed with humans",
+            queue.judge_disagreed,
+            "disagreed",
+            QUEUE_EMPTY_DISAGREED,
+        ),
         ("Awaiting review", queue.awaiting_review, "review", QUEUE_EMPTY_REVIEW),
     ]
     return render(

@@ -62,7 +62,14 @@
   document.body.addEventListener("htmx:afterSwap", function (event) {
     if (event.detail.target && event.detail.target.id === "rubric-editor") readDirty();
   });
-  document.body.addEventListener("htmx:oobAfterSwap", function () { readDirty(); });
+  document.body.addEventListener("htmx:oobAfterSwap", function (event) {
+    readDirty();
+    // A save or a review action swapped the history in: the judge preview reloads on this
+    // event (an event filter in hx-trigger would need eval, which the CSP forbids).
+    if (event.detail.target && event.detail.target.id === "rubric-history") {
+      document.body.dispatchEvent(new CustomEvent("rubric-history-changed"));
+    }
+  });
 
   // A request that failed changed nothing on the page: say so, above the editor.
   function failed(event) {

@@ -70,6 +70,15 @@ def e2e_page(e2e_browser: Browser, tmp_path: Path) -> Iterator[Page]:
     context.set_default_timeout(ACTION_TIMEOUT_MS)
     context.set_default_navigation_timeout(NAVIGATION_TIMEOUT_MS)
     page = context.new_page()
+    # Every page must work under the Content-Security-Policy: a refused script, style or
+    # request fails the test that met it.
+    violations: list[str] = []
+    page.on(
+        "console",
+        lambda message: violations.append(f"{message.text} ({message.location.get('url')})")
+        if "Content Security Policy" in message.text
+        else None,
+    )
     try:
         yield page
     finally:
@@ -77,3 +86,4 @@ def e2e_page(e2e_browser: Browser, tmp_path: Path) -> Iterator[Page]:
         with contextlib.suppress(PlaywrightError):
             page.screenshot(path=tmp_path / "final-page.png", full_page=True)
         context.close()
+    assert not violations, f"Content-Security-Policy violations: {violations}"

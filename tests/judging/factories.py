@@ -7,8 +7,8 @@ from django.contrib.auth.models import User
 from factory.django import DjangoModelFactory
 
 from judging.annotations.services import campaign_create
-from judging.models import Annotation, Campaign, Label
-from rubrics.models import Bug, Dataset, Rubric
+from judging.models import Annotation, Campaign, JudgingRun, Label, PatchJudgment, StrategyResult
+from rubrics.models import Bug, Dataset, Patch, Rubric
 from rubrics.review.drafting import rubric_draft_write
 from tests.rubrics.factories import BugFactory, PatchFactory, make_diff
 
@@ -63,3 +63,41 @@ def create_campaign(dataset: Dataset, people: list[User], **fields: Any) -> Camp
         "actor": None,
     } | fields
     return campaign_create(**arguments)
+
+
+def finished_run(
+    dataset: Dataset,
+    judgments: dict[Patch, tuple[str, dict[str, dict[str, Any]]]],
+    *,
+    team: list[str],
+    provider: str = "offline",
+    model: str = "heuristic-v1",
+    **fields: Any,
+) -> JudgingRun:
+    """A finished run made by hand: per patch, the team's verdict ("" for a failed judgment)
+    and each member's result fields (status done unless given)."""
+    run = JudgingRun.objects.create(
+        dataset=dataset,
+        strategies=team,
+        context=fields.pop("context", "golden"),
+        provider=provider,
+        model=model,
+        status=fields.pop("status", JudgingRun.Status.FINISHED),
+        **fields,
+    )
+    for patch, (verdict, members) in judgments.items():
+        judgment = PatchJudgment.objects.create(
+            run=run,
+            patch=patch,
+            status=PatchJudgment.Status.DONE if verdict else PatchJudgment.Status.FAILED,
+            verdict=verdict,
+            score=None if not verdict else 100.0 if verdict == Label.VALID else 0.0,
+        )
+        for strategy, result in members.items():
+            StrategyResult.objects.create(
+                judgment=judgment,
+                strategy=strategy,
+                prompt_version="test",
+                **{"status": StrategyResult.Status.DONE, **result},
+            )
+    return run

@@ -1,5 +1,7 @@
 """Blind by construction: an annotator can open no URL that shows a judge's verdict, model
-output other than the golden rubric, a draft rubric, or another annotator's label or note.
+output other than the golden rubric, a draft rubric, or another annotator's label or note,
+nor a patch's key (keys can name the repair tool that wrote the patch): annotators are told
+a patch's bug and its place in their queue.
 
 Every named URL of the URLconf is visited as an annotator, its arguments filled with the
 keys and ids of every object the test made. Each answer must refuse (403, 404, 405), send
@@ -32,6 +34,7 @@ from judging.models import (
     Campaign,
     JudgingRun,
     PatchJudgment,
+    RejectionTheme,
     StrategyResult,
 )
 from rubrics.models import Bug, Dataset, Patch, Rubric
@@ -55,6 +58,7 @@ PENDING_RUBRIC = "PENDING-EDIT-TEXT-cu8j"
 OTHER_NOTE = "OTHER-ANNOTATOR-NOTE-pa5e"
 OTHER_NAME = "other-rater-gl1s"
 ADJUDICATION_NOTE = "ADJUDICATION-NOTE-rb0y"
+REJECTION_RATIONALE = "REJECTION-THEME-RATIONALE-xe4k"
 SECRETS = [
     JUDGE_REASONING,
     JUDGE_RUN_NAME,
@@ -66,10 +70,13 @@ SECRETS = [
     OTHER_NOTE,
     OTHER_NAME,
     ADJUDICATION_NOTE,
+    REJECTION_RATIONALE,
 ]
 # What the privileged crawl must find: today's pages show these to leads and reviewers
 # (an adjudication's note may have no page yet; the annotator must not see it either way).
 SHOWN_TO_LEADS = [s for s in SECRETS if s != ADJUDICATION_NOTE]
+# Patch keys, unique too: an annotator's page and URL must show none.
+PATCH_KEY = "PATCH-KEY-tool-zt3w-{n}"
 GOLDEN_RUBRIC = "GOLDEN-RUBRIC-TEXT-ok"  # the one model-derived text annotators may read
 REFUSED = {403, 404, 405}
 REDIRECTS = {301, 302}
@@ -110,7 +117,7 @@ def world(annotator: User) -> dict[str, Any]:
     )
     rubric_for(second, draft=f"## Requirements\n\n1. {DRAFT_RUBRIC} again")
     patches = [
-        PatchFactory(bug=bug, key=f"BP-{n}", diff=make_diff(new=f"x = {n + 7}"))
+        PatchFactory(bug=bug, key=PATCH_KEY.format(n=n), diff=make_diff(new=f"x = {n + 7}"))
         for n, bug in enumerate([first, first, second, second])
     ]
     call = LLMCall.objects.create(
@@ -154,6 +161,16 @@ def world(annotator: User) -> dict[str, Any]:
             provider_calls=1,
             cost_usd=Decimal("0.001"),
         )
+        if not failed:  # why a test-passing patch was rejected (paper 004 §7)
+            RejectionTheme.objects.create(
+                judgment=judgment,
+                status=RejectionTheme.Status.DONE,
+                theme=RejectionTheme.Theme.ROOT_CAUSE,
+                rationale=REJECTION_RATIONALE,
+                strategy="rubric",
+                justification=JUDGE_REASONING,
+                prompt_version="test",
+            )
     other = user_create(actor=None, username=OTHER_NAME, password=None, roles=[Role.ANNOTATOR])
     campaign = create_campaign(
         dataset, [annotator, other], name="Blind round", purpose="calibration"
@@ -165,7 +182,7 @@ def world(annotator: User) -> dict[str, Any]:
     annotation_record(campaign=campaign, annotator=annotator, patch=patches[0], label="VALID")
     # Another campaign of the other annotator alone, and a patch labelled outside campaigns.
     create_campaign(dataset, [other], name="Theirs only", overlap=1, show_rubric=False)
-    extra = PatchFactory(bug=second, key="BP-extra", diff=make_diff(new="x = 99"))
+    extra = PatchFactory(bug=second, key=PATCH_KEY.format(n="extra"), diff=make_diff(new="x = 99"))
     Annotation.objects.create(
         patch=extra, annotator=other, label="VALID", note=OTHER_NOTE, origin="imported"
     )
@@ -294,6 +311,7 @@ def test_an_annotator_sees_no_verdict_no_model_output_and_no_other_label(
     client.force_login(annotator)
     visited: dict[str, int] = {}
     pages = []
+    keys = list(Patch.objects.values_list("key", flat=True))
     for name, url in every_url():
         for headers in ({}, {"HTTP_HX_REQUEST": "true"}):
             response = client.get(url, **headers)
@@ -304,6 +322,8 @@ def test_an_annotator_sees_no_verdict_no_model_output_and_no_other_label(
             html = _body(response)
             leaked = [secret for secret in SECRETS if secret in html]
             assert not leaked, f"{url} ({name}) shows {leaked}"
+            named = [key for key in keys if key in html or key in url]
+            assert not named, f"{url} ({name}) names the patches {named}"
             if name.startswith("judging:"):
                 # By construction: the page's own context holds plain values, from which no
                 # template could reach another annotator's label or a verdict.
@@ -318,7 +338,10 @@ def test_an_annotator_sees_no_verdict_no_model_output_and_no_other_label(
     campaign: Campaign = world["campaign"]
     own = reverse("judging:annotate", args=[campaign.pk, 1])
     assert visited[own] == 200
+    assert visited[reverse("judging:my_labels")] == 200
     assert any(GOLDEN_RUBRIC in html for html in pages)
+    # Each patch is told by its bug and its place instead.
+    assert any("Bug BLIND-" in html and "patch 1 of 4 in Blind round" in html for html in pages)
     assert len(visited) > 100
 
 
@@ -327,7 +350,7 @@ def test_the_secrets_are_on_pages_that_others_may_open(world: dict[str, Any]) ->
     boss = User.objects.create_user(username="boss", password=PASSWORD, is_superuser=True)
     client = Client()
     client.force_login(boss)
-    missing = set(SHOWN_TO_LEADS)
+    missing = {*SHOWN_TO_LEADS, PATCH_KEY.format(n=0)}
     for _name, url in every_url():
         if not missing:
             break

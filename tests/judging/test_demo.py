@@ -10,7 +10,7 @@ from judging.management.commands.load_demo import DEMO_PASSWORD, DEMO_USERS
 from judging.models import Annotation, Assignment, Campaign, JudgingRun
 from rubrics.models import Dataset
 from sejury_web.roles import user_roles
-from tests.helpers import DEMO_BUNDLE
+from tests.helpers import DEMO_BUNDLE, logs_in
 
 pytestmark = pytest.mark.django_db
 
@@ -53,7 +53,7 @@ def test_load_demo_is_idempotent_and_creates_working_logins() -> None:
     for username, roles in DEMO_USERS:
         user = User.objects.get(username=username)
         assert user_roles(user) >= set(roles)
-        assert Client().login(username=username, password=DEMO_PASSWORD), username
+        assert logs_in(Client(), username, DEMO_PASSWORD), username
     # Demo annotators own the demo labels, so they can log in and see them.
     assert Annotation.objects.filter(annotator__username="annotator1").exists()
     # A calibration sample for the demo annotators, and a run for the worker to judge with

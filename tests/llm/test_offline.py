@@ -128,6 +128,7 @@ def _every_request() -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
             templated = {**base, "variant": "templated"}
             yield "rubric.draft", templated, DRAFT_TEMPLATED_SCHEMA
             yield "rubric.draft", {**base, "variant": "free_form"}, DRAFT_FREE_FORM_SCHEMA
+            yield from _revise_requests(base)
         candidates = [p["diff"] for p in patches if p["bug"] == bug["key"]]
         for candidate in [*candidates, bug["reference_patch"], EMPTY, GARBAGE]:
             for purpose in SCORE_PURPOSES:
@@ -140,6 +141,85 @@ def _every_request() -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
             inputs = _judge_inputs("judge.rubric", bug, candidate)
             yield "judge.rubric", inputs, JUDGE_RUBRIC_SCHEMA
             yield "judge.rubric", {**inputs, "rubric": None}, JUDGE_RUBRIC_SCHEMA
+            yield from _rejection_requests(bug, candidate)
+
+
+REVISE_TEMPLATED_SCHEMA = _object(**DRAFT_TEMPLATED_SCHEMA["properties"], rationale=TEXT)
+REVISE_FREE_FORM_SCHEMA = _object(rubric=TEXT, rationale=TEXT)
+
+
+def _revise_requests(
+    base: dict[str, Any],
+) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """``rubric.revise`` of the offline draft, in both variants, from one disagreement each
+    way: humans VALID where the judge failed requirement 1, and humans INVALID where it
+    passed the patch."""
+    disagreements = [
+        {
+            "patch_key": key,
+            "diff": base["reference_diff"],
+            "diff_cut": "",
+            "judge_verdict": judge,
+            "human_label": human,
+            "justification": "The judge's reasons.",
+            "requirements": [{"index": 1, "passed": judge == "VALID", "reason": "why"}],
+            "notes": ["An annotator's note."],
+            "themes": ["Rubric ambiguity"],
+        }
+        for key, human, judge in (("p-valid", "VALID", "INVALID"), ("p-bad", "INVALID", "VALID"))
+    ]
+    for variant, schema in (
+        ("templated", REVISE_TEMPLATED_SCHEMA),
+        ("free_form", REVISE_FREE_FORM_SCHEMA),
+    ):
+        draft = offline_answer(purpose="rubric.draft", inputs={**base, "variant": variant})
+        rubric = (
+            {"text": draft["rubric"]}
+            if variant == "free_form"
+            else {
+                "root_cause": draft["root_cause"],
+                "requirements": draft["requirements"],
+                "acceptable": draft["acceptable_solutions"],
+                "unacceptable": draft["unacceptable_solutions"],
+            }
+        )
+        inputs = {
+            **base,
+            "variant": variant,
+            "rubric": rubric,
+            "disagreements": disagreements,
+            "left_out": 0,
+        }
+        yield "rubric.revise", inputs, schema
+
+
+REJECTION_THEME_SCHEMA = _object(
+    theme={"enum": ["violates_requirement", "root_cause", "incomplete", "new_issues", "other"]},
+    rationale=TEXT,
+)
+
+
+def _rejection_requests(
+    bug: dict[str, Any], candidate: str
+) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """``judge.rejection_theme`` of the offline rubric judge's own justification of the
+    candidate, with and without the requirements it failed."""
+    judged = offline_answer(
+        purpose="judge.rubric", inputs=_judge_inputs("judge.rubric", bug, candidate)
+    )
+    failed = [
+        {"index": item["index"], "title": "", "reason": item["reason"]}
+        for item in judged["requirements"]
+        if not item["passed"]
+    ]
+    base = {
+        "bug": _bug(bug),
+        "candidate_diff": candidate,
+        "justification": judged["justification"],
+        "strategy": "rubric",
+    }
+    yield "judge.rejection_theme", {**base, "failed_requirements": failed}, REJECTION_THEME_SCHEMA
+    yield "judge.rejection_theme", {**base, "failed_requirements": []}, REJECTION_THEME_SCHEMA
 
 
 def _texts(answer: Any, key: str = "") -> Iterator[str]:
@@ -150,7 +230,7 @@ def _texts(answer: Any, key: str = "") -> Iterator[str]:
     elif isinstance(answer, list):
         for item in answer:
             yield from _texts(item, key)
-    elif isinstance(answer, str) and key != "verdict":
+    elif isinstance(answer, str) and key not in ("verdict", "theme"):
         yield answer
 
 

@@ -16,15 +16,18 @@ from judging.annotations.services import (
     campaign_create,
     campaign_reopen,
 )
-from judging.models import Campaign, JudgingRun, PatchJudgment
+from judging.models import Campaign, JudgingRun, PatchJudgment, StrategyResult
+from judging.runs.rejections import PROMPT_VERSION
 from judging.runs.services import (
     RUN_CANCEL,
     RUN_CREATE,
+    RUN_REJECTION_THEMES,
     RUN_RESUME,
     RUN_RETRY,
     RunError,
     run_cancel,
     run_create,
+    run_rejection_themes_request,
     run_resume,
 )
 from sejury_web.audit import OUTSIDE_TRANSACTION, audit_events, audit_record
@@ -74,6 +77,33 @@ def test_a_refused_action_leaves_no_row(lead: User) -> None:
     with pytest.raises(RunError):
         run_resume(run=run, actor=lead)  # nothing pending
     assert trail(run) == [("lead", RUN_CREATE)]
+
+
+def test_sorting_why_passing_patches_were_rejected_is_in_the_runs_trail(
+    lead: User, lead_client: Client
+) -> None:
+    patch = PatchFactory(tests_pass=True)
+    run = JudgingRun.objects.create(
+        dataset=patch.dataset, strategies=["s1b"], context="reference", provider="offline",
+        model="m", status=JudgingRun.Status.RUNNING,
+    )  # fmt: skip
+    judgment = PatchJudgment.objects.create(
+        run=run, patch=patch, status=PatchJudgment.Status.DONE, verdict="INVALID", score=0.0
+    )
+    StrategyResult.objects.create(
+        judgment=judgment, strategy="s1b", status="done", score=10, reasoning="It is partial.",
+        prompt_version="t",
+    )  # fmt: skip
+    with pytest.raises(RunError):
+        run_rejection_themes_request(run=run, actor=lead)  # still judging: refused
+    assert trail(run) == []
+    JudgingRun.objects.filter(pk=run.pk).update(status=JudgingRun.Status.FINISHED)
+    run_rejection_themes_request(run=run, actor=lead)
+    assert trail(run) == [("lead", RUN_REJECTION_THEMES)]
+    event = audit_events(run).get()
+    assert event.detail == {"patches": 1, "prompt_version": PROMPT_VERSION}
+    html = lead_client.get(run.get_absolute_url()).content.decode()
+    assert "lead sorted why passing patches were rejected" in html[html.index('id="history"') :]
 
 
 def test_a_campaigns_life_is_in_its_trail(lead: User, annotator: User) -> None:

@@ -5,6 +5,7 @@ from django.urls import reverse
 
 from sejury_web.roles import ROLE_PERMISSIONS, Role, user_roles
 from sejury_web.users import user_create, user_set_roles
+from tests.helpers import logs_in
 
 pytestmark = pytest.mark.django_db
 
@@ -50,7 +51,7 @@ def test_lead_creates_a_user_with_roles(lead_client: Client) -> None:
     assert user_roles(user) == {Role.REVIEWER, Role.ANNOTATOR}
     # The new user can log in and browse as a reviewer.
     client = Client()
-    assert client.login(username="newbie", password="a-long-enough-pass-42")
+    assert logs_in(client, "newbie", "a-long-enough-pass-42")
     assert client.get(reverse("rubrics:dataset_list")).status_code == 200
 
 
@@ -122,7 +123,7 @@ def test_lead_sets_a_password_for_an_imported_annotator(lead_client: Client) -> 
         url, {"new_password1": password, "new_password2": password}, headers={"HX-Request": "true"}
     )
     assert good.status_code == 200
-    assert Client().login(username="rater-01", password=password)
+    assert logs_in(Client(), "rater-01", password)
 
 
 def test_only_leads_set_passwords(reviewer_client: Client, annotator: User) -> None:

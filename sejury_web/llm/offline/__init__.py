@@ -35,6 +35,30 @@ Terms (the helpers live in ``sejury_web.similarity``)
     test-only reference gives one requirement saying so. ``free_form``: the same content
     as Markdown prose and bullets, without the template's headings.
 
+``rubric.revise`` — the current rubric (``rubric``, its structure) with suggestions read off
+    the ``disagreements``' labels alone (no diff is read, nothing is judged). Everything of the
+    rubric is kept word for word; then, for each disagreement in order:
+    humans VALID, judge INVALID: each failed requirement (``passed: false``; an index not
+    in the rubric is skipped and said so) gets, appended to its detail, the sentence
+    "[marker] Humans judged patch "<key>", which fails this requirement, valid: the
+    requirement may be stricter than a valid fix needs — review it." (one per patch: two
+    patches on one requirement give two sentences; the key is quoted with "…", not `…`,
+    which the ``judge.rubric`` rule would read as code); and one acceptable solution
+    "[marker] A fix like patch "<key>", which the humans judged valid and the rubric judge
+    did not; a human noted: "<first note>"." (the note part only when a note is given;
+    notes on one line, cut at 200 characters). Humans INVALID, judge VALID: one
+    unacceptable solution "[marker] A patch like "<key>", which the humans judged invalid
+    and the rubric let through; a human noted: "<first note>"; disagreement themes: <a, b>."
+    (each part only when given). Other label pairs change nothing. A sentence or item
+    already in the rubric is not added again, so revising the result with the same
+    disagreements changes nothing; one that would make the Markdown longer than 50,000
+    characters is left out. ``free_form`` (``{"text"}``): the same items as bullets of a
+    section "## Offline suggestions (not an LLM)" appended to the text once (later
+    bullets go at the end of that section), a failed requirement as "[marker]
+    Requirement <n> of the judge's checks: humans judged patch "<key>", which fails it,
+    valid: …". ``rationale``: marked, one line per disagreement saying what was added
+    for it, then what was left out (too long; ``left_out`` disagreements not shown).
+
 ``judge.s1a`` (no reference): 50 when the patch changes non-test code ("undecided
     without a reference"), else 0.
 *Reference score* — ``judge.s1b`` and ``judge.s3`` (the offline model cannot tell
@@ -70,11 +94,22 @@ Terms (the helpers live in ``sejury_web.similarity``)
     usable reference). Verdict VALID when the patch changes non-test code and every
     requirement passes. Without requirements (a rubric's Markdown is not read): VALID when
     the reference score reaches 50, INVALID without a usable reference.
+
+``judge.rejection_theme`` — why a judge rejected a test-passing patch, by the words of its
+    ``justification`` (the diff is not read): ``violates_requirement`` when the inputs'
+    ``failed_requirements`` are not empty (the rubric judge marked some as failed);
+    otherwise the first of these themes with one of its words in the justification
+    (case aside, the offline marker ignored; a word matches whole, one written with ``*``
+    also as the start of a longer word): ``root_cause`` — root cause*, symptom*,
+    workaround*, work around, suppress*, mask*; ``incomplete`` — incomplete, partial*,
+    partly, only some, not all, does not fully; ``new_issues`` — break*, regress*, new bug*,
+    new issue*, new problem*, crash*; ``violates_requirement`` — requirement*, rubric*;
+    else ``other``. The rationale names the rule and the word that decided.
 """
 
 from typing import Any
 
-from . import rubrics, scores
+from . import revisions, rubrics, scores, themes
 from .patches import (
     COVERAGE_LINES,
     COVERAGE_PASS,
@@ -91,8 +126,10 @@ from .patches import (
 from .rubrics import PASS_SCORE
 from .scores import AGREE_WITHIN, CHECK_WEIGHT, FILE_WEIGHT, TEXT_WEIGHT, UNDECIDED, Score
 
-# The rules live in ``rubrics.py`` (``rubric.draft``, ``judge.rubric``) and ``scores.py``
-# (``judge.s*``), over what ``patches.py`` reads; their constants are re-exported here.
+# The rules live in ``rubrics.py`` (``rubric.draft``, ``judge.rubric``), ``revisions.py``
+# (``rubric.revise``), ``scores.py`` (``judge.s*``) and ``themes.py``
+# (``judge.rejection_theme``), over what ``patches.py`` reads; their constants are
+# re-exported here.
 __all__ = [
     "AGREE_WITHIN",
     "BAD_INPUT",
@@ -128,11 +165,13 @@ BAD_INPUT = "offline answer to {purpose!r}: input {key!r} must be {expected}"
 SCORE_PURPOSES = ("judge.s1a", "judge.s1b", "judge.s2", "judge.s3", "judge.s4", "judge.s5")
 SUPPORTED_PURPOSES = (
     "rubric.draft",
+    "rubric.revise",
     "judge.rubric",
     *SCORE_PURPOSES,
     "judge.s2.assess",
     "judge.s4.analyze",
     "judge.s5.tests",
+    "judge.rejection_theme",
 )
 
 
@@ -153,6 +192,45 @@ def _check_items(purpose: str, key: str, items: Any) -> list[dict[str, Any]]:
     if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
         raise OfflineUnsupported(BAD_INPUT.format(purpose=purpose, key=key, expected="objects"))
     return items
+
+
+def _variant(purpose: str, inputs: dict[str, Any]) -> str:
+    variant = _get(inputs, purpose, "variant", (str,))
+    if variant not in ("templated", "free_form"):
+        expected = "'templated' or 'free_form'"
+        raise OfflineUnsupported(
+            BAD_INPUT.format(purpose=purpose, key="variant", expected=expected)
+        )
+    return str(variant)
+
+
+def _revise(inputs: dict[str, Any]) -> dict[str, Any]:
+    purpose = "rubric.revise"
+    _get(inputs, purpose, "reference_diff", (str, type(None)))
+    templated = _variant(purpose, inputs) == "templated"
+    rubric = _get(inputs, purpose, "rubric", (dict,))
+    if templated:
+        if not isinstance(rubric.get("root_cause"), str):
+            raise OfflineUnsupported(
+                BAD_INPUT.format(purpose=purpose, key="rubric.root_cause", expected="str")
+            )
+        _check_items(purpose, "rubric.requirements", rubric.get("requirements"))
+        for key in ("acceptable", "unacceptable"):
+            if not all(isinstance(item, str) for item in rubric.get(key) or []):
+                raise OfflineUnsupported(
+                    BAD_INPUT.format(purpose=purpose, key=f"rubric.{key}", expected="strs")
+                )
+    elif not isinstance(rubric.get("text"), str):
+        raise OfflineUnsupported(
+            BAD_INPUT.format(purpose=purpose, key="rubric.text", expected="str")
+        )
+    disagreements = _check_items(
+        purpose, "disagreements", _get(inputs, purpose, "disagreements", (list,))
+    )
+    left_out = inputs.get("left_out") or 0
+    if not isinstance(left_out, int) or isinstance(left_out, bool):
+        raise OfflineUnsupported(BAD_INPUT.format(purpose=purpose, key="left_out", expected="int"))
+    return revisions.revise_rubric(rubric, disagreements, templated=templated, left_out=left_out)
 
 
 def _score(purpose: str, inputs: dict[str, Any]) -> Score:
@@ -202,16 +280,21 @@ def offline_answer(*, purpose: str, inputs: dict[str, Any]) -> dict[str, Any]:
         rubric = _get(inputs, purpose, "rubric", (dict, type(None)))
         _check_items(purpose, "rubric.requirements", (rubric or {}).get("requirements") or [])
         return rubrics.judge_rubric(candidate, reference, rubric)
+    if purpose == "rubric.revise":
+        return _revise(inputs)
+    if purpose == "judge.rejection_theme":
+        justification = _get(inputs, purpose, "justification", (str,))
+        failed = _check_items(
+            purpose,
+            "failed_requirements",
+            _get(inputs, purpose, "failed_requirements", (list,)),
+        )
+        return themes.rejection_theme(justification, failed)
     reference = read_patch(_get(inputs, purpose, "reference_diff", (str,)))
     if purpose == "judge.s4.analyze":
         return {"properties": scores.properties_of(reference)}
     if purpose == "judge.s5.tests":
         return {"tests": scores.tests_of(reference)}
-    variant = _get(inputs, purpose, "variant", (str,))
-    if variant not in ("templated", "free_form"):
-        expected = "'templated' or 'free_form'"
-        raise OfflineUnsupported(
-            BAD_INPUT.format(purpose=purpose, key="variant", expected=expected)
-        )
+    variant = _variant(purpose, inputs)
     draft = rubrics.templated_draft(bug, reference)
     return draft if variant == "templated" else {"rubric": rubrics.free_form(draft)}

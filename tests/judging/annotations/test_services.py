@@ -306,6 +306,43 @@ def test_the_time_on_a_page_is_clamped(campaign: Campaign, given: Any, kept: flo
     assert annotation.seconds_spent == kept
 
 
+def test_the_same_label_again_records_nothing(campaign: Campaign) -> None:
+    """A double click, a second tab or a replayed form: no history row, no time twice; a
+    changed note or label is recorded."""
+    rater = campaign.annotators.order_by("username")[0]
+    target = first_patch(campaign, rater)
+    given = {"campaign": campaign, "annotator": rater, "patch": target}
+    first = annotation_record(**given, label="VALID", note="fine", seconds_spent=30)
+    updated_at = Annotation.objects.get(pk=first.pk).updated_at
+    for seconds in (30, 5):
+        annotation_record(**given, label="VALID", note=" fine ", seconds_spent=seconds)
+    annotation = Annotation.objects.get(pk=first.pk)
+    assert (annotation.seconds_spent, annotation.updated_at) == (30.0, updated_at)
+    assert annotation.revisions.count() == 1
+    annotation_record(**given, label="VALID", note="fine, on a second look", seconds_spent=8)
+    annotation_record(**given, label="INVALID", note="fine, on a second look", seconds_spent=4)
+    annotation = Annotation.objects.get(pk=first.pk)
+    assert annotation.seconds_spent == 42.0
+    assert list(annotation.revisions.values_list("label", "seconds_spent")) == [
+        ("VALID", 30.0),
+        ("VALID", 8.0),
+        ("INVALID", 4.0),
+    ]
+
+
+def test_confirming_an_imported_label_in_a_campaign_is_recorded(campaign: Campaign) -> None:
+    """The same label, but given in the app now: it becomes the campaign's."""
+    rater = campaign.annotators.order_by("username")[0]
+    target = first_patch(campaign, rater)
+    imported = Annotation.objects.create(
+        patch=target, annotator=rater, label="VALID", origin=Annotation.Origin.IMPORTED
+    )
+    annotation_record(campaign=campaign, annotator=rater, patch=target, label="VALID")
+    imported.refresh_from_db()
+    assert (imported.origin, imported.campaign) == (Annotation.Origin.UI, campaign)
+    assert imported.revisions.count() == 1
+
+
 def test_a_closed_campaign_refuses_labels_until_it_is_reopened(
     campaign: Campaign, lead: User
 ) -> None:
@@ -349,7 +386,7 @@ def test_only_assigned_patches_and_known_labels_are_recorded(campaign: Campaign)
     target = first_patch(campaign, rater)
     with pytest.raises(CampaignError) as excinfo:
         annotation_record(campaign=campaign, annotator=stranger, patch=target, label="VALID")
-    assert str(excinfo.value) == NOT_ASSIGNED.format(patch=target.key, campaign="Round 1")
+    assert str(excinfo.value) == NOT_ASSIGNED.format(bug=target.bug.key, campaign="Round 1")
     outside = PatchFactory(bug=target.bug, key="elsewhere")
     with pytest.raises(CampaignError, match="not in your queue"):
         annotation_record(campaign=campaign, annotator=rater, patch=outside, label="VALID")
@@ -369,7 +406,7 @@ def test_a_label_given_in_a_closed_campaign_is_final_in_another(lead: User) -> N
     campaign_close(campaign=first, actor=lead)
     with pytest.raises(CampaignError) as excinfo:
         annotation_record(campaign=second, annotator=people[0], patch=target, label="INVALID")
-    assert str(excinfo.value) == LABEL_FINAL.format(patch=target.key, other="First")
+    assert str(excinfo.value) == LABEL_FINAL.format(bug=target.bug.key, other="First")
     # Counted as done in the second campaign all the same: one current label per person.
     (row,) = selectors.campaign_progress(second)
     assert (row.progress.assigned, row.progress.done) == (2, 1)

@@ -2,6 +2,7 @@
 their own queue one patch at a time, without JavaScript (plain form posts)."""
 
 import re
+import threading
 from typing import Any
 
 import pytest
@@ -320,6 +321,39 @@ def test_labelling_without_javascript_moves_on_to_the_next_unlabelled_patch(
     queue = annotator_client.get(response["Location"]).content.decode()
     assert 'id="annotate-done"' in queue
     assert "4 of 4" in queue
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_identical_label_posts_at_once_record_one_label_once(
+    campaign: Campaign, annotator: User
+) -> None:
+    """A double submit, or the same form in two tabs sent at once: one annotation, one row of
+    history, the time once (each request on its own connection, as two server threads)."""
+    clients = [client_for(annotator), client_for(annotator)]
+    url = annotate_url(campaign, 1)
+    start = threading.Barrier(len(clients))
+    answers: list[int] = []
+
+    def post(client: Client) -> None:
+        try:
+            start.wait(timeout=10)
+            answers.append(client.post(url, {"label": "VALID", "seconds": "20"}).status_code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=post, args=(client,)) for client in clients]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert answers == [302, 302]
+    annotation = Annotation.objects.get(annotator=annotator)
+    assert (annotation.label, annotation.seconds_spent) == ("VALID", 20.0)
+    assert list(annotation.revisions.values_list("label", "seconds_spent")) == [("VALID", 20.0)]
+    # The same form replayed later adds nothing either.
+    clients[0].post(url, {"label": "VALID", "seconds": "20"})
+    annotation.refresh_from_db()
+    assert (annotation.seconds_spent, annotation.revisions.count()) == (20.0, 1)
 
 
 def test_changing_a_label_keeps_the_annotator_s_own_history(

@@ -16,7 +16,7 @@ from judging.strategies.ensemble import combine
 from judging.strategies.prompts import SCORE_SCHEMA
 from sejury_web.llm import OFFLINE_MARKER, LLMRequest, Message
 from sejury_web.llm.models import LLMCall
-from tests.judging.factories import bug_with_patches
+from tests.judging.factories import bug_with_patches, make_golden
 from tests.judging.helpers import ANSWERS, Judge, reply, scored
 from tests.llm.fake_servers import OpenAIServer, error
 from tests.llm.helpers import Provided, point_at
@@ -231,10 +231,11 @@ def test_a_stored_member_is_not_judged_again_and_the_run_picks_the_model(
 
 def test_without_a_golden_rubric_only_the_rubric_member_fails(judge_now: Judge) -> None:
     bug = bug_with_patches(1)
+    make_golden(bug_with_patches(1, dataset=bug.dataset))  # without a ready patch, no run
 
     run = judge_now(dataset=bug.dataset, strategies="rubric,s1b", context="golden")
 
-    judgment = run.judgments.get()
+    judgment = run.judgments.get(patch__bug=bug)
     results = members(judgment)
     missing = f"bug {bug.key} has no golden rubric yet"
     assert (results["rubric"].status, results["rubric"].error) == ("failed", missing)

@@ -188,7 +188,7 @@ LONG_TEXT = "x" * (br.MAX_TEXT + 1)
         (rubric(revisions=[{"author": "llm:x"}]), "revisions[0].text", MISSING_FIELD),
         (rubric(revisions=[revision(), edit(" \n")]), "revisions[1].text", EMPTY_VALUE),
         (rubric(revisions=[revision(7)]), "revisions[0].text", "expected a string, got a number"),
-        (rubric(revisions=[revision(LONG_TEXT)]), "revisions[0].text", "longer than 50000"),
+        (rubric(revisions=[revision(LONG_TEXT)]), "revisions[0].text", "longer than 50,000"),
         (rubric(revisions=[{"text": "x"}]), "revisions[0].author", MISSING_FIELD),
         (rubric(revisions=[revision(author="")]), "revisions[0].author", EMPTY_VALUE),
         (

@@ -1,0 +1,146 @@
+"""Benchmark: the memory of importing a 60 MB bundle of 935,000 labels.
+
+Run with ``make bench`` (or ``.venv/bin/python bench/bundle_import.py [--labels 935000]``).
+It writes a bundle of the shape that once took a server from 242 MB to 1.37 GB (issue 16):
+bugs, their patches and about 935,000 labels of those patches by a hundred annotators, about
+60 MB in all. It then runs ``manage.py import_bundle`` on it in a subprocess, in a throwaway
+SQLite database (or ``DATABASE_URL``'s, whose bench dataset it deletes first), with DEBUG
+off. The same command importing a one-bug bundle gives the process's baseline. Prints the
+peak resident memory of the big import minus that baseline, against the target of 3 × the
+file's size (ratio below 1.0 is within target), and the import's wall time (not a target).
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MEMORY_TARGET_FACTOR = 3.0
+ANNOTATORS = 100
+PATCHES_PER_BUG = 5
+DATASET = "bench-bundle-labels"
+LABELS = ("VALID", "INVALID", "INVALID", "UNSURE")
+
+
+def diff(path: str, n: int) -> str:
+    return (
+        f"--- a/{path}\n+++ b/{path}\n@@ -10,7 +10,7 @@ class Widget:\n"
+        "     def total(self):\n         result = 0\n"
+        f"-        for item in self.items[1:]:\n+        for item in self.items[{n % 3}:]:\n"
+        "             result += item.value\n         return result\n \n"
+    )
+
+
+def write_bundle(path: Path, labels: int) -> tuple[int, int, int]:
+    """A bundle of bugs, patches and ``labels`` labels; (bugs, patches, labels) written."""
+    patches = -(-labels // ANNOTATORS)
+    bugs = -(-patches // PATCHES_PER_BUG)
+    written = 0
+    with path.open("w", encoding="utf-8") as out:
+        for b in range(bugs):
+            record = {
+                "kind": "bug",
+                "key": f"B{b:05d}",
+                "title": f"Widget.total skips an item ({b})",
+                "description": "testTotal fails: expected 6 but was 5.\n" * 3,
+                "language": "python",
+                "reference_patch": diff(f"src/widget_{b}.py", 1),
+            }
+            out.write(json.dumps(record) + "\n")
+        for p in range(patches):
+            record = {
+                "kind": "patch",
+                "key": f"P{p:06d}",
+                "bug": f"B{p // PATCHES_PER_BUG:05d}",
+                "diff": diff(f"src/widget_{p // PATCHES_PER_BUG}.py", p),
+                "source": f"tool-{p % 8}",
+                "tests_pass": True,
+            }
+            out.write(json.dumps(record) + "\n")
+        for p in range(patches):
+            for a in range(ANNOTATORS):
+                if written == labels:
+                    break
+                record = {
+                    "kind": "label",
+                    "patch": f"P{p:06d}",
+                    "annotator": f"rater-{a:03d}",
+                    "label": LABELS[(p * 7 + a) % len(LABELS)],
+                }
+                out.write(json.dumps(record, separators=(",", ":")) + "\n")
+                written += 1
+    return bugs, patches, written
+
+
+def run_import(path: Path, env: dict[str, str], dataset: str) -> tuple[float, float, str]:
+    """Import ``path`` with ``manage.py import_bundle``: (seconds, peak RSS in MB, output)."""
+    start = time.perf_counter()
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "import_bundle", str(path), "--dataset", dataset],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    assert process.stdout is not None
+    output = process.stdout.read().decode()
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    elapsed = time.perf_counter() - start
+    if process.returncode:
+        raise SystemExit(f"import_bundle failed ({process.returncode}):\n{output}")
+    return elapsed, usage.ru_maxrss * 1024 / 1e6, output  # ru_maxrss: KiB on Linux
+
+
+def report(name: str, value: float, target: float, unit: str) -> None:
+    print(f"{name:<58} {value:9.1f} {unit}   target {target:7.1f} {unit}   ratio {value / target:5.2f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--labels", type=int, default=935_000)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="sejury-bench-bundle-"))
+    env = os.environ.copy()
+    env.pop("DEBUG", None)  # DEBUG keeps every query's SQL: not what a server does
+    env.setdefault("SECRET_KEY", "bench-only-insecure-key")
+    env.setdefault("SEJURY_VAR_DIR", str(work / "var"))
+    env.setdefault("ALLOWED_HOSTS", "testserver")
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+    if "DATABASE_URL" in env:
+        subprocess.run(
+            [sys.executable, "manage.py", "shell", "-c",
+             "from rubrics.models import Dataset;"
+             f"Dataset.objects.filter(name__startswith={DATASET!r}).delete()"],
+            cwd=ROOT, env=env, check=True,
+        )  # fmt: skip
+
+    big = work / "labels.jsonl"
+    bugs, patches, labels = write_bundle(big, args.labels)
+    size_mb = big.stat().st_size / 1e6
+    print(
+        f"bundle: {size_mb:.1f} MB, {bugs:,} bugs, {patches:,} patches, {labels:,} labels "
+        f"by {ANNOTATORS} annotators; database: {env.get('DATABASE_URL', 'SQLite')[:10]}"
+    )
+    tiny = work / "one-bug.jsonl"
+    write_bundle(tiny, 1)
+    _, baseline, _ = run_import(tiny, env, f"{DATASET}-baseline")
+    elapsed, peak, output = run_import(big, env, DATASET)
+    print(output.rstrip())
+    print(f"  baseline (the same command on a one-label bundle): {baseline:.0f} MB")
+    print(f"  peak of the 60 MB import: {peak:.0f} MB; wall time {elapsed:.1f} s")
+    report(
+        f"import peak RSS minus baseline (target {MEMORY_TARGET_FACTOR:g} × file)",
+        peak - baseline,
+        MEMORY_TARGET_FACTOR * size_mb,
+        "MB",
+    )
+
+
+if __name__ == "__main__":
+    main()
