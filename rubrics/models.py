@@ -289,3 +289,45 @@ class DraftBatch(models.Model):
 
     def __str__(self) -> str:
         return f"{self.dataset} {self.variant} drafts ({self.created_at:%Y-%m-%d %H:%M})"
+
+
+class BundleUpload(models.Model):
+    """A bundle uploaded through the import page and imported by the worker (a large one).
+
+    The file is kept under ``settings.VAR_DIR`` until the import ends; the import's live
+    progress is in a file beside it (``rubrics.bundle.upload_execution``), since the import
+    writes in one transaction that no other connection sees until it ends.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "waiting for the worker"
+        RUNNING = "running", "importing"
+        DONE = "done", "imported"
+        FAILED = "failed", "nothing imported"
+
+    dataset_name = models.CharField(max_length=200)
+    filename = models.CharField(max_length=255, blank=True)
+    path = models.CharField(max_length=500)  # relative to settings.VAR_DIR
+    size = models.PositiveBigIntegerField()
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    # FAILED: the first errors, each {"line", "field", "message"}, and how many more.
+    errors = models.JSONField(default=list, blank=True)
+    more_errors = models.PositiveIntegerField(default=0)
+    # DONE: what the import wrote.
+    bundle_import = models.OneToOneField(
+        BundleImport, null=True, blank=True, on_delete=models.SET_NULL, related_name="upload"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.filename or 'bundle'} → {self.dataset_name} ({self.get_status_display()})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("rubrics:bundle_upload_status", args=[self.pk])

@@ -12,7 +12,11 @@ RUBRIC = "datasets/<slug:slug>/bugs/<str:bug_key>/rubric/<str:variant>/"
 urlpatterns = [
     path("datasets/", views.dataset_list, name="dataset_list"),
     path("datasets/import/", views.bundle_upload, name="bundle_upload"),
+    path(
+        "datasets/import/<int:upload_id>/", views.bundle_upload_status, name="bundle_upload_status"
+    ),
     path("datasets/<slug:slug>/", views.dataset_detail, name="dataset_detail"),
+    path("diffs/more/", views.diff_more, name="diff_more"),
     path("datasets/<slug:slug>/export.jsonl", views.dataset_export, name="dataset_export"),
     path("datasets/<slug:slug>/bugs/<str:bug_key>/", views.bug_detail, name="bug_detail"),
     path("datasets/<slug:slug>/patches/<str:patch_key>/", views.patch_detail, name="patch_detail"),

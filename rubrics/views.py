@@ -2,8 +2,16 @@
 (a dataset's edit statistics, paper 004 §5.1, and its JSON)."""
 
 from django.contrib.messages import success
-from django.http import HttpResponse, HttpResponseBadRequest, JsonResponse, StreamingHttpResponse
-from django.shortcuts import redirect, render
+from django.core import signing
+from django.core.exceptions import PermissionDenied
+from django.http import (
+    Http404,
+    HttpResponse,
+    HttpResponseBadRequest,
+    JsonResponse,
+    StreamingHttpResponse,
+)
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
@@ -11,9 +19,17 @@ from rubrics import selectors
 from rubrics.analytics import dataset_rubric_report, report_dict
 from rubrics.bundle.base import BundleImportError, import_counts_text, summary_text
 from rubrics.bundle.services import bundle_export, bundle_import
+from rubrics.bundle.uploads import (
+    bundle_upload_queue,
+    upload_errors,
+    upload_progress,
+    worker_bytes,
+)
 from rubrics.forms import BundleUploadForm
-from rubrics.models import Rubric
+from rubrics.long_diffs import DiffExpired, DiffGone, diff_for_token
+from rubrics.models import BundleUpload, Rubric
 from rubrics.review.forms import DraftRequestForm
+from rubrics.templatetags.diffs import diff_chunk
 from sejury_web.htmx import AuthenticatedHtmxRequest
 from sejury_web.roles import Role, role_required, user_has_role
 
@@ -67,10 +83,17 @@ def dataset_export(request: AuthenticatedHtmxRequest, slug: str) -> StreamingHtt
 @require_http_methods(["GET", "POST"])
 @role_required(Role.LEAD)
 def bundle_upload(request: AuthenticatedHtmxRequest) -> HttpResponse:
+    """Import a bundle: a small one here and now, a large one by the worker (its progress
+    on the upload's page)."""
     form = BundleUploadForm(request.POST or None, request.FILES or None)
     errors = None
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
+        if upload.size > worker_bytes():
+            queued = bundle_upload_queue(
+                actor=request.user, file=upload, dataset_name=form.cleaned_data["dataset"]
+            )
+            return redirect(queued)
         try:
             summary = bundle_import(
                 source=upload,
@@ -93,9 +116,63 @@ def bundle_upload(request: AuthenticatedHtmxRequest) -> HttpResponse:
     return render(
         request,
         "rubrics/bundle/bundle_upload.html",
-        {"form": form, "import_error": errors, "datasets": selectors.dataset_list()},
+        {
+            "form": form,
+            "import_error": errors,
+            "datasets": selectors.dataset_list(),
+            "worker_bytes": worker_bytes(),
+        },
         status=status,
     )
+
+
+@require_GET
+@role_required(Role.LEAD)
+@vary_on_headers("HX-Request")
+def bundle_upload_status(request: AuthenticatedHtmxRequest, upload_id: int) -> HttpResponse:
+    """A large upload's import by the worker: live progress (htmx polls the partial), then
+    what it imported or why nothing was."""
+    upload = get_object_or_404(
+        BundleUpload.objects.select_related(
+            "uploaded_by", "bundle_import", "bundle_import__dataset"
+        ),
+        pk=upload_id,
+    )
+    context = {
+        "upload": upload,
+        "progress": upload_progress(upload),
+        "import_error": upload_errors(upload),
+        "counts": import_counts_text(upload.bundle_import) if upload.bundle_import else "",
+    }
+    if request.htmx:
+        return render(request, "rubrics/bundle/_upload_progress.html", context)
+    return render(request, "rubrics/bundle/upload_status.html", context)
+
+
+DIFF_EXPIRED = "This view of the diff has expired: reload the page to see the rest."
+DIFF_GONE = "The server no longer keeps this diff's lines: reload the page to see the rest."
+
+
+@require_GET
+@role_required(Role.LEAD, Role.REVIEWER, Role.ANNOTATOR)
+@vary_on_headers("HX-Request")
+def diff_more(request: AuthenticatedHtmxRequest) -> HttpResponse:
+    """The next lines of a long diff a page showed the beginning of (``rubrics.long_diffs``:
+    the token says which diff, and that this user was shown it)."""
+    try:
+        start = int(request.GET.get("from", ""))
+        text = diff_for_token(request.GET.get("t", ""), request.user.pk)
+    except (ValueError, signing.BadSignature) as exc:
+        raise Http404("no such diff") from exc
+    except PermissionError as exc:
+        raise PermissionDenied(str(exc)) from exc
+    except (DiffExpired, DiffGone) as exc:
+        gone = DIFF_EXPIRED if isinstance(exc, DiffExpired) else DIFF_GONE
+        return render(request, "components/_diff_chunk.html", {"gone": gone})
+    context = diff_chunk(text, start=max(start, 0), user_id=request.user.pk)
+    if request.htmx:
+        return render(request, "components/_diff_chunk.html", context)
+    return render(request, "rubrics/diff_more.html", context)
 
 
 @require_GET

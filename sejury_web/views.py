@@ -3,7 +3,8 @@ from typing import Any
 from django.contrib.auth.forms import SetPasswordForm
 from django.contrib.auth.models import Group, User
 from django.contrib.messages import success
-from django.db.models import Prefetch
+from django.core.paginator import Page, Paginator
+from django.db.models import Prefetch, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -25,12 +26,23 @@ def home(request: AuthenticatedHtmxRequest) -> HttpResponse:
     return render(request, "sejury_web/no_role.html", status=403)
 
 
-def _user_rows() -> list[User]:
-    return list(
-        User.objects.order_by("username").prefetch_related(
-            Prefetch("groups", queryset=Group.objects.filter(name__in=Role.values))
-        )
+USERS_PER_PAGE = 50
+
+
+def _user_rows(request: HttpRequest) -> Page:
+    """A page of the users, searched by name or e-mail (``q``) and filtered by role."""
+    users = User.objects.order_by("username").prefetch_related(
+        Prefetch("groups", queryset=Group.objects.filter(name__in=Role.values))
     )
+    query = request.GET.get("q", "").strip()
+    if query:
+        users = users.filter(Q(username__icontains=query) | Q(email__icontains=query))
+    role = request.GET.get("role", "")
+    if role in Role.values:
+        users = users.filter(groups__name=role)
+    elif role == "none":
+        users = users.exclude(groups__name__in=Role.values)
+    return Paginator(users, USERS_PER_PAGE).get_page(request.GET.get("page"))
 
 
 @require_http_methods(["GET", "POST"])
@@ -53,7 +65,14 @@ def user_list(request: AuthenticatedHtmxRequest) -> HttpResponse:
 def _user_list_page(
     request: AuthenticatedHtmxRequest, form: UserCreateForm, *, status: int, **extra: Any
 ) -> HttpResponse:
-    context = {"form": form, "users": _user_rows(), "roles": Role.choices, **extra}
+    context = {
+        "form": form,
+        "page": _user_rows(request),
+        "roles": Role.choices,
+        "query": request.GET.get("q", "").strip(),
+        "role": request.GET.get("role", ""),
+        **extra,
+    }
     return render(request, "sejury_web/user_list.html", context, status=status)
 
 

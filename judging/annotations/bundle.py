@@ -3,7 +3,6 @@
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from django.contrib.auth.models import User
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 from django.db.models import F

@@ -12,6 +12,7 @@ from collections import Counter
 from decimal import Decimal
 
 from django.contrib.auth.models import User
+from django.core.paginator import Page, Paginator
 from django.db import transaction
 from django.db.models import Case, Count, QuerySet, When
 
@@ -50,6 +51,7 @@ ONE_LABEL = (
 NOT_A_CANDIDATE = "{team} is not a candidate team of run {run}"
 
 CALIBRATION_KEEP = "calibration.keep"  # audit action (sejury_web.audit)
+CALIBRATIONS_PER_PAGE = 25
 
 
 class CalibrationError(ValueError):
@@ -298,6 +300,20 @@ def dataset_calibrations(dataset: Dataset) -> QuerySet[Calibration]:
     return Calibration.objects.filter(campaign__dataset=dataset).select_related(
         "campaign__dataset", "run", "chosen_by"
     )
+
+
+def calibrations_page(*, page: int | str = 1) -> Page:
+    """Every kept calibration, newest first, a page at a time (the calibration page before a
+    campaign is picked): a count and one query, however many there are."""
+    calibrations = Calibration.objects.select_related("campaign__dataset", "run", "chosen_by")
+    return Paginator(calibrations.defer("ranking"), CALIBRATIONS_PER_PAGE).get_page(page)
+
+
+def calibration_kept(*, campaign: Campaign, run: JudgingRun) -> Calibration | None:
+    """The newest calibration kept from this campaign and run: reopening it shows its team
+    picked in the ranking."""
+    kept = Calibration.objects.filter(campaign=campaign, run=run).defer("ranking")
+    return kept.select_related("chosen_by").first()
 
 
 def calibration_get(*, calibration_id: int) -> Calibration:

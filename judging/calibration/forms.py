@@ -9,6 +9,7 @@ from judging.models import Campaign, JudgingRun
 from sejury_web.llm import OFFLINE_MARKER, Provider
 
 NO_TEAM = "pick a team"
+NO_CAMPAIGN = "pick a campaign: its consensus labels are what the teams are ranked on"
 UNKNOWN_RUN = "run {run} does not cover this campaign's labelled patches; pick one of the list"
 
 
@@ -54,6 +55,12 @@ class CalibrationPickForm(forms.Form):
             f"Run {run.pk}{name} — {', '.join(run.strategies)} · {run.provider}/{run.model}"
             f"{offline} · {row.covered} of {row.labelled} labelled patches"
         )
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        if cleaned.get("campaign") is None and "campaign" not in self.errors:
+            self.add_error("campaign", NO_CAMPAIGN)
+        return cleaned
 
     def chosen_run(self) -> JudgingRun | None:
         """The run asked for, or the best-covering one; None without a campaign or runs."""

@@ -29,9 +29,12 @@ CHOSEN = "Calibration stored: team {team}."
 @role_required(Role.LEAD)
 @vary_on_headers("HX-Request")
 def calibration(request: AuthenticatedHtmxRequest) -> HttpResponse:
-    """Pick a campaign and a run; see every candidate team ranked, the best pre-selected."""
-    form = CalibrationPickForm(request.GET or None)
-    outcome, error, run, campaign = None, "", None, None
+    """Pick a campaign and a run; see every candidate team ranked, the best pre-selected (or
+    the team a calibration kept from them, reopened). Before a pick, the kept calibrations."""
+    asked = "campaign" in request.GET or "run" in request.GET
+    form = CalibrationPickForm(request.GET if asked else None)
+    outcome, error, run, campaign, kept = None, "", None, None, None
+    page = request.GET.get("page", 1)
     if form.is_bound and form.is_valid():
         campaign = form.cleaned_data["campaign"]
         run = form.chosen_run()
@@ -40,18 +43,26 @@ def calibration(request: AuthenticatedHtmxRequest) -> HttpResponse:
                 outcome = calibration_data.calibration_evaluate(campaign=campaign, run=run)
             except CalibrationError as exc:
                 error = str(exc)
+            else:
+                kept = calibration_data.calibration_kept(campaign=campaign, run=run)
     context = {
         "form": form,
         "campaign": campaign,
         "run": run,
         "outcome": outcome,
+        "kept": kept,
+        # the team the radio picks: the kept one when reopened, else the best
+        "picked_key": ",".join(kept.team) if kept else (outcome.best.key if outcome else ""),
+        "chosen_key": ",".join(kept.team) if kept else "",
         "error": error,
         "offline_marker": OFFLINE_MARKER,
         "calibrations": (
             calibration_data.dataset_calibrations(campaign.dataset) if campaign else []
         ),
+        "kept_page": None if campaign else calibration_data.calibrations_page(page=page),
     }
     if request.htmx and request.htmx.target == BODY_TARGET:
+        # htmx swaps only 2xx answers: a form error is shown all the same
         return render(request, "judging/calibration/_calibration_body.html", context)
     return render(
         request, "judging/calibration/calibration.html", context, status=400 if form.errors else 200
@@ -97,9 +108,14 @@ def calibration_detail(request: AuthenticatedHtmxRequest, calibration_id: int) -
         chosen = calibration_data.calibration_get(calibration_id=calibration_id)
     except Calibration.DoesNotExist:
         raise Http404(f"no calibration {calibration_id}") from None
+    reopen = reverse("judging:calibration")
+    reopen += "?" + urlencode({"campaign": chosen.campaign_id, "run": chosen.run_id})
     context = {
         "calibration": chosen,
         "run_url": run_with_team_url(chosen),
+        "reopen_url": reopen,
+        "chosen_key": ",".join(chosen.team),
+        "offline": any(row.get("is_offline") for row in chosen.ranking),
         "calibrations": calibration_data.dataset_calibrations(chosen.campaign.dataset),
         "offline_marker": OFFLINE_MARKER,
     }

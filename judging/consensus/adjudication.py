@@ -6,11 +6,18 @@ decisive labels) gets its consensus from a lead, who also says why the annotator
 with the themes of paper 004 §5.2.1. Recording again updates the adjudication: the queue
 lists adjudicated patches too. A lead may change the rule of a campaign or a dataset
 (``consensus_rule_set``, in the audit trail), which changes which patches wait.
+
+At scale the queue is read a window at a time (``queue_window``): the window after (or
+before) a patch, by the queue's order, so that patches adjudicated meanwhile leave the
+waiting list without making the next window skip any; only a window's diffs are read
+(``adjudication_diffs``).
 """
 
+import bisect
 import dataclasses
 from collections import Counter
 from collections.abc import Iterable
+from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -114,6 +121,41 @@ class AdjudicationItem:
         themes = self.adjudication.themes if self.adjudication else []
         return [DisagreementTheme(theme).label for theme in themes]
 
+    @property
+    def label_counts(self) -> list[tuple[str, int]]:
+        """How many annotators gave each label, VALID, INVALID then UNSURE (the labels the
+        consensus is computed from)."""
+        given = Counter(self.consensus.labels.values())
+        return [(label, given[label]) for label in (Label.VALID, Label.INVALID, Label.UNSURE)]
+
+    @property
+    def majority(self) -> str | None:
+        """The decisive label more annotators gave than the other, if one did (a plain
+        majority: it is the consensus only under the rule in force)."""
+        given = Counter(self.consensus.decisive.values())
+        valid, invalid = given[Label.VALID], given[Label.INVALID]
+        if valid == invalid:
+            return None
+        return Label.VALID if valid > invalid else Label.INVALID
+
+    @property
+    def decisive_count(self) -> int:
+        return len(self.consensus.decisive)
+
+    @property
+    def majority_count(self) -> int:
+        return Counter(self.consensus.decisive.values())[self.majority] if self.majority else 0
+
+
+def waiting_order(item: AdjudicationItem) -> tuple[Any, ...]:
+    """An item's place among waiting patches: disputed first (whether or not adjudicated
+    since: the order holds while the lead works through it), then by bug and patch key."""
+    return (0 if item.disputed else 1, item.patch.bug.key, item.patch.key, item.patch.pk)
+
+
+def adjudicated_order(item: AdjudicationItem) -> tuple[Any, ...]:
+    return (item.patch.bug.key, item.patch.key, item.patch.pk)
+
 
 @dataclasses.dataclass(frozen=True)
 class QueueCounts:
@@ -194,7 +236,12 @@ def adjudication_queue(*, dataset: Dataset, campaign: Campaign | None = None) ->
     consensus, counts = _consensus(dataset, campaign)
     shown = [c for c in consensus.values() if c.state not in FROM_LABELS]
     ids = [c.patch_id for c in shown]
-    patches = Patch.objects.select_related("bug__dataset", "dataset").in_bulk(ids)
+    # Without their diffs: the page shows a window of the queue, whose diffs it reads alone.
+    patches = (
+        Patch.objects.select_related("bug__dataset", "dataset")
+        .defer("diff", "bug__reference_patch")
+        .in_bulk(ids)
+    )
     adjudications = Adjudication.objects.select_related("decided_by").in_bulk(
         ids, field_name="patch_id"
     )
@@ -205,17 +252,73 @@ def adjudication_queue(*, dataset: Dataset, campaign: Campaign | None = None) ->
         )
         for c in shown
     ]
-    items.sort(key=lambda item: (item.patch.bug.key, item.patch.key))
     return AdjudicationQueue(
         dataset=dataset,
         campaign=campaign,
         rule=consensus_rule_for(dataset, campaign),
-        waiting=[
-            item for state in WAITING_ORDER for item in items if item.consensus.state == state
-        ],
-        adjudicated=[item for item in items if item.consensus.state == State.ADJUDICATED],
+        waiting=sorted(
+            (item for item in items if item.consensus.state in WAITING_ORDER), key=waiting_order
+        ),
+        adjudicated=sorted(
+            (item for item in items if item.consensus.state == State.ADJUDICATED),
+            key=adjudicated_order,
+        ),
         counts=counts,
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class QueueWindow:
+    """Some consecutive items of a list of the queue, and where they are in it."""
+
+    items: list[AdjudicationItem]
+    first: int  # 1-based place of the first item in the list (0 when empty)
+    total: int
+    before: int | None  # the first item's patch id, when items come before it
+    after: int | None  # the last item's patch id, when items come after it
+
+    @property
+    def last(self) -> int:
+        return self.first + len(self.items) - 1 if self.items else 0
+
+
+def queue_window(
+    queue: AdjudicationQueue,
+    *,
+    adjudicated: bool = False,
+    after: int | None = None,
+    before: int | None = None,
+    size: int,
+) -> QueueWindow:
+    """``size`` items of the waiting list (or the adjudicated one): the first ones, those
+    after the patch ``after`` or those before the patch ``before``, by the list's order.
+
+    A patch given as ``after`` or ``before`` need not be in the list any more (adjudicated
+    since the lead read its window): its place is found from its labels and keys, so no
+    waiting patch is skipped. A patch unknown to the queue starts from the beginning.
+    """
+    items = queue.adjudicated if adjudicated else queue.waiting
+    order = adjudicated_order if adjudicated else waiting_order
+    places = [order(item) for item in items]
+    known = {item.patch.pk: item for item in (*queue.waiting, *queue.adjudicated)}
+    start = 0
+    if after is not None and after in known:
+        start = bisect.bisect_right(places, order(known[after]))
+    elif before is not None and before in known:
+        start = max(bisect.bisect_left(places, order(known[before])) - size, 0)
+    shown = items[start : start + size]
+    return QueueWindow(
+        items=shown,
+        first=start + 1 if shown else 0,
+        total=len(items),
+        before=shown[0].patch.pk if shown and start > 0 else None,
+        after=shown[-1].patch.pk if shown and start + len(shown) < len(items) else None,
+    )
+
+
+def adjudication_diffs(*, patch_ids: Iterable[int]) -> dict[int, str]:
+    """The diffs of a window's patches, by patch id."""
+    return dict(Patch.objects.filter(pk__in=list(patch_ids)).values_list("pk", "diff"))
 
 
 def adjudication_item(*, patch: Patch, campaign: Campaign | None = None) -> AdjudicationItem:

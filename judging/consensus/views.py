@@ -1,6 +1,12 @@
 """The lead's adjudication queue: the patches whose labels give no consensus under the rule
-in force, every label and note side by side, the consensus the lead records, and the rule of
-the campaign (or dataset) shown, which a lead may change. For leads only.
+in force, every label and note side by side with the label counts, the majority and the
+diff, the consensus the lead records, and the rule of the campaign (or dataset) shown, which
+a lead may change. For leads only.
+
+The queue is shown a window of ``PER_PAGE`` patches at a time, waiting ones or adjudicated
+ones (``?show=adjudicated``), the next window being the patches after the last one shown
+(``?after=<patch id>``, ``?before=`` for the previous): adjudicating a window's patches
+skips none of the next. ``static/js/adjudicate.js`` adds keyboard shortcuts.
 """
 
 from typing import Any
@@ -24,6 +30,18 @@ from sejury_web.htmx import AuthenticatedHtmxRequest
 from sejury_web.roles import Role, role_required
 
 RECORDED = "Recorded the consensus of {patch}: {label}."
+PER_PAGE = 10
+SHOW_ADJUDICATED = "adjudicated"
+# The keys of the queue's shortcuts (static/js/adjudicate.js), as the page documents them.
+SHORTCUTS = [
+    ("n / →", "next patch (at the last one, the next page)"),
+    ("p / ←", "previous patch (at the first one, the previous page)"),
+    ("v / i", "choose VALID or INVALID"),
+    ("1–5", "tick or untick a theme, in the order listed"),
+    ("d", "show or hide the diff"),
+    ("s", "record the consensus (then on to the next patch)"),
+    ("Esc", "leave the note"),
+]
 RULE_SET = "The consensus rule of {scope} is now: {rule}."
 RULE_KEPT = "The consensus rule of {scope} was already: {rule}."
 
@@ -37,9 +55,30 @@ def _campaign(dataset: Dataset, value: Any) -> Campaign | None:
         raise Http404(f"{dataset} has no campaign {value}") from None
 
 
-def _queue_url(dataset: Dataset, campaign: Campaign | None) -> str:
+def _queue_url(
+    dataset: Dataset, campaign: Campaign | None, place: dict[str, Any] | None = None
+) -> str:
+    """The queue's URL, of ``campaign`` if given, at ``place`` (``_place``) if given."""
     url = reverse("judging:adjudication_queue", args=[dataset.slug])
-    return f"{url}?{urlencode({'campaign': campaign.pk})}" if campaign else url
+    query = {"campaign": campaign.pk} if campaign else {}
+    query |= {name: value for name, value in (place or {}).items() if value}
+    return f"{url}?{urlencode(query)}" if query else url
+
+
+def _cursor(value: Any) -> int | None:
+    try:
+        return int(value) if value not in (None, "") else None
+    except ValueError:
+        return None
+
+
+def _place(data: Any) -> dict[str, Any]:
+    """Which list (``show``) and window (``after``, ``before``) of the queue ``data`` asks for."""
+    return {
+        "show": SHOW_ADJUDICATED if data.get("show") == SHOW_ADJUDICATED else "",
+        "after": _cursor(data.get("after")),
+        "before": _cursor(data.get("before")),
+    }
 
 
 def _item_context(dataset: Dataset, campaign: Campaign | None) -> dict[str, Any]:
@@ -51,11 +90,14 @@ def _item_context(dataset: Dataset, campaign: Campaign | None) -> dict[str, Any]
     }
 
 
-def _card(item: AdjudicationItem, form: AdjudicationForm | None = None) -> dict[str, Any]:
+def _card(
+    item: AdjudicationItem, diff: str, form: AdjudicationForm | None = None
+) -> dict[str, Any]:
     """One patch's card: what its form shows (the posted values after a refusal)."""
     if form is not None and form.errors:
         return {
             "item": item,
+            "diff": diff,
             "label": form["label"].value() or "",
             "themes": form["themes"].value() or [],
             "note": form["note"].value() or "",
@@ -65,6 +107,7 @@ def _card(item: AdjudicationItem, form: AdjudicationForm | None = None) -> dict[
     done = item.adjudication
     return {
         "item": item,
+        "diff": diff,
         "label": done.label if done else "",
         "themes": done.themes if done else [],
         "note": done.note if done else "",
@@ -76,26 +119,46 @@ def _card(item: AdjudicationItem, form: AdjudicationForm | None = None) -> dict[
 def _queue_context(
     dataset: Dataset,
     campaign: Campaign | None,
+    place: dict[str, Any],
     *,
     refused: tuple[int, AdjudicationForm] | None = None,
     rule_form: ConsensusRuleForm | None = None,
 ) -> dict[str, Any]:
-    """The queue page; ``refused`` is a patch id and its form, shown with its errors, and
-    ``rule_form`` a refused change of the rule."""
+    """The queue page at ``place`` (``_place``); ``refused`` is a patch id and its form, shown
+    with its errors, and ``rule_form`` a refused change of the rule."""
     queue = adjudication.adjudication_queue(dataset=dataset, campaign=campaign)
     if rule_form is None:
         initial = {"rule": queue.rule, "campaign": campaign.pk if campaign else None}
         rule_form = ConsensusRuleForm(initial=initial)
     refused_id, form = refused or (None, None)
-
-    def cards(items: list[AdjudicationItem]) -> list[dict[str, Any]]:
-        return [_card(item, form if item.patch.pk == refused_id else None) for item in items]
-
+    show_adjudicated = place["show"] == SHOW_ADJUDICATED
+    window = adjudication.queue_window(
+        queue,
+        adjudicated=show_adjudicated,
+        after=place["after"],
+        before=place["before"],
+        size=PER_PAGE,
+    )
+    diffs = adjudication.adjudication_diffs(patch_ids=[item.patch.pk for item in window.items])
+    cards = [
+        _card(item, diffs.get(item.patch.pk, ""), form if item.patch.pk == refused_id else None)
+        for item in window.items
+    ]
+    show = {"show": place["show"]}
     return {
         "queue": queue,
         "counts": queue.counts,
-        "waiting": cards(queue.waiting),
-        "adjudicated": cards(queue.adjudicated),
+        "window": window,
+        "cards": cards,
+        "show_adjudicated": show_adjudicated,
+        "place": place,
+        "waiting_url": _queue_url(dataset, campaign),
+        "adjudicated_url": _queue_url(dataset, campaign, {"show": SHOW_ADJUDICATED}),
+        "previous_url": window.before
+        and _queue_url(dataset, campaign, show | {"before": window.before}),
+        "next_url": window.after and _queue_url(dataset, campaign, show | {"after": window.after}),
+        "first_url": _queue_url(dataset, campaign, show),
+        "shortcuts": SHORTCUTS,
         "campaigns": dataset.campaigns.all(),
         "rule": queue.rule,
         "rule_form": rule_form,
@@ -115,7 +178,7 @@ def adjudication_index(request: AuthenticatedHtmxRequest) -> HttpResponse:
 def adjudication_queue(request: AuthenticatedHtmxRequest, slug: str) -> HttpResponse:
     dataset = dataset_get(slug=slug)
     campaign = _campaign(dataset, request.GET.get("campaign"))
-    context = _queue_context(dataset, campaign)
+    context = _queue_context(dataset, campaign, _place(request.GET))
     return render(request, "judging/consensus/adjudication_queue.html", context)
 
 
@@ -141,15 +204,18 @@ def adjudication_save(request: AuthenticatedHtmxRequest, slug: str, patch_id: in
             )
         except AdjudicationError as error:
             form.add_error(error.field, str(error))
+    place = _place(request.POST)
     if not request.htmx:
         if not form.errors:
             label = form.cleaned_data["label"]
             messages.success(request, RECORDED.format(patch=patch.key, label=label))
-            return redirect(f"{_queue_url(dataset, campaign)}#adjudication-{patch.pk}")
-        context = _queue_context(dataset, campaign, refused=(patch.pk, form))
+            return redirect(f"{_queue_url(dataset, campaign, place)}#adjudication-{patch.pk}")
+        context = _queue_context(dataset, campaign, place, refused=(patch.pk, form))
         return render(request, "judging/consensus/adjudication_queue.html", context, status=400)
+    item = adjudication.adjudication_item(patch=patch, campaign=campaign)
     context = {
-        "card": _card(adjudication.adjudication_item(patch=patch, campaign=campaign), form),
+        "card": _card(item, patch.diff, form),
+        "place": place,
         "saved": not form.errors,
         "counts": adjudication.adjudication_counts(dataset=dataset, campaign=campaign),
         "oob": True,
@@ -182,5 +248,5 @@ def consensus_rule_set(request: AuthenticatedHtmxRequest, slug: str) -> HttpResp
             rule = ConsensusRule(form.cleaned_data["rule"]).label
             messages.success(request, message.format(scope=scope, rule=rule))
             return redirect(_queue_url(dataset, campaign))
-    context = _queue_context(dataset, campaign, rule_form=form)
+    context = _queue_context(dataset, campaign, _place(request.POST), rule_form=form)
     return render(request, "judging/consensus/adjudication_queue.html", context, status=400)

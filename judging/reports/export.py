@@ -6,7 +6,6 @@ Both carry everything the page shows: the intervals, the "small sample" flag (n 
 patches were left out, and how many patches had no verdict.
 """
 
-import csv
 import io
 from collections.abc import Iterator
 from typing import Any
@@ -18,12 +17,11 @@ from judging.reports.judges import BASELINES, METRICS, BenchmarkResult, JudgeCol
 from judging.reports.rejections import ALL_SOURCES, RejectionThemes
 from judging.reports.routing_curve import KAPPA_TARGET, RoutingCurve
 from judging.reports.selectors import AgreementReport
+from sejury_web.csv_cells import csv_writer
 from sejury_web.llm import OFFLINE_MARKER
 
 CSV_HEADER = ("section", "figure", "column", "value", "ci_lo", "ci_hi", "n", "small_sample")
 CONFUSION = ("tp", "fp", "fn", "tn")
-# A spreadsheet reads a cell that starts with one of these as a formula (OWASP CSV injection).
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 # The human section's rows, as (key, label) in the order of paper 004 Table 5.
 HUMAN_ROWS = (
     ("bugs", "Number of bugs"),
@@ -432,16 +430,10 @@ def report_cells(report: AgreementReport) -> Iterator[Cell]:
                 yield from _benchmark_cells(section, f"{row.group} {labels[pk]} b_full", result)
 
 
-def _csv_text(text: str) -> str:
-    """``text`` as a spreadsheet shows it, never as a formula: bug types and patch sources
-    come from imported bundles, and a cell such as ``=HYPERLINK(…)`` would run."""
-    return f"'{text}" if text.startswith(FORMULA_STARTS) else text
-
-
 def report_csv(report: AgreementReport) -> str:
     """The report's figures as CSV, one row per (section, figure, column)."""
     out = io.StringIO()
-    writer = csv.writer(out)
+    writer = csv_writer(out)  # bug types and patch sources come from imported bundles
     writer.writerow(CSV_HEADER)
     # How the consensus was reached: the column names the rule, the value says whether
     # every consensus is unanimous (then annotators' κ against it is 1 by construction).
@@ -456,8 +448,8 @@ def report_csv(report: AgreementReport) -> str:
         writer.writerow(
             (
                 section,
-                _csv_text(figure),
-                _csv_text(column),
+                figure,
+                column,
                 "" if value.value is None else value.value,
                 "" if value.ci_lo is None else value.ci_lo,
                 "" if value.ci_hi is None else value.ci_hi,

@@ -9,7 +9,6 @@ patches is never in memory at once. Answers of the offline provider are labelled
 ``OFFLINE_MARKER`` in every record: they are not an LLM's.
 """
 
-import csv
 import io
 import json
 from collections.abc import Callable, Iterator
@@ -17,6 +16,7 @@ from typing import Any
 
 from judging.consensus.rules import dataset_consensus
 from judging.models import JudgingRun, PatchJudgment, StrategyResult
+from sejury_web.csv_cells import csv_writer
 from sejury_web.llm import OFFLINE_MARKER, Provider
 
 CHUNK_SIZE = 500
@@ -145,7 +145,7 @@ def csv_columns(run: JudgingRun, *, final: bool = False) -> list[str]:
 def verdict_csv(run: JudgingRun, *, final: bool = False) -> Iterator[str]:
     """The records as CSV lines, after a header; missing values are empty cells."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer)
+    writer = csv_writer(buffer)  # patch and bug keys come from imported bundles
 
     def line(values: list[Any]) -> str:
         buffer.seek(0)

@@ -73,6 +73,9 @@ class RunForm(forms.Form):
         "one per line or separated by commas.",
     )
     name = forms.CharField(required=False, max_length=200, help_text="Optional, for the list.")
+    # Set by the pre-flight's "Judge only the N ready patches": the N the lead agreed to; if
+    # the form now makes another number ready, the pre-flight asks again.
+    only_ready = forms.IntegerField(required=False, min_value=0, widget=forms.HiddenInput)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -153,9 +153,13 @@ class Preflight:
     def missing(self) -> int:
         return self.total - self.ready
 
+    def sentences(self) -> list[tuple[Lack, str]]:
+        """Each lack with its sentence ("19 of 24 patches have no golden rubric (…)")."""
+        return [(lack, lack.sentence(self.total)) for lack in self.lacks]
+
     def summary(self) -> str:
         """Every lack, one sentence each, joined."""
-        return "; ".join(lack.sentence(self.total) for lack in self.lacks)
+        return "; ".join(sentence for _, sentence in self.sentences())
 
 
 def _rubric_condition(context: str, revision: RubricRevision | None) -> Q | None:

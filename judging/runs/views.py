@@ -62,6 +62,8 @@ REJUDGING = (
     "rubric; the other members' results are kept."
 )
 NO_VERDICT = "run {run} has no verdict {judgment}"
+GO_BACK = "back"  # the pre-flight's "Go back": the form again, nothing started
+LEFT_OUT = "Left out {count} patch{plural} that lacked what the run needs, as the pre-flight said."
 SORTING = (
     "Sorting why run {run} rejected {count} test-passing patch{plural}: a worker gives each "
     "justification a theme; the counts fill in below."
@@ -94,28 +96,47 @@ def run_new(request: AuthenticatedHtmxRequest) -> HttpResponse:
         with contextlib.suppress(ValueError):
             initial["strategies"] = parse_team(request.GET["team"])
     form = RunForm(request.POST or None, initial=initial)
-    if request.method == "POST" and form.is_valid():
+    preflight = None
+    if request.method == "POST" and form.is_valid() and GO_BACK not in request.POST:
         data = form.cleaned_data
-        try:
-            run = services.run_create(
-                dataset=data["dataset"],
-                strategies=data["strategies"],
-                context=data["context"],
-                patches=data["patches"],
-                provider=data["provider"],
-                model=data["model"],
-                threshold=data["threshold"],
-                scale_lo=data["scale_lo"],
-                scale_hi=data["scale_hi"],
-                name=data["name"],
-                actor=request.user,
-            )
-        except RunError as error:
-            form.add_error(None, str(error))
-        else:
-            return redirect(run)
+        patches = data["patches"]
+        preflight = run_selectors.run_preflight(
+            dataset=data["dataset"],
+            strategies=data["strategies"],
+            context=data["context"],
+            patch_ids=None if patches is None else [patch.pk for patch in patches],
+        )
+        # Some patches lack what the run needs: say so, and start only once the lead agrees
+        # to judge the others (the number they agreed to, should the form have changed since).
+        asks = 0 < preflight.ready < preflight.total and data["only_ready"] != preflight.ready
+        if not asks:
+            try:
+                run = services.run_create(
+                    dataset=data["dataset"],
+                    strategies=data["strategies"],
+                    context=data["context"],
+                    patches=patches,
+                    provider=data["provider"],
+                    model=data["model"],
+                    threshold=data["threshold"],
+                    scale_lo=data["scale_lo"],
+                    scale_hi=data["scale_hi"],
+                    name=data["name"],
+                    actor=request.user,
+                    only_ready=bool(preflight.missing),
+                )
+            except RunError as error:
+                form.add_error(None, str(error))
+                preflight = None  # the error says it all
+            else:
+                left_out = preflight.missing
+                if left_out:
+                    plural = "" if left_out == 1 else "es"
+                    messages.info(request, LEFT_OUT.format(count=left_out, plural=plural))
+                return redirect(run)
     status = 400 if form.errors else 200
-    return render(request, "judging/runs/run_new.html", {"form": form}, status=status)
+    context = {"form": form, "preflight": preflight}
+    return render(request, "judging/runs/run_new.html", context, status=status)
 
 
 def _run_context(run: JudgingRun) -> dict[str, Any]:

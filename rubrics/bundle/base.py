@@ -62,6 +62,7 @@ class ImportSummary:
     counts: dict[str, KindCounts]
     notes: list[str]
     unchanged: bool  # True when the import wrote nothing new
+    record: BundleImport | None = None  # the import's stored record
 
 
 class ImportContext:

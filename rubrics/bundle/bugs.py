@@ -135,9 +135,7 @@ class BugKind(RecordKind):
     fields = {
         "key": KEY_FIELD,
         "title": FieldSpec((str,), max_length=500),
-        "description": FieldSpec(
-            (str,), required=True, non_empty=True, max_length=MAX_DESCRIPTION
-        ),
+        "description": FieldSpec((str,), required=True, non_empty=True, max_length=MAX_DESCRIPTION),
         "language": FieldSpec((str,), max_length=50),
         "bug_type": FieldSpec((str,), max_length=100),
         "reference_patch": FieldSpec((str,), required=True, non_empty=True, max_length=MAX_DIFF),

@@ -254,7 +254,9 @@ def _check_and_write(
                 flush()
                 if progress:
                     share = done / max(scan.valid, 1)
-                    progress(f"importing {kind.name} records", SCAN_SHARE + (1 - SCAN_SHARE) * share)
+                    progress(
+                        f"importing {kind.name} records", SCAN_SHARE + (1 - SCAN_SHARE) * share
+                    )
         flush()
         if writing and not errors:
             kind.finish(ctx)
@@ -362,7 +364,7 @@ def _import(
         errors.raise_if_any()
         assert dataset is not None
         unchanged = not created and all(c.created == 0 and c.updated == 0 for c in counts.values())
-        BundleImport.objects.create(
+        record = BundleImport.objects.create(
             dataset=dataset,
             imported_by=ctx.actor,
             filename=filename[:255],
@@ -378,6 +380,7 @@ def _import(
         counts=counts,
         notes=ctx.notes,
         unchanged=unchanged,
+        record=record,
     )
 
 
@@ -386,4 +389,3 @@ def bundle_export(*, dataset: Dataset) -> Iterator[str]:
     for kind in registered_kinds():
         for obj in kind.export(dataset):
             yield json.dumps({"kind": kind.name, **obj}, ensure_ascii=False) + "\n"
-

@@ -75,9 +75,11 @@ def e2e_page(e2e_browser: Browser, tmp_path: Path) -> Iterator[Page]:
     violations: list[str] = []
     page.on(
         "console",
-        lambda message: violations.append(f"{message.text} ({message.location.get('url')})")
-        if "Content Security Policy" in message.text
-        else None,
+        lambda message: (
+            violations.append(f"{message.text} ({message.location.get('url')})")
+            if "Content Security Policy" in message.text
+            else None
+        ),
     )
     try:
         yield page

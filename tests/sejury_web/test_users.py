@@ -157,3 +157,54 @@ def test_without_htmx_a_refused_password_shows_the_users_page_with_its_errors(
         url, {"new_password1": "a-long-pass-77", "new_password2": "a-long-pass-77"}
     )
     assert good.status_code == 302
+
+
+# -- the page at the size of a team (issue 16 item 14) ----------------------------------------
+
+
+@pytest.fixture
+def many_users(lead: User) -> list[User]:
+    """60 annotators (rater-00 … rater-59) and the lead."""
+    return [
+        user_create(actor=None, username=f"rater-{n:02d}", password=None, roles=[Role.ANNOTATOR])
+        for n in range(60)
+    ]
+
+
+def rows(html: str) -> list[str]:
+    return [part.split('"', 1)[0] for part in html.split('<tr id="user-')[1:]]
+
+
+def test_the_users_page_is_paged_in_fixed_queries(
+    lead_client: Client, many_users: list[User], django_assert_max_num_queries: object
+) -> None:
+    first = lead_client.get(reverse("user_list"))
+    assert len(rows(first.content.decode())) == 50
+    assert "Page 1 of 2" in first.content.decode()
+    assert "61 users" in first.content.decode()
+    second = lead_client.get(reverse("user_list"), {"page": 2})
+    assert len(rows(second.content.decode())) == 11
+    shown = set(rows(first.content.decode())) | set(rows(second.content.decode()))
+    assert shown == {str(u.pk) for u in User.objects.all()}
+    with django_assert_max_num_queries(12):  # type: ignore[operator]
+        lead_client.get(reverse("user_list"))
+
+
+def test_the_users_page_searches_names_and_filters_roles(
+    lead_client: Client, lead: User, many_users: list[User]
+) -> None:
+    found = lead_client.get(reverse("user_list"), {"q": "RATER-1"}).content.decode()
+    assert set(rows(found)) == {str(u.pk) for u in many_users if u.username.startswith("rater-1")}
+    leads = lead_client.get(reverse("user_list"), {"role": Role.LEAD}).content.decode()
+    assert rows(leads) == [str(lead.pk)]
+    nobody = lead_client.get(reverse("user_list"), {"q": "zz"}).content.decode()
+    assert "No user matches." in nobody
+
+
+def test_setting_a_password_is_behind_a_button_on_each_row(
+    lead_client: Client, many_users: list[User]
+) -> None:
+    html = lead_client.get(reverse("user_list")).content.decode()
+    # One closed "Set password…" box per row: no password box shows until it is opened.
+    assert html.count('<details class="password-box">') == 50
+    assert html.count("<summary>Set password…</summary>") == 50

@@ -1,5 +1,9 @@
 """Judge a dataset's patches with a team of strategies, from the shell; optionally follow it.
 
+Before a new run starts, its pre-flight counts the patches that lack what the team needs in
+the context (a golden or draft rubric, a reference fix): if some do, the command stops and
+says which, unless ``--only-ready`` asks it to judge the others; if all do, no run starts.
+
 ``--resume ID`` queues a run's pending patches again; with ``--retry-failed`` its failed ones
 too; with ``--stale`` it re-judges the rubric judge's stale verdicts (judged with an older
 revision of the rubric than today's golden one), and ``--wait`` then lists what flipped.
@@ -14,9 +18,16 @@ from django.core.management.base import BaseCommand, CommandError
 
 from judging.models import Context, JudgingRun, PatchJudgment
 from judging.runs.export import verdict_records
-from judging.runs.selectors import RunProgress, run_get, run_progress
-from judging.runs.services import RunError, run_create, run_rejudge_stale, run_resume
+from judging.runs.selectors import RunProgress, run_get, run_preflight, run_progress
+from judging.runs.services import (
+    RunError,
+    nothing_ready,
+    run_create,
+    run_rejudge_stale,
+    run_resume,
+)
 from judging.runs.stale import rejudge_summary, stale_count
+from judging.strategies import parse_team
 from rubrics.bundle.services import dataset_resolve
 from rubrics.selectors import dataset_patches_named
 from sejury_web.llm import OFFLINE_MARKER, Provider
@@ -44,6 +55,11 @@ INTERRUPTED = (
     "when it is done: `python manage.py export_verdicts --run {run} --format csv`."
 )
 CANCELLED = "run {run} was cancelled"
+NOT_READY = (
+    "no run was started: {lacks}. Pass --only-ready to judge the {ready} other patch{plural}, "
+    "or change the team or the context."
+)
+LEFT_OUT = "Left out {missing} of {total} patches: {lacks}."
 OFFLINE_NOTE = f"The provider is offline: every answer comes from the {OFFLINE_MARKER}."
 
 # The contexts a lead can ask for; 'revision' belongs to rubric previews.
@@ -98,6 +114,13 @@ class Command(BaseCommand):
             "--threshold", type=float, help="VALID from this score on (default: mid-scale)"
         )
         parser.add_argument("--name", default="")
+        parser.add_argument(
+            "--only-ready",
+            action="store_true",
+            help="judge only the patches that have what the team needs in the context (a "
+            "golden or draft rubric, a reference fix); without it, a run where some lack it "
+            "is not started",
+        )
         parser.add_argument("--resume", type=int, metavar="ID", help="re-queue a run's patches")
         parser.add_argument(
             "--retry-failed", action="store_true", help="with --resume: judge failed ones again"
@@ -153,6 +176,24 @@ class Command(BaseCommand):
         lo, hi = options["scale"] or DEFAULT_SCALE
         threshold = options["threshold"]
         try:
+            preflight = run_preflight(
+                dataset=dataset,
+                strategies=parse_team(options["team"]),
+                context=options["context"],
+                patch_ids=None if patches is None else [patch.pk for patch in patches],
+            )
+        except ValueError:  # an unknown strategy: run_create says so below
+            preflight = None
+        if preflight is not None and preflight.missing:
+            if not preflight.ready:
+                raise CommandError(nothing_ready(preflight))
+            if not options["only_ready"]:
+                plural = "" if preflight.ready == 1 else "es"
+                lacks = preflight.summary()
+                raise CommandError(
+                    NOT_READY.format(lacks=lacks, ready=preflight.ready, plural=plural)
+                )
+        try:
             run = run_create(
                 actor=None,
                 dataset=dataset,
@@ -165,9 +206,16 @@ class Command(BaseCommand):
                 scale_lo=lo,
                 scale_hi=hi,
                 name=options["name"],
+                only_ready=options["only_ready"],
             )
         except RunError as error:
             raise CommandError(str(error)) from None
+        if preflight is not None and preflight.missing:
+            self.stdout.write(
+                LEFT_OUT.format(
+                    missing=preflight.missing, total=preflight.total, lacks=preflight.summary()
+                )
+            )
         total = run_progress(run).total
         self._describe(run, f"Run {run.pk}: {total} patches of {dataset.name!r}")
         return run
@@ -175,7 +223,16 @@ class Command(BaseCommand):
     def _resume(self, options: dict[str, Any]) -> JudgingRun:
         given = [
             f"--{name.replace('_', '-')}"
-            for name in ("dataset", "team", "context", "patches", "provider", "model", "name")
+            for name in (
+                "dataset",
+                "team",
+                "context",
+                "patches",
+                "provider",
+                "model",
+                "name",
+                "only_ready",
+            )
             if options[name]
         ]
         given += [f"--{name}" for name in ("scale", "threshold") if options[name] is not None]

@@ -15,11 +15,13 @@ from judging.consensus.adjudication import (
     UNKNOWN_RULE,
     UNKNOWN_THEME,
     AdjudicationError,
+    QueueWindow,
     adjudication_counts,
     adjudication_item,
     adjudication_queue,
     adjudication_record,
     consensus_rule_set,
+    queue_window,
 )
 from judging.consensus.rules import ConsensusRule, State
 from judging.models import Adjudication, Assignment, Campaign, DisagreementTheme, Label
@@ -333,3 +335,84 @@ def test_changing_the_rule_refuses_an_unknown_rule_and_another_datasets_campaign
     assert (dataset.consensus_rule, elsewhere.consensus_rule) == ("unanimous", "unanimous")
     rule_actions = [DATASET_CONSENSUS_RULE, CAMPAIGN_CONSENSUS_RULE]
     assert not AuditEvent.objects.filter(action__in=rule_actions).exists()
+
+
+# At scale: the queue a window at a time, with each patch's label counts and majority.
+
+
+def many_waiting(disputes: int, too_few: int) -> Dataset:
+    """A dataset with ``disputes`` disputed patches (D-00…) and ``too_few`` patches with one
+    decisive label (T-00…), each on a bug of its own."""
+    dataset = DatasetFactory(slug="many")
+    for n in range(disputes):
+        bug = BugFactory(dataset=dataset, key=f"D-{n:02d}")
+        labelled(PatchFactory(bug=bug, key=f"D-{n:02d}-p"), VALID, INVALID, VALID)
+    for n in range(too_few):
+        bug = BugFactory(dataset=dataset, key=f"T-{n:02d}")
+        labelled(PatchFactory(bug=bug, key=f"T-{n:02d}-p"), INVALID, UNSURE)
+    return dataset
+
+
+def window_keys(window: QueueWindow) -> list[str]:
+    return [item.patch.key for item in window.items]
+
+
+def test_the_queue_is_read_a_window_at_a_time_in_its_order(lead: User) -> None:
+    dataset = many_waiting(disputes=12, too_few=3)
+    queue = adjudication_queue(dataset=dataset)
+    first = queue_window(queue, size=10)
+    assert window_keys(first) == [f"D-{n:02d}-p" for n in range(10)]
+    assert (first.first, first.last, first.total, first.before) == (1, 10, 15, None)
+    second = queue_window(queue, after=first.after, size=10)
+    assert window_keys(second) == ["D-10-p", "D-11-p", "T-00-p", "T-01-p", "T-02-p"]
+    assert (second.first, second.last, second.after) == (11, 15, None)
+    assert second.before == second.items[0].patch.pk
+    back = queue_window(queue, before=second.before, size=10)
+    assert window_keys(back) == window_keys(first)
+    # Unknown or absent cursors start from the beginning.
+    assert window_keys(queue_window(queue, after=10**9, size=10)) == window_keys(first)
+
+
+def test_adjudicating_a_window_skips_none_of_the_next(lead: User) -> None:
+    """Page numbers would: the ten adjudicated leave the list, and "page 2" would then be
+    the third ten. The next window is the patches after the last one the lead saw."""
+    dataset = many_waiting(disputes=25, too_few=0)
+    first = queue_window(adjudication_queue(dataset=dataset), size=10)
+    for item in first.items:
+        adjudication_record(
+            patch=item.patch,
+            label=VALID,
+            themes=[Theme.CORRECTNESS_ASSESSMENT],
+            note="",
+            actor=lead,
+        )
+    queue = adjudication_queue(dataset=dataset)
+    assert queue.counts.waiting == 15
+    second = queue_window(queue, after=first.after, size=10)
+    assert window_keys(second) == [f"D-{n:02d}-p" for n in range(10, 20)]
+    assert second.first == 1  # the first of the patches still waiting
+    assert second.before is None  # nothing waits before it any more
+    done = queue_window(queue, adjudicated=True, size=4)
+    assert window_keys(done) == [f"D-{n:02d}-p" for n in range(4)]
+    assert window_keys(queue_window(queue, adjudicated=True, after=done.after, size=4)) == [
+        f"D-{n:02d}-p" for n in range(4, 8)
+    ]
+
+
+def test_each_item_counts_its_labels_and_names_its_majority() -> None:
+    dataset = DatasetFactory()
+    bug = BugFactory(dataset=dataset, key="B")
+    labelled(PatchFactory(bug=bug, key="B-two-to-one"), VALID, INVALID, INVALID, UNSURE)
+    labelled(PatchFactory(bug=bug, key="B-tie"), VALID, INVALID, UNSURE)
+    labelled(PatchFactory(bug=bug, key="B-unsure"), UNSURE, UNSURE)
+    items = {item.patch.key: item for item in adjudication_queue(dataset=dataset).waiting}
+    two_to_one = items["B-two-to-one"]
+    assert two_to_one.label_counts == [(VALID, 1), (INVALID, 2), (UNSURE, 1)]
+    assert (two_to_one.majority, two_to_one.majority_count, two_to_one.decisive_count) == (
+        INVALID,
+        2,
+        3,
+    )
+    assert items["B-tie"].majority is None
+    assert items["B-tie"].label_counts == [(VALID, 1), (INVALID, 1), (UNSURE, 1)]
+    assert (items["B-unsure"].majority, items["B-unsure"].decisive_count) == (None, 0)

@@ -11,12 +11,14 @@ from django.urls import reverse
 
 from judging.consensus.adjudication import CAMPAIGN_CONSENSUS_RULE, DATASET_CONSENSUS_RULE
 from judging.consensus.rules import ConsensusRule
+from judging.consensus.views import PER_PAGE
 from judging.models import Campaign, Label
 from rubrics.models import Dataset, Patch
 from sejury_web.audit import audit_events
 from sejury_web.models import AuditEvent
 from tests.judging.calibration.factories import campaign_of
-from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory
+from tests.judging.factories import AnnotationFactory, UserFactory
+from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
 
 pytestmark = pytest.mark.django_db
 
@@ -61,7 +63,7 @@ def rule_url(dataset: Dataset) -> str:
 
 
 def waiting_keys(html: str) -> list[str]:
-    waiting = html[html.index('id="adjudication-waiting"') : html.index('id="adjudication-done"')]
+    waiting = html[html.index('id="adjudication-waiting"') :]
     return re.findall(r'data-patch-key="([^"]+)"', waiting)
 
 
@@ -191,3 +193,51 @@ def test_the_index_shows_each_datasets_rule(
     Dataset.objects.filter(pk=dataset.pk).update(consensus_rule=ConsensusRule.MAJORITY)
     html = lead_client.get(reverse("judging:adjudication_index")).content.decode()
     assert "<td>Two-thirds majority of ≥ 3 labels</td>" in html
+
+
+def test_the_queue_is_paged_with_counts_majority_diff_and_shortcuts(lead_client: Client) -> None:
+    """Issue 16 item 13: 57 disputes made one page of 39,000 px."""
+    dataset = DatasetFactory(slug="many-disputes")
+    for n in range(23):
+        patch = PatchFactory(
+            bug=BugFactory(dataset=dataset, key=f"D-{n:02d}"),
+            key=f"D-{n:02d}-p",
+            diff=make_diff(new=f"x = {n}  # DIFF-LINE-{n:02d}"),
+        )
+        for rater, label in enumerate((VALID, INVALID, INVALID)):
+            AnnotationFactory(patch=patch, annotator=UserFactory(username=f"r{rater}"), label=label)
+    html = lead_client.get(queue_url(dataset)).content.decode()
+    assert waiting_keys(html) == [f"D-{n:02d}-p" for n in range(PER_PAGE)]
+    assert re.search(r'id="adjudication-range">1–10<', html)
+    # Each card: its diff inline in a <details> (open while it waits), the counts, the majority.
+    first = dataset.patches.get(key="D-00-p")
+    assert re.search(
+        rf'<details class="adjudication-diff" id="adjudication-{first.pk}-diff" open>', html
+    )
+    assert "DIFF-LINE-00" in html and "DIFF-LINE-09" in html and "DIFF-LINE-10" not in html
+    assert f'data-majority="{INVALID}"' in html
+    assert "2 of 3 decisive" in html
+    assert re.search(r'data-label="VALID">.*?<b>1</b>', html, re.S)
+    # The shortcuts, documented, and their script.
+    assert 'id="adjudication-keys"' in html and "<kbd>n / →</kbd>" in html
+    assert "js/adjudicate.js" in html
+    # The next window starts after the last patch shown.
+    last = dataset.patches.get(key="D-09-p")
+    assert f'href="{queue_url(dataset)}?after={last.pk}" id="adjudication-next"' in html
+    html = lead_client.get(queue_url(dataset), {"after": last.pk}).content.decode()
+    assert waiting_keys(html) == [f"D-{n:02d}-p" for n in range(10, 20)]
+    assert 'id="adjudication-prev"' in html
+    # A card's form keeps the window: a save without htmx comes back to it.
+    tenth = dataset.patches.get(key="D-10-p")
+    assert f'<input type="hidden" name="after" value="{last.pk}">' in html
+    response = lead_client.post(
+        reverse("judging:adjudication_save", args=[dataset.slug, tenth.pk]),
+        {"label": INVALID, "themes": ["rubric_ambiguity"], "after": last.pk},
+    )
+    assert response["Location"] == f"{queue_url(dataset)}?after={last.pk}#adjudication-{tenth.pk}"
+    html = lead_client.get(queue_url(dataset), {"after": last.pk}).content.decode()
+    assert waiting_keys(html) == [f"D-{n:02d}-p" for n in range(11, 21)]
+    # The adjudicated, on their own tab.
+    html = lead_client.get(queue_url(dataset), {"show": "adjudicated"}).content.decode()
+    assert re.findall(r'data-patch-key="([^"]+)"', html) == ["D-10-p"]
+    assert 'id="adjudication-tab-adjudicated" href' in html

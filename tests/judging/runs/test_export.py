@@ -231,3 +231,22 @@ def test_final_labels_take_the_consensus_where_there_is_one(judged: JudgingRun) 
     assert "rubric_verdict,final_label,final_from,provider" in header
     assert any(row.split(",")[0] == str(judged.pk) for row in rows)
     assert "final_label" not in export("--run", str(judged.pk))
+
+
+def test_csv_cells_that_a_spreadsheet_would_run_are_written_as_text(
+    judged: JudgingRun, tmp_path: Path
+) -> None:
+    """Issue 16 item 3: a key from an imported bundle such as ``=HYPERLINK(…)`` is written
+    with a leading apostrophe (as the report's CSV already did, through the same helper)."""
+    formula = '=HYPERLINK("http://example.com","x")'
+    patch = judged.judgments.order_by("patch__key").first().patch  # type: ignore[union-attr]
+    patch.key = formula
+    patch.save()
+    path = tmp_path / "verdicts.csv"
+    export("--run", str(judged.pk), "--format", "csv", "--output", str(path))
+    with path.open(newline="", encoding="utf-8") as source:
+        patches = [row["patch"] for row in csv.DictReader(source)]
+    assert f"'{formula}" in patches
+    assert formula not in patches
+    # Numbers stay numbers: a negative score would not be quoted.
+    assert all(not cell.startswith("'") for cell in patches if cell != f"'{formula}")

@@ -1,0 +1,86 @@
+"""Bundles uploaded through the import page that the worker imports: queueing one, and
+what its page shows (progress, errors).
+
+A bundle over ``worker_bytes()`` (``SEJURY_BUNDLE_WORKER_BYTES``, 4 MiB by default) is not
+imported by the request: it is saved under ``settings.VAR_DIR/bundle-uploads/``, a
+:class:`~rubrics.models.BundleUpload` row records it, and ``rubrics.import_bundle_upload``
+imports it (``rubrics.bundle.upload_execution``) while the page shows its progress.
+"""
+
+import json
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
+
+from rubrics.bundle.base import BundleImportError
+from rubrics.bundle.read import BundleError
+from rubrics.bundle.upload_execution import progress_file
+from rubrics.models import BundleUpload
+from rubrics.tasks import import_bundle_upload
+
+UPLOAD_DIR = "bundle-uploads"
+
+
+def worker_bytes() -> int:
+    """Uploads larger than this are imported by the worker."""
+    return int(getattr(settings, "SEJURY_BUNDLE_WORKER_BYTES", 4 * 1024 * 1024))
+
+
+def bundle_upload_queue(*, actor: User, file: UploadedFile, dataset_name: str) -> BundleUpload:
+    """Save ``file`` and queue its import into ``dataset_name`` by the worker."""
+    relative = Path(UPLOAD_DIR) / f"{uuid.uuid4().hex}.jsonl"
+    target = Path(settings.VAR_DIR) / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    size = 0
+    with target.open("wb") as out:
+        for chunk in file.chunks():
+            out.write(chunk)
+            size += len(chunk)
+    try:
+        with transaction.atomic():
+            upload = BundleUpload.objects.create(
+                dataset_name=dataset_name.strip()[:200],
+                filename=(file.name or "")[:255],
+                path=str(relative),
+                size=size,
+                uploaded_by=actor if actor.pk else None,
+            )
+            import_bundle_upload.delay_on_commit(upload.pk)
+    except BaseException:
+        target.unlink(missing_ok=True)
+        raise
+    return upload
+
+
+@dataclass(frozen=True)
+class UploadProgress:
+    phase: str
+    percent: int
+
+
+def upload_progress(upload: BundleUpload) -> UploadProgress:
+    """How far the worker is with ``upload`` (a queued upload is at 0)."""
+    if upload.status == BundleUpload.Status.DONE:
+        return UploadProgress("done", 100)
+    try:
+        data = json.loads(progress_file(upload).read_text())
+        return UploadProgress(str(data["phase"]), int(data["percent"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return UploadProgress("waiting for the worker", 0)
+
+
+def upload_errors(upload: BundleUpload) -> BundleImportError | None:
+    """A failed upload's errors, as the import page shows them."""
+    if upload.status != BundleUpload.Status.FAILED:
+        return None
+    errors = [
+        BundleError(e.get("line"), e.get("field"), str(e.get("message", "")))
+        for e in upload.errors
+        if isinstance(e, dict)
+    ]
+    return BundleImportError(errors, more=upload.more_errors)
