@@ -25,7 +25,8 @@ BACKOFF_WINDOW = timedelta(hours=24)
 
 def _failures(request: HttpRequest) -> int:
     """The failed logins of this username or from this address in the window."""
-    username = request.POST.get(settings.AXES_USERNAME_FORM_FIELD, "") if request.POST else ""
+    field = getattr(settings, "AXES_USERNAME_FORM_FIELD", "username")
+    username = request.POST.get(field, "") if request.POST else ""
     address = getattr(request, "axes_ip_address", None) or request.META.get("REMOTE_ADDR", "")
     who = Q(ip_address=address)
     if username:

@@ -291,7 +291,8 @@ def queue_window(
     size: int,
 ) -> QueueWindow:
     """``size`` items of the waiting list (or the adjudicated one): the first ones, those
-    after the patch ``after`` or those before the patch ``before``, by the list's order.
+    after the patch ``after`` or those before the patch ``before`` (the first ones when
+    fewer come before it), by the list's order.
 
     A patch given as ``after`` or ``before`` need not be in the list any more (adjudicated
     since the lead read its window): its place is found from its labels and keys, so no

@@ -1,0 +1,73 @@
+"""My labels in a real browser (issue 16 items 8 and 17): each label names its bug and its
+place in the annotator's queue, never the patch's key; its link opens the patch there, where
+the annotator changes the label while the campaign is open; once the lead closes the
+campaign, the page says the label is final."""
+
+import pytest
+from django.urls import reverse
+from playwright.sync_api import Page, expect
+from pytest_django.live_server_helper import LiveServer
+
+from judging.annotations.services import annotation_record, campaign_close
+from judging.models import Annotation, Assignment, Label
+from sejury_web.roles import Role
+from sejury_web.users import user_create
+from tests.e2e.helpers import log_in
+from tests.helpers import PASSWORD
+from tests.judging.factories import create_campaign
+from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
+
+KEY = "repairtool-Closure-2-p7"  # a key that names the tool: the annotator must not see it
+
+
+@pytest.mark.e2e
+@pytest.mark.django_db(transaction=True)
+def test_an_annotator_changes_a_label_from_my_labels_until_the_campaign_closes(
+    live_server: LiveServer, e2e_page: Page
+) -> None:
+    page = e2e_page
+    dataset = DatasetFactory(name="Labels in place", slug="labels-in-place")
+    bug = BugFactory(dataset=dataset, key="Closure-2", title="The compiler drops a cast")
+    PatchFactory(bug=bug, key=KEY, diff=make_diff(new="x = 3"))
+    PatchFactory(bug=bug, key="repairtool-Closure-2-p8", diff=make_diff(new="x = 4"))
+    lead = user_create(actor=None, username="lena", password=PASSWORD, roles=[Role.LEAD])
+    ann = user_create(actor=None, username="ann", password=PASSWORD, roles=[Role.ANNOTATOR])
+    campaign = create_campaign(dataset, [ann], name="Round 1", overlap=1)
+    place = Assignment.objects.get(campaign=campaign, annotator=ann, patch__key=KEY)
+    annotation_record(campaign=campaign, annotator=ann, patch=place.patch, label=Label.VALID)
+
+    log_in(page, live_server, "ann")
+    page.locator(".topbar nav").get_by_role("link", name="My labels").click()
+    row = page.locator(f"#my-labels tr[data-position='{place.position}']")
+    expect(row).to_contain_text("Closure-2")
+    expect(row).to_contain_text(f"Patch {place.position} of 2 in Round 1")
+    expect(row).to_contain_text(Label.VALID)
+    expect(row).to_have_attribute("data-changeable", "true")
+    assert "repairtool" not in page.content()
+
+    # Its link opens the patch at its place; the annotator changes the label there.
+    row.get_by_role("link", name="Change").click()
+    annotate = reverse("judging:annotate", args=[campaign.pk, place.position])
+    page.wait_for_url(f"{live_server.url}{annotate}")
+    expect(page).to_have_title(
+        f"Bug Closure-2 · patch {place.position} of 2 in Round 1 · SE-Jury web"
+    )
+    expect(page.locator("#annotate-place")).to_contain_text("Closure-2")
+    assert "repairtool" not in page.content()
+    expect(page.locator("#annotate[data-shortcuts=on]")).to_be_visible()
+    page.keyboard.press("i")
+    page.wait_for_url(lambda url: url != f"{live_server.url}{annotate}")
+    assert Annotation.objects.get(annotator=ann, patch=place.patch).label == Label.INVALID
+    page.goto(f"{live_server.url}{reverse('judging:my_labels')}")
+    expect(row).to_contain_text(Label.INVALID)
+
+    # Closed: the label is final, and the page says so; its place is still there to read.
+    campaign_close(campaign=campaign, actor=lead)
+    page.reload()
+    expect(row).to_have_attribute("data-changeable", "false")
+    expect(row).to_contain_text("Final: Round 1 is closed")
+    expect(row.get_by_role("link", name="Change")).to_have_count(0)
+    row.get_by_role("link", name=f"Patch {place.position} of 2").click()
+    page.wait_for_url(f"{live_server.url}{annotate}")
+    expect(page.locator("#annotate-closed")).to_be_visible()
+    expect(page.locator("#label-valid")).to_be_disabled()
