@@ -406,10 +406,11 @@ def own_label_rows(*, annotator: User, annotations: list[Annotation]) -> list[Ow
     )
     places: dict[int, list[QueuePlace]] = defaultdict(list)
     for patch_id, campaign_id, position, name, status in assignments:
-        place = QueuePlace(
-            campaign_id, name, status == Campaign.Status.OPEN, position, lengths[campaign_id]
+        places[patch_id].append(
+            QueuePlace(
+                campaign_id, name, status == Campaign.Status.OPEN, position, lengths[campaign_id]
+            )
         )
-        places[patch_id].append(place)
     closed = dict(
         Campaign.objects.filter(
             pk__in={a.campaign_id for a in annotations if a.campaign_id is not None},
@@ -419,9 +420,9 @@ def own_label_rows(*, annotator: User, annotations: list[Annotation]) -> list[Ow
     rows = []
     for a in annotations:
         mine = places.get(a.patch_id, [])
-        place = next((p for p in mine if p.campaign_pk == a.campaign_id), None) or next(
-            iter(sorted(mine, key=lambda p: not p.campaign_open)), None
-        )
+        given_in = [p for p in mine if p.campaign_pk == a.campaign_id]
+        # Else an open campaign's first (``mine`` is newest first; sorted() keeps that order).
+        place = next(iter(given_in or sorted(mine, key=lambda p: not p.campaign_open)), None)
         rows.append(
             OwnLabelRow(
                 dataset_name=a.patch.dataset.name,

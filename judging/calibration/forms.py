@@ -9,7 +9,7 @@ from judging.models import Campaign, JudgingRun
 from sejury_web.llm import OFFLINE_MARKER, Provider
 
 NO_TEAM = "pick a team"
-NO_CAMPAIGN = "pick a campaign: its consensus labels are what the teams are ranked on"
+NO_CAMPAIGN = "none picked: teams are ranked on a campaign's consensus labels, so pick one first"
 UNKNOWN_RUN = "run {run} does not cover this campaign's labelled patches; pick one of the list"
 
 

@@ -136,7 +136,11 @@ class Lack:
         """ "19 of 24 patches have no golden rubric (needed by rubric)"."""
         what = self.what[0] if self.count == 1 else self.what[1]
         noun = "patch" if total == 1 else "patches"
-        return f"{self.count} of {total} {noun} {what} (needed by {', '.join(self.members)})"
+        if self.count == total:  # "all 24 patches have …", "the patch has …"
+            share = "the patch" if total == 1 else f"all {total} patches"
+        else:
+            share = f"{self.count} of {total} {noun}"
+        return f"{share} {what} (needed by {', '.join(self.members)})"
 
 
 @dataclass(frozen=True)

@@ -214,12 +214,15 @@ def test_the_queue_is_paged_with_counts_majority_diff_and_shortcuts(lead_client:
     assert re.search(
         rf'<details class="adjudication-diff" id="adjudication-{first.pk}-diff" open>', html
     )
-    assert "DIFF-LINE-00" in html and "DIFF-LINE-09" in html and "DIFF-LINE-10" not in html
+    assert "DIFF-LINE-00" in html
+    assert "DIFF-LINE-09" in html
+    assert "DIFF-LINE-10" not in html  # only the window's diffs
     assert f'data-majority="{INVALID}"' in html
     assert "2 of 3 decisive" in html
     assert re.search(r'data-label="VALID">.*?<b>1</b>', html, re.S)
     # The shortcuts, documented, and their script.
-    assert 'id="adjudication-keys"' in html and "<kbd>n / →</kbd>" in html
+    assert 'id="adjudication-keys"' in html
+    assert "<kbd>n / →</kbd>" in html
     assert "js/adjudicate.js" in html
     # The next window starts after the last patch shown.
     last = dataset.patches.get(key="D-09-p")

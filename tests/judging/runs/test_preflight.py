@@ -38,8 +38,9 @@ def draft(bug: Bug, variant: str = Rubric.Variant.TEMPLATED) -> None:
 
 @pytest.fixture
 def dataset() -> Dataset:
-    """G: 2 patches, golden rubric (confirmed from its templated draft). D: 3 patches, a templated draft only. F: 1 patch, a
-    free-form draft only. N: 6 patches, nothing, and no reference fix either."""
+    """G: 2 patches, a golden rubric (its templated draft, confirmed). D: 3 patches, a
+    templated draft only. F: 1 patch, a free-form draft only. N: 6 patches, nothing, and no
+    reference fix either."""
     dataset = DatasetFactory(name="Pre-flight", slug="pre-flight")
     make_golden(bug_of(dataset, "G", 2))
     draft(bug_of(dataset, "D", 3))
@@ -110,7 +111,7 @@ def test_a_run_that_would_fail_entirely_is_not_started(
         run_create(
             actor=None, dataset=dataset, strategies="rubric", context="golden", patches=only_n
         )
-    assert "6 of 6 patches have no golden rubric" in str(refused.value)
+    assert "since all 6 patches have no golden rubric (needed by rubric)" in str(refused.value)
     assert "confirm their rubrics in the review queue" in str(refused.value)
     assert not JudgingRun.objects.exists()
 
