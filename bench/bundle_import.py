@@ -50,7 +50,7 @@ def write_bundle(path: Path, labels: int) -> tuple[int, int, int]:
     written = 0
     with path.open("w", encoding="utf-8") as out:
         for b in range(bugs):
-            record = {
+            record: dict[str, object] = {
                 "kind": "bug",
                 "key": f"B{b:05d}",
                 "title": f"Widget.total skips an item ({b})",

@@ -108,6 +108,33 @@ def run_target(provider: str, model: str) -> tuple[str, str]:
     return str(target.provider), target.model
 
 
+def run_check(
+    *,
+    strategies: str | list[str],
+    context: str,
+    provider: str = "",
+    model: str = "",
+    threshold: float = 50.0,
+    scale_lo: float = 0.0,
+    scale_hi: float = 100.0,
+    rubric_revision: RubricRevision | None = None,
+) -> tuple[list[str], str, str]:
+    """What ``run_create`` checks of its settings before it looks at any patch: the team, the
+    scale, the context, the provider; the team, provider and model it would use. Callers
+    that show a run's pre-flight first call it, so that a wrong setting is said first."""
+    try:
+        team = parse_team(strategies)
+        check_scale(scale_lo, scale_hi, threshold)
+    except ValueError as error:
+        raise RunError(str(error)) from None
+    if context not in Context.values:
+        raise RunError(UNKNOWN_CONTEXT.format(context=context, known=", ".join(Context.values)))
+    if (context == Context.REVISION) != (rubric_revision is not None):
+        raise RunError(REVISION_CONTEXT)
+    provider, model = run_target(provider, model)
+    return team, provider, model
+
+
 def run_create(
     *,
     dataset: Dataset,
@@ -128,17 +155,16 @@ def run_create(
     """Create a run over ``patches`` (default: every patch of the dataset) and queue it; with
     ``only_ready``, over those of them that have what the team needs in ``context``
     (``run_preflight``). A run none of whose patches could be judged is refused."""
-
-    try:
-        team = parse_team(strategies)
-        check_scale(scale_lo, scale_hi, threshold)
-    except ValueError as error:
-        raise RunError(str(error)) from None
-    if context not in Context.values:
-        raise RunError(UNKNOWN_CONTEXT.format(context=context, known=", ".join(Context.values)))
-    if (context == Context.REVISION) != (rubric_revision is not None):
-        raise RunError(REVISION_CONTEXT)
-    provider, model = run_target(provider, model)
+    team, provider, model = run_check(
+        strategies=strategies,
+        context=context,
+        provider=provider,
+        model=model,
+        threshold=threshold,
+        scale_lo=scale_lo,
+        scale_hi=scale_hi,
+        rubric_revision=rubric_revision,
+    )
     chosen_ids = None
     if patches is not None:
         chosen = list(patches)  # any iterable, even one that can be read only once

@@ -100,16 +100,33 @@ def run_new(request: AuthenticatedHtmxRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid() and GO_BACK not in request.POST:
         data = form.cleaned_data
         patches = data["patches"]
-        preflight = run_selectors.run_preflight(
-            dataset=data["dataset"],
-            strategies=data["strategies"],
-            context=data["context"],
-            patch_ids=None if patches is None else [patch.pk for patch in patches],
-        )
+        try:  # a wrong setting is said before what the patches lack
+            services.run_check(
+                strategies=data["strategies"],
+                context=data["context"],
+                provider=data["provider"],
+                model=data["model"],
+                threshold=data["threshold"],
+                scale_lo=data["scale_lo"],
+                scale_hi=data["scale_hi"],
+            )
+        except RunError as error:
+            form.add_error(None, str(error))
+        else:
+            preflight = run_selectors.run_preflight(
+                dataset=data["dataset"],
+                strategies=data["strategies"],
+                context=data["context"],
+                patch_ids=None if patches is None else [patch.pk for patch in patches],
+            )
         # Some patches lack what the run needs: say so, and start only once the lead agrees
         # to judge the others (the number they agreed to, should the form have changed since).
-        asks = 0 < preflight.ready < preflight.total and data["only_ready"] != preflight.ready
-        if not asks:
+        asks = (
+            preflight is not None
+            and 0 < preflight.ready < preflight.total
+            and data["only_ready"] != preflight.ready
+        )
+        if preflight is not None and not asks:
             try:
                 run = services.run_create(
                     dataset=data["dataset"],

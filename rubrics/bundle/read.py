@@ -225,7 +225,11 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         return obj
     flagged = _Repeated(obj)
     seen: set[str] = set()
-    flagged.repeated = [name for name, _ in pairs if name in seen or seen.add(name)]
+    flagged.repeated = []
+    for name, _ in pairs:
+        if name in seen:
+            flagged.repeated.append(name)
+        seen.add(name)
     return flagged
 
 

@@ -154,8 +154,10 @@ def test_errors_are_clear_and_create_nothing(argv: list[str], message: str) -> N
 def test_resume_retries_failed_patches_and_waits_for_them(eager_tasks: None) -> None:
     dataset = two_bugs()
     make_golden(dataset.bugs.get(key="BUG-A"))
-    out = judge("--dataset", "demo-set", "--team", "rubric,s3", "--context", "golden", "--wait")
-    run = JudgingRun.objects.get()
+    # The command starts no run where some patches lack their golden rubric (its pre-flight)
+    # without --only-ready; the service judges them all, and BUG-B's fail, again on a retry.
+    run = run_create(actor=None, dataset=dataset, strategies="rubric,s3", context="golden")
+    out = judge("--resume", str(run.pk), "--retry-failed", "--wait")
     assert f"Run {run.pk} finished" in out
     assert "6/6 judged, 3 failed" in out
     assert "Failed patches (3 of 3):" in out
@@ -170,7 +172,7 @@ def test_resume_retries_failed_patches_and_waits_for_them(eager_tasks: None) -> 
     assert out.startswith(f"Run {run.pk} resumed: 3 of 6 patches queued, judged by rubric, s3")
     assert "6/6 judged, 0 failed" in out
     run.refresh_from_db()
-    assert (run.status, run.generation) == (JudgingRun.Status.FINISHED, 1)
+    assert (run.status, run.generation) == (JudgingRun.Status.FINISHED, 2)
     assert set(run.judgments.values_list("status", flat=True)) == {PatchJudgment.Status.DONE}
 
 

@@ -1,6 +1,7 @@
 """Long diffs: a page shows the first lines, the rest loads on demand, for the user the page
 was rendered for only (annotators included, still blind)."""
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -64,7 +65,8 @@ def test_a_page_shows_the_first_lines_and_a_link_to_the_rest(
     html = patch_page(lead_client, long_patch)
     patch_diff = html[: html.index("Reference patch")] if "Reference patch" in html else html
     assert len(ROW.findall(patch_diff)) == PAGE_LINES
-    assert "SECRET-LINE-0-399." in html and "SECRET-LINE-0-400." not in html
+    assert "SECRET-LINE-0-399." in html
+    assert "SECRET-LINE-0-400." not in html
     assert f"Show the next {CHUNK_LINES:,} of the remaining {5000 - PAGE_LINES:,} lines" in html
     assert "the first 400 of its 5,000 lines are shown" in html
 
@@ -74,7 +76,8 @@ def test_a_page_shows_the_first_lines_and_a_link_to_the_rest(
     part = chunk.content.decode()
     assert "<html" not in part
     assert len(ROW.findall(part)) == CHUNK_LINES
-    assert "SECRET-LINE-0-400." in part and "SECRET-LINE-0-2399." in part
+    assert "SECRET-LINE-0-400." in part
+    assert "SECRET-LINE-0-2399." in part
     assert "SECRET-LINE-0-2400." not in part
     assert re.search(r"pkg/file_0\.py.{0,80}\(continued\)", part, re.DOTALL)
     assert f"Show the next {CHUNK_LINES:,} of the remaining 2,600 lines" in part
@@ -82,7 +85,8 @@ def test_a_page_shows_the_first_lines_and_a_link_to_the_rest(
     # Then file 0's last 100 lines and file 1's first 1,900.
     part = lead_client.get(more_link(part), headers=HTMX).content.decode()
     assert len(ROW.findall(part)) == CHUNK_LINES
-    assert "SECRET-LINE-0-2499." in part and "SECRET-LINE-1-1899." in part
+    assert "SECRET-LINE-0-2499." in part
+    assert "SECRET-LINE-1-1899." in part
     assert part.count("(continued)") == 2  # file 0's header and its hunk's; file 1 is new
     assert "Show the remaining 600 lines" in part
 
@@ -151,7 +155,8 @@ def test_an_expired_link_or_a_forgotten_diff_asks_to_reload(
 def test_without_htmx_the_link_opens_a_page(lead_client: Client, long_patch: Patch) -> None:
     response = lead_client.get(more_link(patch_page(lead_client, long_patch)))
     html = response.content.decode()
-    assert "<html" in html and "Diff lines 401–2,400" in html
+    assert "<html" in html
+    assert "Diff lines 401–2,400" in html
 
 
 def test_an_annotator_loads_the_rest_of_their_own_patch_and_the_link_names_no_patch(
@@ -162,13 +167,15 @@ def test_an_annotator_loads_the_rest_of_their_own_patch_and_the_link_names_no_pa
     page = annotator_client.get(reverse("judging:annotate", args=[campaign.pk, 1]))
     assert page.status_code == 200
     html = page.content.decode()
-    assert "SECRET-LINE-0-399." in html and "SECRET-LINE-0-400." not in html
+    assert "SECRET-LINE-0-399." in html
+    assert "SECRET-LINE-0-400." not in html
     link = more_link(html)
     # The token holds a hash of the text and the annotator's id: no key, no patch or bug id.
     token = parse_qs(urlsplit(link).query)["t"][0]
     payload = signing.TimestampSigner(salt="rubrics.long_diffs").unsign_object(token)
     assert payload == {"h": payload["h"], "u": annotator.pk}
-    assert long_patch.key not in link and long_patch.bug.key not in link
+    assert long_patch.key not in link
+    assert long_patch.bug.key not in link
     rest = annotator_client.get(link, headers=HTMX)
     assert rest.status_code == 200
     assert "SECRET-LINE-0-400." in rest.content.decode()
@@ -184,8 +191,6 @@ def test_old_cached_diffs_are_forgotten(
     cache_dir.mkdir(parents=True)
     stale = cache_dir / f"{'a' * 64}.diff"
     stale.write_text("old")
-    import os
-
     os.utime(stale, (0, 0))
     patch_page(lead_client, long_patch)
     assert not stale.exists()

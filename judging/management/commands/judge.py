@@ -22,12 +22,12 @@ from judging.runs.selectors import RunProgress, run_get, run_preflight, run_prog
 from judging.runs.services import (
     RunError,
     nothing_ready,
+    run_check,
     run_create,
     run_rejudge_stale,
     run_resume,
 )
 from judging.runs.stale import rejudge_summary, stale_count
-from judging.strategies import parse_team
 from rubrics.bundle.services import dataset_resolve
 from rubrics.selectors import dataset_patches_named
 from sejury_web.llm import OFFLINE_MARKER, Provider
@@ -175,16 +175,26 @@ class Command(BaseCommand):
                 )
         lo, hi = options["scale"] or DEFAULT_SCALE
         threshold = options["threshold"]
-        try:
-            preflight = run_preflight(
-                dataset=dataset,
-                strategies=parse_team(options["team"]),
-                context=options["context"],
-                patch_ids=None if patches is None else [patch.pk for patch in patches],
-            )
-        except ValueError:  # an unknown strategy: run_create says so below
-            preflight = None
-        if preflight is not None and preflight.missing:
+        settings = {
+            "strategies": options["team"],
+            "context": options["context"],
+            "provider": options["provider"],
+            "model": options["model"],
+            "threshold": (lo + hi) / 2 if threshold is None else threshold,
+            "scale_lo": lo,
+            "scale_hi": hi,
+        }
+        try:  # a wrong setting is said before what the patches lack
+            team, _, _ = run_check(**settings)
+        except RunError as error:
+            raise CommandError(str(error)) from None
+        preflight = run_preflight(
+            dataset=dataset,
+            strategies=team,
+            context=options["context"],
+            patch_ids=None if patches is None else [patch.pk for patch in patches],
+        )
+        if preflight.missing:
             if not preflight.ready:
                 raise CommandError(nothing_ready(preflight))
             if not options["only_ready"]:
@@ -197,20 +207,14 @@ class Command(BaseCommand):
             run = run_create(
                 actor=None,
                 dataset=dataset,
-                strategies=options["team"],
-                context=options["context"],
                 patches=patches,
-                provider=options["provider"],
-                model=options["model"],
-                threshold=(lo + hi) / 2 if threshold is None else threshold,
-                scale_lo=lo,
-                scale_hi=hi,
                 name=options["name"],
                 only_ready=options["only_ready"],
+                **settings,
             )
         except RunError as error:
             raise CommandError(str(error)) from None
-        if preflight is not None and preflight.missing:
+        if preflight.missing:
             self.stdout.write(
                 LEFT_OUT.format(
                     missing=preflight.missing, total=preflight.total, lacks=preflight.summary()

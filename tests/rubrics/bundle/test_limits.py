@@ -119,9 +119,10 @@ def test_fields_at_their_limits_are_imported() -> None:
     [
         ('{"kind": "bug", "key": "B1", "key": "B2", "description": "d", "reference_patch": "x"}',
          "key", "key"),
-        ('{"kind": "label", "patch": "P-1", "annotator": "r", "label": "VALID", "label": "INVALID"}',
+        ('{"kind": "label", "patch": "P-1", "annotator": "r", "label": "VALID", "label": "UNSURE"}',
          "label", "label"),
-        ('{"kind": "patch", "key": "P-9", "bug": "BUG-1", "diff": "x", "metadata": {"a": 1, "a": 2}}',
+        ('{"kind": "patch", "key": "P9", "bug": "BUG-1", "diff": "x", '
+         '"metadata": {"a": 1, "a": 1}}',
          "metadata.a", "a"),
         ('{"kind": "rubric", "bug": "BUG-1", "revisions": '
          '[{"text": "t", "author": "a", "author": "b"}]}',

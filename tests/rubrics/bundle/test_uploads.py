@@ -65,7 +65,8 @@ def test_a_large_bundle_is_queued_then_imported_by_the_worker(
     assert (upload.status, upload.size, upload.filename) == ("done", len(GOOD), "big.jsonl")
     assert upload.uploaded_by == lead
     record = upload.bundle_import
-    assert record is not None and record.imported_by == lead
+    assert record is not None
+    assert record.imported_by == lead
     assert record.dataset.name == "Big one"
     assert (Bug.objects.count(), Patch.objects.count(), Annotation.objects.count()) == (2, 2, 2)
     assert list(Path(upload_execution.upload_file(upload).parent).iterdir()) == []  # cleaned
@@ -88,11 +89,13 @@ def test_a_queued_upload_shows_its_progress_and_polls(
     assert 'value="0"' in page
     # The worker is 40% through: the partial htmx swaps in says so.
     BundleUpload.objects.filter(pk=upload.pk).update(status="running")
-    progress_file(upload).write_text(json.dumps({"phase": "importing label records", "percent": 40}))
+    progress = {"phase": "importing label records", "percent": 40}
+    progress_file(upload).write_text(json.dumps(progress))
     partial = lead_client.get(response["Location"], headers={"HX-Request": "true"})
     html = partial.content.decode()
     assert "<html" not in html
-    assert 'value="40"' in html and "importing label records" in html
+    assert 'value="40"' in html
+    assert "importing label records" in html
     assert 'hx-trigger="every 1s"' in html
 
 
@@ -118,7 +121,8 @@ def test_the_worker_writes_progress_as_it_goes(
 
     monkeypatch.setattr(upload_execution, "bundle_import", watching)
     bundle_upload_run(upload_id=upload.pk)
-    assert seen and seen[-1] == 100
+    assert seen
+    assert seen[-1] == 100
     assert seen == sorted(seen)
     assert BundleUpload.objects.get().status == "done"
 
@@ -131,11 +135,14 @@ def test_a_failing_large_bundle_lists_its_errors_and_writes_nothing(
     upload = BundleUpload.objects.get()
     assert upload.status == "failed"
     assert [(e["line"], e["field"]) for e in upload.errors] == [(7, "patch"), (8, None)]
-    assert not (Dataset.objects.exists() or Bug.objects.exists() or Annotation.objects.exists())
+    assert not Dataset.objects.exists()
+    assert not Bug.objects.exists()
+    assert not Annotation.objects.exists()
     page = lead_client.get(response["Location"]).content.decode()
     assert "Nothing was imported" in page
     assert "unknown patch &#x27;NOPE&#x27;" in page
-    assert "<td class=\"num\">7</td>" in page and "<td class=\"num\">8</td>" in page
+    assert '<td class="num">7</td>' in page
+    assert '<td class="num">8</td>' in page
 
 
 def test_running_the_task_again_changes_nothing(
@@ -164,7 +171,8 @@ def test_a_crash_in_the_worker_fails_the_upload_and_writes_nothing(
     upload.refresh_from_db()
     assert upload.status == "failed"
     assert "RuntimeError: disk on fire" in upload.errors[0]["message"]
-    assert not (Dataset.objects.exists() or Bug.objects.exists())
+    assert not Dataset.objects.exists()
+    assert not Bug.objects.exists()
 
 
 def test_a_missing_file_fails_the_upload(
