@@ -1,7 +1,7 @@
 """Bundles uploaded through the import page that the worker imports: queueing one, and
 what its page shows (progress, errors).
 
-A bundle over ``worker_bytes()`` (``SEJURY_BUNDLE_WORKER_BYTES``, 4 MiB by default) is not
+A bundle over ``worker_bytes()`` (4 MiB, or the setting ``SEJURY_BUNDLE_WORKER_BYTES``) is not
 imported by the request: it is saved under ``settings.VAR_DIR/bundle-uploads/``, a
 :class:`~rubrics.models.BundleUpload` row records it, and ``rubrics.import_bundle_upload``
 imports it (``rubrics.bundle.upload_execution``) while the page shows its progress.
