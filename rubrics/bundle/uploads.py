@@ -28,7 +28,7 @@ UPLOAD_DIR = "bundle-uploads"
 
 def worker_bytes() -> int:
     """Uploads larger than this are imported by the worker."""
-    return int(getattr(settings, "SEJURY_BUNDLE_WORKER_BYTES", 4 * 1024 * 1024))
+    return int(settings.SEJURY_BUNDLE_WORKER_BYTES)
 
 
 def bundle_upload_queue(*, actor: User, file: UploadedFile, dataset_name: str) -> BundleUpload:
