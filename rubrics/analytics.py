@@ -279,7 +279,7 @@ def dataset_rubric_report(
     in_scope = Q(rubric__bug__dataset=dataset, rubric__variant=variant)
     rubrics = list(
         Rubric.objects.filter(bug__dataset=dataset, variant=variant)
-        .order_by("bug__key")
+        .order_by("bug__sort_key")
         .values("id", "status", "current_number", "golden_revision__number", "bug__key")
     )
     themes: dict[tuple[int, int], list[str]] = {}

@@ -1,6 +1,59 @@
+import re
+from collections.abc import Iterable
+from typing import Any, TypeVar
+
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
+
+_DIGITS = re.compile(r"\d+")
+SORT_DIGITS = 12  # numbers in keys are compared as numbers up to this many digits
+
+
+def natural_sort_key(key: str) -> str:
+    """``key`` as it sorts for people: its numbers zero-padded, so that ``Closure-2`` comes
+    before ``Closure-10`` in the database's plain text order, on SQLite and PostgreSQL alike."""
+    return _DIGITS.sub(lambda number: number.group().zfill(SORT_DIGITS), key)
+
+
+_M = TypeVar("_M", bound=models.Model)
+
+
+class KeyedQuerySet(models.QuerySet[_M]):
+    """Bulk writes of keyed rows (bugs, patches) keep their ``sort_key`` (``save()`` does too).
+    A queryset ``update(key=…)`` does not: change keys through these or ``save()``."""
+
+    def bulk_create(self, objs: Iterable[_M], *args: Any, **kwargs: Any) -> list[_M]:
+        objs = list(objs)
+        for obj in objs:
+            obj.sort_key = natural_sort_key(obj.key)  # type: ignore[attr-defined]
+        return super().bulk_create(objs, *args, **kwargs)
+
+    def bulk_update(
+        self, objs: Iterable[_M], fields: Iterable[str], batch_size: int | None = None
+    ) -> int:
+        objs, fields = list(objs), list(fields)
+        if "key" in fields:
+            for obj in objs:
+                obj.sort_key = natural_sort_key(obj.key)  # type: ignore[attr-defined]
+            fields.append("sort_key")
+        return super().bulk_update(objs, fields, batch_size=batch_size)
+
+
+class _Keyed(models.Model):
+    """A row with a ``key`` that lists sort naturally by (``sort_key``)."""
+
+    sort_key = models.CharField(max_length=1200, editable=False, default="")
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        self.sort_key = natural_sort_key(self.key)  # type: ignore[attr-defined]
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None and "key" in update_fields:
+            kwargs["update_fields"] = [*update_fields, "sort_key"]
+        super().save(*args, **kwargs)
 
 
 class ConsensusRule(models.TextChoices):
@@ -40,7 +93,7 @@ class Dataset(models.Model):
         return reverse("rubrics:dataset_detail", kwargs={"slug": self.slug})
 
 
-class Bug(models.Model):
+class Bug(_Keyed):
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="bugs")
     key = models.CharField(max_length=200)
     title = models.CharField(max_length=500, blank=True)
@@ -52,11 +105,14 @@ class Bug(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    objects = KeyedQuerySet["Bug"].as_manager()
+
     class Meta:
-        ordering = ["dataset", "key"]
+        ordering = ["dataset", "sort_key"]
         constraints = [
             models.UniqueConstraint(fields=["dataset", "key"], name="bug_key_unique_per_dataset")
         ]
+        indexes = [models.Index(fields=["dataset", "sort_key"], name="bug_sort_key")]
 
     def __str__(self) -> str:
         return self.key
@@ -67,7 +123,7 @@ class Bug(models.Model):
         )
 
 
-class Patch(models.Model):
+class Patch(_Keyed):
     """A candidate patch for a bug, produced by a repair tool or a model."""
 
     # Denormalized from bug.dataset so that the database enforces unique keys per dataset.
@@ -85,13 +141,18 @@ class Patch(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    objects = KeyedQuerySet["Patch"].as_manager()
+
     class Meta:
-        ordering = ["dataset", "key"]
+        ordering = ["dataset", "sort_key"]
         verbose_name_plural = "patches"
         constraints = [
             models.UniqueConstraint(fields=["dataset", "key"], name="patch_key_unique_per_dataset")
         ]
-        indexes = [models.Index(fields=["bug", "diff_hash"], name="patch_bug_diff_hash")]
+        indexes = [
+            models.Index(fields=["bug", "diff_hash"], name="patch_bug_diff_hash"),
+            models.Index(fields=["dataset", "sort_key"], name="patch_sort_key"),
+        ]
 
     def __str__(self) -> str:
         return self.key
@@ -164,7 +225,7 @@ class Rubric(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        ordering = ["bug__dataset", "bug__key", "variant"]
+        ordering = ["bug__dataset", "bug__sort_key", "variant"]
         constraints = [
             models.UniqueConstraint(fields=["bug", "variant"], name="rubric_one_per_bug_variant")
         ]

@@ -110,10 +110,10 @@ def dataset_bugs_page(*, dataset: Dataset, query: str = "", page: int | str = 1)
             | Q(bug_type__icontains=query)
             | Exists(Patch.objects.filter(bug=OuterRef("pk"), key__icontains=query))
         )
-    bugs = bugs.only("id", "key", "title", "language", "bug_type", "dataset_id").annotate(
+    listed = bugs.only("id", "key", "title", "language", "bug_type", "dataset_id").annotate(
         patch_count=_count(Patch.objects.filter(bug=OuterRef("pk")), "bug", "pk"),
     )
-    result = Paginator(bugs.order_by("key"), BUGS_PER_PAGE).get_page(page)
+    result = Paginator(listed.order_by("sort_key"), BUGS_PER_PAGE).get_page(page)
     result.object_list = rows = list(result.object_list)
     counts = label_source().bug_counts(bug_ids=[bug.pk for bug in rows])
     for bug in rows:
@@ -127,7 +127,7 @@ def bug_get(*, dataset: Dataset, key: str) -> Bug:
 
 def bug_patches(*, bug: Bug) -> list[Patch]:
     """The bug's patches, each with its ``label_count``."""
-    patches = list(bug.patches.select_related("dataset").order_by("key"))
+    patches = list(bug.patches.select_related("dataset").order_by("sort_key"))
     counts = label_source().patch_counts(patch_ids=[patch.pk for patch in patches])
     for patch in patches:
         patch.label_count = counts.get(patch.pk, 0)  # type: ignore[attr-defined]
@@ -149,7 +149,7 @@ def patch_duplicates(*, patch: Patch) -> QuerySet[Patch]:
     return (
         Patch.objects.filter(bug_id=patch.bug_id, diff_hash=patch.diff_hash)
         .exclude(pk=patch.pk)
-        .order_by("key")
+        .order_by("sort_key")
     )
 
 
@@ -183,7 +183,7 @@ class DraftProgress:
 
 
 def draft_batch_progress(batch: DraftBatch) -> DraftProgress:
-    rubrics = list(batch.rubrics.select_related("bug").order_by("bug__key"))
+    rubrics = list(batch.rubrics.select_related("bug").order_by("bug__sort_key"))
     statuses = [rubric.status for rubric in rubrics]
     drafting = statuses.count(Rubric.Status.DRAFTING)
     failed = statuses.count(Rubric.Status.DRAFT_FAILED)
@@ -212,7 +212,7 @@ def dataset_rubric_counts(dataset: Dataset) -> list[tuple[str, str, int]]:
 def dataset_bugs_named(dataset: Dataset, keys: Iterable[str]) -> tuple[list[Bug], list[str]]:
     """The bugs of ``dataset`` named by ``keys`` (all of them when none), and the unknown keys."""
     wanted = {key for key in keys if key}
-    bugs = Bug.objects.filter(dataset=dataset).order_by("key")
+    bugs = Bug.objects.filter(dataset=dataset).order_by("sort_key")
     if wanted:
         bugs = bugs.filter(key__in=wanted)
     found = list(bugs)

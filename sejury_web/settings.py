@@ -157,9 +157,7 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SEJURY_BUNDLE_MAX_BYTES = int(os.environ.get("SEJURY_BUNDLE_MAX_BYTES", str(64 * 1024 * 1024)))
 # A bundle uploaded through the page and larger than this is imported by the worker, with
 # live progress, instead of within the request.
-SEJURY_BUNDLE_WORKER_BYTES = int(
-    os.environ.get("SEJURY_BUNDLE_WORKER_BYTES", str(4 * 1024 * 1024))
-)
+SEJURY_BUNDLE_WORKER_BYTES = int(os.environ.get("SEJURY_BUNDLE_WORKER_BYTES", str(4 * 1024 * 1024)))
 # An import reports at most this many errors (the file may have thousands).
 SEJURY_BUNDLE_MAX_ERRORS = int(os.environ.get("SEJURY_BUNDLE_MAX_ERRORS", "50"))
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440

@@ -137,7 +137,7 @@ class LabelKind(RecordKind):
         annotations = (
             Annotation.objects.filter(patch__dataset=dataset)
             .annotate(patch_key=F("patch__key"), annotator_name=F("annotator__username"))
-            .order_by("patch__key", "annotator__username")
+            .order_by("patch__sort_key", "annotator__username")
         )
         for a in annotations.iterator(chunk_size=1000):
             yield {

@@ -178,7 +178,7 @@ def campaign_coverage(campaign: Campaign) -> tuple[list[PatchCoverage], Counter[
     # Plain values: the page lists every patch, and a patch row holds its whole diff.
     assignments = (
         Assignment.objects.filter(campaign=campaign)
-        .order_by("patch__key", "annotator__username")
+        .order_by("patch__sort_key", "annotator__username")
         .values_list(
             "patch_id", "patch__key", "patch__bug__key", "annotator_id", "annotator__username"
         )

@@ -149,12 +149,13 @@ class AdjudicationItem:
 
 def waiting_order(item: AdjudicationItem) -> tuple[Any, ...]:
     """An item's place among waiting patches: disputed first (whether or not adjudicated
-    since: the order holds while the lead works through it), then by bug and patch key."""
-    return (0 if item.disputed else 1, item.patch.bug.key, item.patch.key, item.patch.pk)
+    since: the order holds while the lead works through it), then by bug and patch key
+    (numbers in keys as numbers)."""
+    return (0 if item.disputed else 1, item.patch.bug.sort_key, item.patch.sort_key, item.patch.pk)
 
 
 def adjudicated_order(item: AdjudicationItem) -> tuple[Any, ...]:
-    return (item.patch.bug.key, item.patch.key, item.patch.pk)
+    return (item.patch.bug.sort_key, item.patch.sort_key, item.patch.pk)
 
 
 @dataclasses.dataclass(frozen=True)

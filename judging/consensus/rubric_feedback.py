@@ -20,7 +20,7 @@ from judging.models import (
     Label,
     StrategyResult,
 )
-from rubrics.models import ConsensusRule, Dataset
+from rubrics.models import ConsensusRule, Dataset, natural_sort_key
 from rubrics.review.disagreements import HumanLabel, JudgeDisagreement, disagreement_key
 from rubrics.review.prompts import RequirementCheck
 
@@ -171,4 +171,4 @@ class RubricDisagreements:
                     is_offline=result.is_offline,
                 )
             )
-        return sorted(rows, key=lambda row: row.patch_key)
+        return sorted(rows, key=lambda row: natural_sort_key(row.patch_key))

@@ -67,7 +67,7 @@ def verdict_records(run: JudgingRun, *, status: str = "", final: bool = False) -
     team: list[str] = list(run.strategies)
     rows = (
         PatchJudgment.objects.filter(run=run)
-        .order_by("patch__bug__key", "patch__key", "pk")
+        .order_by("patch__bug__sort_key", "patch__sort_key", "pk")
         .values(
             "pk",
             "patch_id",

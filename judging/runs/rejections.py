@@ -299,7 +299,9 @@ def rejection_progress(run: JudgingRun) -> RejectionProgress:
 
 def _first_error(run: JudgingRun) -> str:
     failed = rejected_passing(run).filter(rejection_theme__status=RejectionTheme.Status.FAILED)
-    error = failed.order_by("patch__key").values_list("rejection_theme__error", flat=True).first()
+    error = (
+        failed.order_by("patch__sort_key").values_list("rejection_theme__error", flat=True).first()
+    )
     return error or ""
 
 
@@ -310,7 +312,7 @@ def rejection_pending_ids(*, run_id: int) -> list[int]:
     """The run's rows waiting to be sorted, in patch order."""
     return list(
         RejectionTheme.objects.filter(judgment__run_id=run_id, status=RejectionTheme.Status.PENDING)
-        .order_by("judgment__patch__key", "pk")
+        .order_by("judgment__patch__sort_key", "pk")
         .values_list("pk", flat=True)
     )
 

@@ -222,6 +222,6 @@ def run_preflight(
     for n, (what, condition, members, hint) in enumerate(needs):
         count = counts[f"lack_{n}"]
         if count:
-            examples = patches.filter(~condition).order_by("key").values_list("key", flat=True)
+            examples = patches.filter(~condition).order_by("sort_key").values_list("key", flat=True)
             lacks.append(Lack(what, count, members, list(examples[:EXAMPLES_SHOWN]), hint))
     return Preflight(counts["total"], counts["ready"], lacks, ready)

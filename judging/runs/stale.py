@@ -178,7 +178,7 @@ def rejudge_summary(run: JudgingRun) -> RejudgeSummary | None:
             "judgment__patch__key",
             "judgment__patch__bug__key",
         )
-        .order_by("judgment__patch__key", "pk")[:FLIPS_SHOWN]
+        .order_by("judgment__patch__sort_key", "pk")[:FLIPS_SHOWN]
     )
     flips = [
         Rejudged(

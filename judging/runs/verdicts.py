@@ -36,8 +36,8 @@ VERDICTS_PER_PAGE = 50
 VERDICTS = (Label.VALID, Label.INVALID)
 # Sort keys of the verdict table besides the members' names, and the field each orders by.
 SORT_FIELDS = {
-    "patch": "patch__key",
-    "bug": "patch__bug__key",
+    "patch": "patch__sort_key",
+    "bug": "patch__bug__sort_key",
     "score": "score",
     "spread": "spread",
     "margin": "margin",  # annotated: the score's distance from the threshold (uncertainty)
@@ -251,7 +251,7 @@ def run_verdicts(*, run: JudgingRun, query: TableQuery) -> VerdictTable:
     judgments = (
         judgments.select_related("patch__bug")
         .only(*TABLE_FIELDS, *TABLE_PATCH_FIELDS)
-        .order_by(order, "patch__key", "pk")
+        .order_by(order, "patch__sort_key", "pk")
     )
     page = Paginator(judgments, VERDICTS_PER_PAGE).get_page(query.page)
     page.object_list = list(page.object_list)
@@ -389,9 +389,11 @@ def verdict_get(*, run: JudgingRun, judgment_id: int) -> Verdict:
             bug_call = Call(bug_step.call_id, "", call, _messages(call), bug_step.from_cache)
         members.append(Member(strategy, result, member_calls, bug_step, bug_call))
     neighbours = PatchJudgment.objects.filter(run=run).values_list("pk", flat=True)
-    key = judgment.patch.key
-    previous_id = neighbours.filter(patch__key__lt=key).order_by("-patch__key").first()
-    next_id = neighbours.filter(patch__key__gt=key).order_by("patch__key").first()
+    # In the table's default order: patch keys, numbers as numbers (sort keys are unique per
+    # dataset, as keys are).
+    key = judgment.patch.sort_key
+    previous_id = neighbours.filter(patch__sort_key__lt=key).order_by("-patch__sort_key").first()
+    next_id = neighbours.filter(patch__sort_key__gt=key).order_by("patch__sort_key").first()
     replaced = list(
         judgment.replaced_results.select_related("rubric_revision")
         .defer("rubric_revision__structure", "rubric_revision__text")
@@ -472,7 +474,7 @@ def runs_compare(*, a_id: int, b_id: int, page: int | str = 1) -> Comparison:
         .exclude(verdict=F("b_verdict"))
         .select_related("patch__bug", "patch__dataset")
         .defer("patch__diff", "patch__metadata")
-        .order_by("patch__key")
+        .order_by("patch__sort_key")
     )
     compared = sum(counts[key] for key in counts if key != "total")
     return Comparison(

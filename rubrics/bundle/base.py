@@ -103,9 +103,13 @@ class ImportContext:
         if key in self.invalid_keys[kind]:
             return INVALID_REFERENCE.format(kind=kind, key=key, line=self.invalid_keys[kind][key])
         if kind not in self._existing:
-            rows = {"bug": Bug.objects, "patch": Patch.objects}[kind].filter(dataset=self.dataset)
-            found = rows.values_list("key", flat=True) if self.dataset else []
-            self._existing[kind] = set(found)
+            found: set[str] = set()
+            if self.dataset and kind == "bug":
+                found = set(Bug.objects.filter(dataset=self.dataset).values_list("key", flat=True))
+            elif self.dataset:
+                patches = Patch.objects.filter(dataset=self.dataset)
+                found = set(patches.values_list("key", flat=True))
+            self._existing[kind] = found
         if key in self._existing[kind]:
             return None
         return UNKNOWN_REFERENCE.format(kind=kind, key=key)

@@ -156,7 +156,7 @@ class BugKind(RecordKind):
                 "title": r.data.get("title", ""),
                 "description": r.data["description"],
                 "language": r.data.get("language", ""),
-                "bug_type": r.data.get("bug_type", ""),
+                "bug_type": r.data.get("bug_type") or metadata_bug_type(r.data.get("metadata")),
                 "reference_patch": r.data["reference_patch"],
                 "metadata": r.data.get("metadata", {}),
             }
@@ -170,7 +170,7 @@ class BugKind(RecordKind):
         )
 
     def export(self, dataset: Dataset) -> Iterator[dict[str, Any]]:
-        for bug in dataset.bugs.order_by("key").iterator(chunk_size=500):
+        for bug in dataset.bugs.order_by("sort_key").iterator(chunk_size=500):
             yield {
                 "key": bug.key,
                 "title": bug.title,
@@ -180,6 +180,23 @@ class BugKind(RecordKind):
                 "reference_patch": bug.reference_patch,
                 "metadata": bug.metadata,
             }
+
+
+# Where a bundle without ``bug_type`` keeps a bug's type in its metadata, first found wins.
+METADATA_BUG_TYPE_KEYS = ("bug_type", "type", "category", "bug_category", "defect_type")
+BUG_TYPE_MAX = 100  # Bug.bug_type's length
+
+
+def metadata_bug_type(metadata: Any) -> str:
+    """The bug's type read from its metadata (a short text under one of
+    ``METADATA_BUG_TYPE_KEYS``), or ''."""
+    if not isinstance(metadata, dict):
+        return ""
+    for name in METADATA_BUG_TYPE_KEYS:
+        value = metadata.get(name)
+        if isinstance(value, str) and value.strip() and len(value.strip()) <= BUG_TYPE_MAX:
+            return value.strip()
+    return ""
 
 
 class PatchKind(RecordKind):

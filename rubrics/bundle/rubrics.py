@@ -353,7 +353,7 @@ class RubricKind(RecordKind):
             .prefetch_related(
                 Prefetch("revisions", queryset=RubricRevision.objects.order_by("number"))
             )
-            .order_by("bug__key", "variant")
+            .order_by("bug__sort_key", "variant")
         )
         confirmers = _confirmers(dataset)
         for rubric in rubrics.iterator(chunk_size=200):

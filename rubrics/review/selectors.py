@@ -237,7 +237,7 @@ def _queue_rows(queryset: QuerySet[Rubric]) -> QuerySet[Rubric]:
             last_actor=Subquery(last_event.values("actor__username")[:1]),
             last_comment=Subquery(last_event.values("comment")[:1]),
         )
-        .order_by("bug__dataset__name", "bug__key", "variant")
+        .order_by("bug__dataset__name", "bug__sort_key", "variant")
     )
 
 
