@@ -196,13 +196,15 @@ def kind_plural(kind: str, count: int = 2) -> str:
 
 
 def import_counts_text(bundle_import: BundleImport) -> str:
-    """What a stored import did, e.g. ``6 bugs, 24 patches created``."""
-    counts = {
-        kind: KindCounts(**value)
-        for kind, value in bundle_import.summary.items()
-        if kind != "notes" and isinstance(value, dict)
-    }
-    return summary_text(counts)
+    """What a stored import did, e.g. ``6 bugs, 24 patches created``, kinds in their import
+    order (PostgreSQL's jsonb keeps a summary's keys in its own order, not the written one)."""
+    stored = bundle_import.summary
+    order = [kind.name for kind in registered_kinds()]
+    names = sorted(
+        (name for name, value in stored.items() if name != "notes" and isinstance(value, dict)),
+        key=lambda name: (order.index(name) if name in order else len(order), name),
+    )
+    return summary_text({name: KindCounts(**stored[name]) for name in names})
 
 
 def summary_text(counts: dict[str, KindCounts]) -> str:

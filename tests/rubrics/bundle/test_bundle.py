@@ -14,6 +14,7 @@ from rubrics.bundle.base import (
     UNKNOWN_REFERENCE,
     BundleImportError,
     ImportSummary,
+    import_counts_text,
 )
 from rubrics.bundle.read import EMPTY_VALUE, MISSING_FIELD, NOT_UTF8, TOO_DEEP, BundleError
 from rubrics.bundle.rubrics import NO_REVISIONS
@@ -382,3 +383,10 @@ def test_crlf_terminators_a_bom_and_blank_lines_are_fine() -> None:
     summary = bundle_import(source=io.BytesIO(data), dataset_name="Demo", actor=None)
     assert summary.counts["patch"].created == 2
     assert table_counts() == (1, 2, 2, 1)
+
+
+def test_a_stored_summary_reads_in_import_order_whatever_order_its_keys_come_in() -> None:
+    """PostgreSQL's jsonb gives a summary's keys back in its own order."""
+    counts = {"created": 2, "updated": 0, "unchanged": 0}
+    stored = BundleImport(summary={"label": counts, "notes": [], "patch": counts, "bug": counts})
+    assert import_counts_text(stored) == "2 bugs, 2 patches, 2 labels created"
