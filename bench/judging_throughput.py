@@ -33,8 +33,6 @@ deleted afterwards.
 """
 
 import argparse
-import contextlib
-import ctypes
 import hashlib
 import math
 import os
@@ -65,6 +63,7 @@ from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 
+from bench.fake_server import FakeServer, die_with_parent  # noqa: E402
 from judging.models import JudgingRun  # noqa: E402
 from judging.runs.selectors import run_progress  # noqa: E402
 from judging.runs.services import run_create  # noqa: E402
@@ -121,49 +120,6 @@ def dataset_create(patches: int) -> Dataset:
     return dataset
 
 
-def _die_with_parent() -> None:
-    """In a child, before it runs: SIGTERM it when this process dies, even of SIGKILL (Linux)."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
-
-
-class FakeServer:
-    """The fake OpenAI server in a subprocess; counts requests on demand (SIGUSR1)."""
-
-    def __init__(self, latency: float) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "tests.llm.fake_servers", "openai", "--latency", str(latency)],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            text=True,
-            preexec_fn=_die_with_parent,  # safe: this process runs no threads
-        )
-        line = self._line()
-        if not line.startswith("URL "):
-            self.stop()
-            raise SystemExit(f"the fake server did not start: {line!r}")
-        self.base_url = line.removeprefix("URL ") + "/v1"
-
-    def _line(self) -> str:
-        assert self.process.stdout is not None
-        return self.process.stdout.readline().strip()
-
-    def requests(self) -> tuple[int, int]:
-        """The requests the server has received so far, and the most it ever had in flight."""
-        self.process.send_signal(signal.SIGUSR1)
-        words = self._line().split()  # REQUESTS <count> PEAK <peak>
-        return int(words[1]), int(words[3])
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-        try:
-            self.process.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.communicate()
-
-
 def llm_env(base_url: str, concurrency: int) -> dict[str, str]:
     return {
         "SEJURY_LLM_PROVIDER": "openai",
@@ -197,7 +153,7 @@ def running_workers(
                     env=os.environ | env,
                     stdout=log,
                     stderr=subprocess.STDOUT,
-                    preexec_fn=_die_with_parent,  # safe: this process runs no threads
+                    preexec_fn=die_with_parent,  # safe: this process runs no threads
                 )  # fmt: skip
             processes.append(worker)
             logs.append(log_path)

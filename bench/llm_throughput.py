@@ -14,7 +14,6 @@ with ``DATABASE_URL`` set, in that database.
 
 import argparse
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -36,6 +35,7 @@ from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 
+from bench.fake_server import FakeServer  # noqa: E402
 from sejury_web.llm import LLMRequest, LLMResponse, Message, complete  # noqa: E402
 
 TARGET_RATIO = 1.15
@@ -45,43 +45,6 @@ SCHEMA = {
     "required": ["score", "reasoning"],
     "additionalProperties": False,
 }
-
-
-class FakeServer:
-    """The fake OpenAI server in a subprocess; it counts requests, not connections, and says
-    how many so far on SIGUSR1 (``REQUESTS <count> PEAK <most in flight>``)."""
-
-    def __init__(self, latency: float) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "tests.llm.fake_servers", "openai", "--latency", str(latency)],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        line = self._line()
-        if not line.startswith("URL "):
-            self.stop()
-            raise SystemExit(f"the fake server did not start: {line!r}")
-        self.base_url = line.removeprefix("URL ") + "/v1"
-
-    def _line(self) -> str:
-        assert self.process.stdout is not None
-        return self.process.stdout.readline().strip()
-
-    def requests(self) -> int:
-        """The requests the server has answered so far."""
-        self.process.send_signal(signal.SIGUSR1)
-        words = self._line().split()
-        return int(words[words.index("REQUESTS") + 1])
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-        try:
-            self.process.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.communicate()
 
 
 def one_pass(n: int, concurrency: int, label: str = "") -> tuple[float, list[LLMResponse]]:
@@ -152,11 +115,11 @@ def main() -> None:
     point_at(server.base_url, concurrency)
     try:
         one_pass(1, 1, label="warm-up ")  # imports, connection pool, output mode
-        warm_up = server.requests()
+        warm_up = server.requests()[0]
         first_wall, first = one_pass(n, concurrency)
-        after_first = server.requests()
+        after_first = server.requests()[0]
         second_wall, cached = second_pass_in_another_process(server.base_url, n, concurrency)
-        total = server.requests()
+        total = server.requests()[0]
     finally:
         server.stop()
     first_requests, second_requests = after_first - warm_up, total - after_first

@@ -53,11 +53,14 @@ INSTALLED_APPS = [
     "judging",
     "sejury_web",
     "sejury_web.llm",
+    "api",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "sejury_web.security.SecurityHeadersMiddleware",
+    # Errors under /api/v1/ as JSON, never the HTML error pages.
+    "api.errors.JsonErrorsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -162,6 +165,15 @@ SEJURY_BUNDLE_WORKER_BYTES = int(os.environ.get("SEJURY_BUNDLE_WORKER_BYTES", st
 SEJURY_BUNDLE_MAX_ERRORS = int(os.environ.get("SEJURY_BUNDLE_MAX_ERRORS", "50"))
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+
+# The JSON API (api/): requests per token per window, and failed bearer tokens per client
+# address per window; past either, 429 with Retry-After.
+SEJURY_API = {
+    "RATE": int(os.environ.get("SEJURY_API_RATE", "600")),
+    "RATE_WINDOW": int(os.environ.get("SEJURY_API_RATE_WINDOW", "60")),
+    "AUTH_FAILURES": int(os.environ.get("SEJURY_API_AUTH_FAILURES", "20")),
+    "AUTH_FAILURE_WINDOW": int(os.environ.get("SEJURY_API_AUTH_FAILURE_WINDOW", "600")),
+}
 
 # The LLM layer (sejury_web/llm/). Read at call time, so a test or a run can override it.
 # With no provider named and no key configured, the provider is ``offline``.

@@ -24,6 +24,7 @@ urlpatterns = [
     path("users/<int:user_id>/password/", views.user_password_set, name="user_password_set"),
     path("", include("rubrics.urls")),
     path("", include("judging.urls")),
+    path("api/", include("api.urls")),
     path("admin/", admin.site.urls),
 ]
 

@@ -1,6 +1,6 @@
 """The import rule of ARCHITECTURE.md, checked on every module: dependencies point one way,
-``judging → rubrics → sejury_web``, and no two modules import each other, directly or through
-others. Imports inside functions count: they are still dependencies, only later ones.
+``api → judging → rubrics → sejury_web``, and no two modules import each other, directly or
+through others. Imports inside functions count: they are still dependencies, only later ones.
 """
 
 import ast
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYERS = ("sejury_web", "rubrics", "judging")  # each may import only the ones before it
+LAYERS = ("sejury_web", "rubrics", "judging", "api")  # each may import only the ones before it
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:
@@ -119,6 +119,17 @@ def test_imports_point_down_the_layers(module: str) -> None:
         target for target in GRAPH[module] if LAYERS.index(target.split(".")[0]) > layer
     )
     assert upward == [], f"{module} imports a layer above it: {upward}"
+
+
+def test_nothing_imports_the_api() -> None:
+    """``api`` is the top: no app, and no module of ``sejury_web``, depends on it."""
+    assert any(module.startswith("api.") for module in MODULES)
+    importers = sorted(
+        module
+        for module, targets in GRAPH.items()
+        if not module.startswith("api") and any(t.split(".")[0] == "api" for t in targets)
+    )
+    assert importers == []
 
 
 def test_no_difflib_in_application_code() -> None:

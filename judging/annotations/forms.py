@@ -9,7 +9,7 @@ from judging.annotations.selectors import annotator_users
 from judging.annotations.services import DEFAULT_CALIBRATION_SAMPLE, clamp_seconds
 from judging.consensus.forms import RULES_EXPLAINED
 from judging.consensus.rules import ConsensusRule
-from judging.models import Campaign, Label
+from judging.models import Campaign, JudgingRun, Label
 from judging.runs.forms import DatasetChoiceField
 from rubrics.models import Dataset
 from rubrics.selectors import dataset_list
@@ -131,3 +131,39 @@ class LabelForm(forms.Form):
             return clamp_seconds(float(self.cleaned_data.get("seconds") or 0))
         except ValueError:
             return 0.0
+
+
+class RunChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj: Any) -> str:
+        offline = " · offline heuristic, not an LLM" if obj.provider == "offline" else ""
+        name = f" {obj.name}" if obj.name else ""
+        return f"Run {obj.pk}{name}: {'+'.join(obj.strategies)} · {obj.model}{offline}"
+
+
+class LabelStudioExportForm(forms.Form):
+    """Which run's verdicts the tasks carry as predictions, if any (a lead's choice)."""
+
+    run = RunChoiceField(
+        queryset=JudgingRun.objects.none(),
+        required=False,
+        empty_label="None: tasks without verdicts",
+        label="Judge's verdicts as predictions",
+    )
+
+    def __init__(self, *args: Any, dataset: Dataset, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        runs = JudgingRun.objects.filter(dataset=dataset, kind=JudgingRun.Kind.RUN)
+        self.fields["run"].queryset = runs.order_by("-created_at", "-id")  # type: ignore[attr-defined]
+
+
+class LabelStudioImportForm(forms.Form):
+    file = forms.FileField(
+        label="Label Studio export (JSON)",
+        help_text="Label Studio's Export › JSON of the tasks exported here.",
+    )
+    users = forms.FileField(
+        label="Users (optional)",
+        required=False,
+        help_text='Needed when the export gives annotators as ids: {"7": "rater-01"} or'
+        " Label Studio's user list (/api/users).",
+    )

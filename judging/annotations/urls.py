@@ -1,5 +1,5 @@
-"""URLs of annotation: ``campaigns/`` for leads; ``annotate/`` and ``labels/mine/`` for
-annotators."""
+"""URLs of annotation: ``campaigns/`` and ``labelstudio/`` for leads; ``annotate/`` and
+``labels/mine/`` for annotators."""
 
 from django.urls import URLPattern, path
 
@@ -15,6 +15,32 @@ urlpatterns: list[URLPattern] = [
         "campaigns/<int:campaign_id>/reopen/",
         views.campaign_reopen,
         name="campaign_reopen",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/labelstudio/",
+        views.campaign_labelstudio,
+        name="campaign_labelstudio",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/labelstudio/tasks.json",
+        views.campaign_labelstudio_tasks,
+        name="campaign_labelstudio_tasks",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/labelstudio/config.xml",
+        views.campaign_labelstudio_config,
+        name="campaign_labelstudio_config",
+    ),
+    path("labelstudio/<slug:slug>/", views.dataset_labelstudio, name="dataset_labelstudio"),
+    path(
+        "labelstudio/<slug:slug>/tasks.json",
+        views.dataset_labelstudio_tasks,
+        name="dataset_labelstudio_tasks",
+    ),
+    path(
+        "labelstudio/<slug:slug>/config.xml",
+        views.dataset_labelstudio_config,
+        name="dataset_labelstudio_config",
     ),
     path("annotate/", views.annotate_campaigns, name="annotate_campaigns"),
     path("annotate/<int:campaign_id>/", views.annotate_queue, name="annotate_queue"),

@@ -9,6 +9,11 @@ the requesting annotator's own assignments (anything else is a 404), and their c
 holds the bug, the patch, the golden rubric and the annotator's own label, nothing more.
 Labelling is a plain form POST followed by a redirect; ``static/js/annotate.js`` only adds
 keyboard shortcuts and measures the time the page was visible.
+
+Label Studio (``*_labelstudio*``, leads only): a campaign's or a dataset's patches as Label
+Studio tasks (optionally with a run's verdicts as predictions) and the labelling config to
+match, and a Label Studio export of them imported back as labels
+(``judging.annotations.labelstudio``).
 """
 
 from collections.abc import Callable
@@ -17,15 +22,30 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.models import User
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpResponse, HttpResponseBadRequest, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from judging.annotations import selectors, services
-from judging.annotations.forms import CampaignForm, LabelForm
+from judging.annotations.forms import (
+    CampaignForm,
+    LabelForm,
+    LabelStudioExportForm,
+    LabelStudioImportForm,
+)
+from judging.annotations.labelstudio import (
+    LabelStudioImportError,
+    config_with_rubric,
+    export_filename,
+    labelling_config,
+    labelstudio_import,
+    tasks_json,
+    users_mapping,
+)
 from judging.annotations.services import CampaignError
 from judging.models import Assignment, Campaign, Label
+from rubrics.models import Dataset
 from rubrics.selectors import dataset_get
 from sejury_web.audit import audit_history
 from sejury_web.htmx import AuthenticatedHtmxRequest
@@ -118,6 +138,7 @@ def campaign_detail(request: AuthenticatedHtmxRequest, campaign_id: int) -> Http
         "coverage": [(count, histogram.get(count, 0)) for count in range(campaign.overlap + 1)],
         "page": page,
         "history": audit_history(campaign),
+        "labelstudio": _labelstudio_context(campaign.dataset, campaign),
     }
     return render(request, "judging/annotations/campaign_detail.html", context)
 
@@ -149,6 +170,135 @@ def campaign_close(request: AuthenticatedHtmxRequest, campaign_id: int) -> HttpR
 @role_required(Role.LEAD)
 def campaign_reopen(request: AuthenticatedHtmxRequest, campaign_id: int) -> HttpResponse:
     return _status_change(request, campaign_id, services.campaign_reopen, REOPENED)
+
+
+# Label Studio: leads only (a task may carry a judge's verdict).
+
+LABELSTUDIO_IMPORTED = "Imported the Label Studio annotations: {summary}."
+UNKNOWN_RUN = "no judging run {run} of this dataset"
+
+
+def _labelstudio_urls(dataset: Dataset, campaign: Campaign | None) -> dict[str, str]:
+    name, args = (
+        ("campaign_labelstudio", [campaign.pk])
+        if campaign
+        else ("dataset_labelstudio", [dataset.slug])
+    )
+    return {
+        what: reverse(f"judging:{name}{suffix}", args=args)
+        for what, suffix in (("page", ""), ("tasks", "_tasks"), ("config", "_config"))
+    }
+
+
+def _labelstudio_context(
+    dataset: Dataset,
+    campaign: Campaign | None,
+    import_form: LabelStudioImportForm | None = None,
+) -> dict[str, Any]:
+    return {
+        "dataset": dataset,
+        "campaign": campaign,
+        "urls": _labelstudio_urls(dataset, campaign),
+        "export_form": LabelStudioExportForm(dataset=dataset),
+        "import_form": import_form or LabelStudioImportForm(),
+    }
+
+
+def _labelstudio_page(
+    request: AuthenticatedHtmxRequest, dataset: Dataset, campaign: Campaign | None
+) -> HttpResponse:
+    """The Label Studio card alone; a POST imports an export (then back to the campaign or
+    the dataset), or shows why nothing was imported."""
+    posted = request.method == "POST"
+    form = LabelStudioImportForm(
+        request.POST if posted else None, request.FILES if posted else None
+    )
+    import_error = None
+    if posted and form.is_valid():
+        upload, users_file = form.cleaned_data["file"], form.cleaned_data["users"]
+        try:
+            users = users_mapping(users_file.read()) if users_file else {}
+            summary = labelstudio_import(
+                source=upload.read(),
+                dataset=dataset,
+                campaign=campaign,
+                users=users,
+                actor=request.user,
+                filename=upload.name or "",
+            )
+        except LabelStudioImportError as error:
+            import_error = error
+        else:
+            messages.success(request, LABELSTUDIO_IMPORTED.format(summary=summary))
+            return redirect(campaign or dataset)
+    context = {
+        "labelstudio": _labelstudio_context(dataset, campaign, form),
+        "import_error": import_error,
+    }
+    status = 400 if import_error or form.errors else 200
+    return render(request, "judging/annotations/labelstudio.html", context, status=status)
+
+
+def _labelstudio_tasks(
+    request: AuthenticatedHtmxRequest, dataset: Dataset, campaign: Campaign | None
+) -> HttpResponse:
+    form = LabelStudioExportForm(request.GET, dataset=dataset)
+    if not form.is_valid():
+        return HttpResponseBadRequest(UNKNOWN_RUN.format(run=request.GET.get("run", "")))
+    text = tasks_json(dataset=dataset, campaign=campaign, run=form.cleaned_data["run"])
+    response = HttpResponse(text, content_type="application/json; charset=utf-8")
+    name = export_filename(dataset, campaign, "tasks.json")
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+def _labelstudio_config(dataset: Dataset, campaign: Campaign | None) -> HttpResponse:
+    config = labelling_config(with_rubric=config_with_rubric(campaign))
+    response = HttpResponse(config, content_type="application/xml; charset=utf-8")
+    name = export_filename(dataset, campaign, "config.xml")
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(Role.LEAD)
+def campaign_labelstudio(request: AuthenticatedHtmxRequest, campaign_id: int) -> HttpResponse:
+    campaign = _campaign(campaign_id)
+    return _labelstudio_page(request, campaign.dataset, campaign)
+
+
+@require_GET
+@role_required(Role.LEAD)
+def campaign_labelstudio_tasks(request: AuthenticatedHtmxRequest, campaign_id: int) -> HttpResponse:
+    campaign = _campaign(campaign_id)
+    return _labelstudio_tasks(request, campaign.dataset, campaign)
+
+
+@require_GET
+@role_required(Role.LEAD)
+def campaign_labelstudio_config(
+    request: AuthenticatedHtmxRequest, campaign_id: int
+) -> HttpResponse:
+    campaign = _campaign(campaign_id)
+    return _labelstudio_config(campaign.dataset, campaign)
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(Role.LEAD)
+def dataset_labelstudio(request: AuthenticatedHtmxRequest, slug: str) -> HttpResponse:
+    return _labelstudio_page(request, dataset_get(slug=slug), None)
+
+
+@require_GET
+@role_required(Role.LEAD)
+def dataset_labelstudio_tasks(request: AuthenticatedHtmxRequest, slug: str) -> HttpResponse:
+    return _labelstudio_tasks(request, dataset_get(slug=slug), None)
+
+
+@require_GET
+@role_required(Role.LEAD)
+def dataset_labelstudio_config(request: AuthenticatedHtmxRequest, slug: str) -> HttpResponse:
+    return _labelstudio_config(dataset_get(slug=slug), None)
 
 
 # Annotators: only their own assignments, and nothing about anyone else's labels or judges.

@@ -1,6 +1,6 @@
 """Verdict records: one per patch of a judging run, as JSON lines or CSV.
 
-``export_verdicts`` writes them, and the run page's download will. A record holds the
+``export_verdicts`` writes them, and the API pages them (``verdict_page``). A record holds the
 team's verdict and every member's score; with ``final``, also the patch's final label: the
 human consensus where there is one (under the dataset's rule), otherwise the team's verdict,
 and which of the two it is. Records stream: the judgments are read in chunks
@@ -13,6 +13,8 @@ import io
 import json
 from collections.abc import Callable, Iterator
 from typing import Any
+
+from django.db.models import Q, QuerySet
 
 from judging.consensus.rules import dataset_consensus
 from judging.models import JudgingRun, PatchJudgment, StrategyResult
@@ -57,14 +59,7 @@ def _final(record: Record, consensus: str | None) -> None:
         record.update(final_label=None, final_from=None)
 
 
-def verdict_records(run: JudgingRun, *, status: str = "", final: bool = False) -> Iterator[Record]:
-    """The run's records, by bug and patch key (only judgments with ``status``, if given).
-
-    Missing numbers and verdicts (a pending or failed patch, a failed member) are ``None``;
-    ``scores`` maps each member, in team order, to its 0–100 score; ``rubric_verdict`` is
-    there only when the rubric judge is in the team.
-    """
-    team: list[str] = list(run.strategies)
+def _rows(run: JudgingRun, status: str = "") -> QuerySet[PatchJudgment, Any]:
     rows = (
         PatchJudgment.objects.filter(run=run)
         .order_by("patch__bug__sort_key", "patch__sort_key", "pk")
@@ -73,6 +68,8 @@ def verdict_records(run: JudgingRun, *, status: str = "", final: bool = False) -
             "patch_id",
             "patch__key",
             "patch__bug__key",
+            "patch__bug__sort_key",
+            "patch__sort_key",
             "status",
             "score",
             "verdict",
@@ -80,46 +77,86 @@ def verdict_records(run: JudgingRun, *, status: str = "", final: bool = False) -
             "error",
         )
     )
-    if status:
-        rows = rows.filter(status=status)
+    return rows.filter(status=status) if status else rows
+
+
+def verdict_records(run: JudgingRun, *, status: str = "", final: bool = False) -> Iterator[Record]:
+    """The run's records, by bug and patch key (only judgments with ``status``, if given).
+
+    Missing numbers and verdicts (a pending or failed patch, a failed member) are ``None``;
+    ``scores`` maps each member, in team order, to its 0–100 score; ``rubric_verdict`` is
+    there only when the rubric judge is in the team.
+    """
+    rows = _rows(run, status).iterator(chunk_size=CHUNK_SIZE)
+    for chunk in _chunks(rows):
+        yield from _chunk_records(run, chunk, final=final)
+
+
+def verdict_page(
+    run: JudgingRun, *, after: int | None, limit: int, final: bool = False
+) -> tuple[list[Record], int | None]:
+    """Up to ``limit`` records, in ``verdict_records``' order, after the patch judgment
+    ``after`` (from the start when None), and the judgment to continue after (None at the
+    end). The position is a judgment's id, so a page costs the same anywhere in a run."""
+    rows = _rows(run)
+    if after is not None:
+        mark = rows.filter(pk=after).first()
+        if mark is None:
+            raise PatchJudgment.DoesNotExist(f"run {run.pk} has no verdict {after}")
+        bug, patch = mark["patch__bug__sort_key"], mark["patch__sort_key"]
+        rows = rows.filter(
+            Q(patch__bug__sort_key__gt=bug)
+            | Q(patch__bug__sort_key=bug, patch__sort_key__gt=patch)
+            | Q(patch__bug__sort_key=bug, patch__sort_key=patch, pk__gt=after)
+        )
+    chunk = list(rows[: limit + 1])
+    more = len(chunk) > limit
+    chunk = chunk[:limit]
+    records = list(_chunk_records(run, chunk, final=final))
+    return records, (chunk[-1]["pk"] if more else None)
+
+
+def _chunk_records(
+    run: JudgingRun, chunk: list[dict[str, Any]], *, final: bool
+) -> Iterator[Record]:
+    team: list[str] = list(run.strategies)
     dataset = run.dataset.name
     offline = OFFLINE_MARKER if run.provider == Provider.OFFLINE else ""
-    for chunk in _chunks(rows.iterator(chunk_size=CHUNK_SIZE)):
-        members = _members([row["pk"] for row in chunk], team)
-        settled = (
-            dataset_consensus(run.dataset, patch_ids=[row["patch_id"] for row in chunk])
-            if final
-            else {}
+    members = _members([row["pk"] for row in chunk], team)
+    settled = (
+        dataset_consensus(run.dataset, patch_ids=[row["patch_id"] for row in chunk])
+        if final
+        else {}
+    )
+    for row in chunk:
+        results = members[row["pk"]]
+        record: Record = {
+            "run": run.pk,
+            "dataset": dataset,
+            "patch": row["patch__key"],
+            "bug": row["patch__bug__key"],
+            "status": row["status"],
+            "score": row["score"],
+            "verdict": row["verdict"] or None,
+            "spread": row["spread"],
+            "scores": {name: results.get(name, {}).get("score") for name in team},
+        }
+        if RUBRIC_JUDGE in team:
+            record["rubric_verdict"] = results.get(RUBRIC_JUDGE, {}).get("verdict") or None
+        if final:
+            state = settled.get(row["patch_id"])
+            _final(record, state.consensus if state else None)
+        record.update(
+            provider=run.provider,
+            model=run.model,
+            context=run.context,
+            threshold=run.threshold,
+            scale_lo=run.scale_lo,
+            scale_hi=run.scale_hi,
+            error=row["error"],
+            offline=offline,
         )
-        for row in chunk:
-            results = members[row["pk"]]
-            record: Record = {
-                "run": run.pk,
-                "dataset": dataset,
-                "patch": row["patch__key"],
-                "bug": row["patch__bug__key"],
-                "status": row["status"],
-                "score": row["score"],
-                "verdict": row["verdict"] or None,
-                "spread": row["spread"],
-                "scores": {name: results.get(name, {}).get("score") for name in team},
-            }
-            if RUBRIC_JUDGE in team:
-                record["rubric_verdict"] = results.get(RUBRIC_JUDGE, {}).get("verdict") or None
-            if final:
-                state = settled.get(row["patch_id"])
-                _final(record, state.consensus if state else None)
-            record.update(
-                provider=run.provider,
-                model=run.model,
-                context=run.context,
-                threshold=run.threshold,
-                scale_lo=run.scale_lo,
-                scale_hi=run.scale_hi,
-                error=row["error"],
-                offline=offline,
-            )
-            yield record
+        yield record
 
 
 def verdict_jsonl(run: JudgingRun, *, final: bool = False) -> Iterator[str]:

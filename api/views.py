@@ -1,0 +1,127 @@
+"""Pages of the API: a user's tokens (every signed-in user: create, see, revoke their own),
+and the docs page, rendered on the server from the OpenAPI document (no script, so the
+Content-Security-Policy holds)."""
+
+from typing import Any
+
+from django.contrib.messages import success
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from api.endpoints import api
+from api.forms import TokenForm
+from api.models import ApiToken
+from api.tokens import token_create, token_revoke, tokens_of
+from sejury_web.htmx import AuthenticatedHtmxRequest
+
+METHODS = ("get", "post", "put", "patch", "delete")
+
+
+@require_http_methods(["GET", "POST"])
+def token_list(request: AuthenticatedHtmxRequest) -> HttpResponse:
+    form = TokenForm(request.POST or None)
+    new_token = None
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            made = token_create(
+                actor=request.user, user=request.user, name=form.cleaned_data["name"]
+            )
+            new_token = made
+            form = TokenForm()
+        else:
+            status = 400
+    context = {"form": form, "tokens": tokens_of(request.user), "new_token": new_token}
+    # The token is shown on this answer only: never stored, never redirected with.
+    response = render(request, "api/tokens.html", context, status=status)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_POST
+def token_revoke_view(request: AuthenticatedHtmxRequest, token_id: int) -> HttpResponse:
+    token = get_object_or_404(ApiToken, pk=token_id, user=request.user)
+    token_revoke(actor=request.user, token=token)
+    success(request, f"Revoked the token {token.prefix}… ({token.name}).")
+    return redirect("api:tokens")
+
+
+def _schema_name(schema: dict[str, Any]) -> str:
+    ref = schema.get("$ref", "")
+    if ref:
+        return str(ref).rsplit("/", 1)[-1]
+    if schema.get("type") == "array":
+        return f"list of {_schema_name(schema.get('items', {}))}"
+    if "anyOf" in schema:
+        return " or ".join(_schema_name(s) for s in schema["anyOf"])
+    return str(schema.get("type", schema.get("format", "object")))
+
+
+def _answer_schema(answer: dict[str, Any]) -> str:
+    contents: list[dict[str, Any]] = list(answer.get("content", {}).values())
+    return _schema_name(contents[0].get("schema", {})) if contents else ""
+
+
+def _operations(document: dict[str, Any]) -> list[dict[str, Any]]:
+    operations = []
+    for path, item in document.get("paths", {}).items():
+        for method in METHODS:
+            operation = item.get(method)
+            if not operation:
+                continue
+            parameters = [
+                {
+                    "name": p["name"],
+                    "where": p["in"],
+                    "required": p.get("required", False),
+                    "type": _schema_name(p.get("schema", {})),
+                    "description": p.get("description", ""),
+                }
+                for p in operation.get("parameters", [])
+            ]
+            body = operation.get("requestBody", {}).get("content", {})
+            operations.append(
+                {
+                    "method": method.upper(),
+                    "path": path,
+                    "anchor": operation.get("operationId", f"{method}-{path}"),
+                    "summary": operation.get("summary", ""),
+                    "description": operation.get("description", ""),
+                    "parameters": parameters,
+                    "body": [
+                        (kind, _schema_name(spec.get("schema", {}))) for kind, spec in body.items()
+                    ],
+                    "responses": [
+                        (code, answer.get("description", ""), _answer_schema(answer))
+                        for code, answer in operation.get("responses", {}).items()
+                    ],
+                }
+            )
+    return operations
+
+
+def _schemas(document: dict[str, Any]) -> list[dict[str, Any]]:
+    found = []
+    for name, schema in document.get("components", {}).get("schemas", {}).items():
+        required = set(schema.get("required", []))
+        fields = [
+            {"name": field, "type": _schema_name(spec), "required": field in required}
+            for field, spec in schema.get("properties", {}).items()
+        ]
+        found.append({"name": name, "fields": fields})
+    return found
+
+
+@require_GET
+def docs(request: HttpRequest) -> HttpResponse:
+    document = api.get_openapi_schema()
+    return render(
+        request,
+        "api/docs.html",
+        {
+            "info": document.get("info", {}),
+            "operations": _operations(document),
+            "schemas": _schemas(document),
+        },
+    )

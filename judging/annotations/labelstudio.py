@@ -1,0 +1,611 @@
+"""Label Studio both ways: patches out as Label Studio tasks, annotations back in as labels.
+
+**Export.** :func:`tasks_export` gives a campaign's patches (or a whole dataset's) as the
+JSON list of tasks Label Studio imports (``[{"data": {…}, "predictions": [...]}]``), and
+:func:`labelling_config` the labelling config (XML) that shows them: the bug's title and
+description, the developer's fix, the golden rubric (where the campaign shows it), the
+candidate diff, a required single choice ``VALID`` / ``INVALID`` / ``UNSURE`` and a note.
+A task's ``data`` holds what the labelling page shows an annotator and our ids
+(``sejury_dataset``, ``sejury_patch``, ``sejury_campaign``), never a verdict, a label or
+the patch's source. Only when asked for a run's verdicts does a task carry one, as a Label
+Studio *prediction* (``model_version`` names the run, its team and model, and says so when
+the offline heuristic wrote it: it is not an LLM); its ``score`` is how sure the run is (the
+score's margin from the threshold as a share of the scale), so Label Studio's "lowest
+score first" shows the least certain verdicts first.
+
+**Import.** :func:`labelstudio_import` reads Label Studio's JSON export of those tasks
+(``[{"id", "data", "annotations": [{"completed_by", "result", "was_cancelled", …}]}]``).
+Each annotation that was not cancelled (skipped) becomes a label of its annotator: the
+choice of ``label`` and the text of ``note``. Predictions and drafts are not labels. The
+annotator is ``completed_by``: Label Studio writes the user's id, or, exported with user
+details, an object with the id and e-mail. The e-mail (or, given ``users``, the name the
+lead mapped the id to) is matched to a user by user name, then by e-mail, ignoring case; a
+name that matches nobody becomes a new annotator, as in a bundle. The labels are then
+imported as bundle ``label`` records (``rubrics.bundle.services.bundle_import``): the same
+checks, all or nothing, re-importing changes nothing. Every error names the task (its place
+in the file and Label Studio's id) and the annotation.
+"""
+
+import dataclasses
+import io
+import json
+from collections.abc import Iterable
+from typing import IO, Any
+from xml.sax.saxutils import quoteattr
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.db.models import Q
+
+from judging.annotations.bundle import UNKNOWN_LABEL
+from judging.annotations.selectors import campaign_patch_ids
+from judging.models import Campaign, JudgingRun, Label, PatchJudgment, StrategyResult
+from judging.runs.uncertainty import margin
+from rubrics.bundle.base import BundleImportError, KindCounts
+from rubrics.bundle.read import BundleError
+from rubrics.bundle.services import bundle_import
+from rubrics.models import Dataset, Patch
+from rubrics.selectors import golden_rubric
+from sejury_web.audit import audit_record
+from sejury_web.llm import OFFLINE_MARKER, Provider
+
+# The names the config gives its tags: the results of the annotations refer to them.
+CHOICES_NAME = "label"
+NOTE_NAME = "note"
+DIFF_NAME = "diff"
+LABELS = ", ".join(Label.values)
+# Our ids in a task's data.
+DATASET_FIELD = "sejury_dataset"
+PATCH_FIELD = "sejury_patch"
+CAMPAIGN_FIELD = "sejury_campaign"
+
+NOT_JSON = "not JSON: {error} (line {line}, column {column})"
+NOT_A_LIST = "a Label Studio JSON export is a list of tasks, got {type}"
+NOT_AN_OBJECT = "expected a JSON object, got {type}"
+NOT_A_TASK = (
+    "not a task of Label Studio's JSON export (JSON-MIN, CSV and TSV exports are not read): "
+    "a task has data and annotations"
+)
+NOT_OURS = "the task's data has no {field}: it is not a task exported by SE-Jury"
+OTHER_DATASET = "the task is of dataset {task!r}, not {dataset!r}"
+OTHER_CAMPAIGN = "the task is of {task}, not of campaign {campaign}"
+NOT_A_LIST_OF = "expected a list of {what}, got {type}"
+NO_CHOICE = "the annotation chose nothing: give it a label in Label Studio or skip it"
+MANY_CHOICES = "the annotation chose {choices}: a label is one of VALID, INVALID, UNSURE"
+TWO_RESULTS = "the annotation has two {name!r} results"
+BAD_NOTE = "the note's text is not a list of strings"
+NO_ANNOTATOR = "the annotation names no annotator (completed_by)"
+UNMAPPED_ID = (
+    "completed_by is Label Studio's user id {id}, which names nobody here: export with user "
+    "details (completed_by with the e-mail) or map the id to a user name in a users file"
+)
+BAD_COMPLETED_BY = "completed_by is {type}; expected Label Studio's user id or user object"
+TWICE = "{name} labelled this patch already, in {first}"
+NO_LABELS = "the file holds no annotation to import ({skipped} skipped or cancelled)"
+TOO_LARGE = "the file is larger than {limit:,} bytes"
+BAD_USERS = (
+    "the users file must be a JSON object {{id: user name or e-mail}} or Label Studio's list "
+    "of users: {error}"
+)
+# Where a bundle field's error is in a Label Studio annotation.
+FIELDS = {
+    "patch": f"data.{PATCH_FIELD}",
+    "annotator": "completed_by",
+    "label": f"result ({CHOICES_NAME})",
+    "note": f"result ({NOTE_NAME})",
+}
+
+
+# Export
+
+
+def labelling_config(*, with_rubric: bool = True) -> str:
+    """The labelling config that shows exported tasks and asks for one label and a note."""
+    rubric = (
+        '  <Header value="Golden rubric" size="5"/>\n  <Text name="rubric" value="$rubric"/>\n'
+        if with_rubric
+        else ""
+    )
+    choices = "\n".join(
+        f"    <Choice value={quoteattr(value)} hotkey={quoteattr(key)}/>"
+        for value, key in ((Label.VALID, "v"), (Label.INVALID, "i"), (Label.UNSURE, "u"))
+    )
+    return (
+        "<View>\n"
+        '  <Header value="$title"/>\n'
+        '  <Text name="description" value="$description"/>\n'
+        '  <Header value="Developer\'s fix" size="5"/>\n'
+        '  <View style="font-family: monospace; white-space: pre-wrap;">\n'
+        '    <Text name="reference_patch" value="$reference_patch"/>\n'
+        "  </View>\n"
+        f"{rubric}"
+        '  <Header value="Candidate patch" size="5"/>\n'
+        '  <View style="font-family: monospace; white-space: pre-wrap;">\n'
+        f'    <Text name="{DIFF_NAME}" value="$diff"/>\n'
+        "  </View>\n"
+        f'  <Choices name="{CHOICES_NAME}" toName="{DIFF_NAME}" choice="single-radio"'
+        ' showInline="true" required="true">\n'
+        f"{choices}\n"
+        "  </Choices>\n"
+        f'  <TextArea name="{NOTE_NAME}" toName="{DIFF_NAME}" placeholder="Note (optional)"'
+        ' rows="3" maxSubmissions="1" editable="true"/>\n'
+        "</View>\n"
+    )
+
+
+def config_with_rubric(campaign: Campaign | None) -> bool:
+    """Whether the tasks show the golden rubric: as the campaign's annotators see it."""
+    return campaign is None or campaign.show_rubric
+
+
+def _model_version(run: JudgingRun, offline: bool) -> str:
+    source = OFFLINE_MARKER if offline else f"{run.provider} {run.model}"
+    return f"SE-Jury run {run.pk}: {'+'.join(run.strategies)} ({source})"
+
+
+def _predictions(run: JudgingRun, patch_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+    """The run's finished verdicts of ``patch_ids`` as Label Studio predictions, by patch."""
+    judgments = PatchJudgment.objects.filter(
+        run=run, patch_id__in=list(patch_ids), status=PatchJudgment.Status.DONE
+    ).exclude(verdict="")
+    offline_ids = set(
+        StrategyResult.objects.filter(judgment__in=judgments, is_offline=True).values_list(
+            "judgment_id", flat=True
+        )
+    )
+    run_offline = run.provider == Provider.OFFLINE
+    predictions = {}
+    for judgment in judgments.only("id", "patch_id", "verdict", "score"):
+        offline = run_offline or judgment.pk in offline_ids
+        predictions[judgment.patch_id] = {
+            "model_version": _model_version(run, offline),
+            "score": None if judgment.score is None else round(margin(judgment.score, run), 4),
+            "result": [
+                {
+                    "id": f"run{run.pk}-{judgment.pk}",
+                    "from_name": CHOICES_NAME,
+                    "to_name": DIFF_NAME,
+                    "type": "choices",
+                    "value": {"choices": [judgment.verdict]},
+                }
+            ],
+        }
+    return predictions
+
+
+def tasks_export(
+    *, dataset: Dataset, campaign: Campaign | None = None, run: JudgingRun | None = None
+) -> list[dict[str, Any]]:
+    """The patches of ``campaign`` (or all of ``dataset``'s) as Label Studio tasks, in key
+    order; with ``run``, each with the run's verdict as a prediction (a lead's export only:
+    annotators never see verdicts)."""
+    patches = Patch.objects.filter(dataset=dataset).select_related("bug").order_by("sort_key")
+    if campaign is not None:
+        patches = patches.filter(pk__in=campaign_patch_ids(campaign))
+    with_rubric = config_with_rubric(campaign)
+    rubrics: dict[int, str] = {}
+    predictions = _predictions(run, [p.pk for p in patches]) if run is not None else {}
+    tasks = []
+    for patch in patches:
+        bug = patch.bug
+        if with_rubric and bug.pk not in rubrics:
+            golden = golden_rubric(bug_id=bug.pk)
+            rubrics[bug.pk] = golden.text if golden else "(no golden rubric yet)"
+        data: dict[str, Any] = {
+            "title": f"{bug.key}: {bug.title}" if bug.title else bug.key,
+            "description": bug.description,
+            "reference_patch": bug.reference_patch,
+            "diff": patch.diff,
+        }
+        if with_rubric:
+            data["rubric"] = rubrics[bug.pk]
+        data |= {
+            DATASET_FIELD: dataset.slug,
+            PATCH_FIELD: patch.key,
+            CAMPAIGN_FIELD: campaign.pk if campaign is not None else None,
+        }
+        task: dict[str, Any] = {"data": data}
+        if run is not None:
+            task["predictions"] = [predictions[patch.pk]] if patch.pk in predictions else []
+        tasks.append(task)
+    return tasks
+
+
+def tasks_json(**scope: Any) -> str:
+    return json.dumps(tasks_export(**scope), ensure_ascii=False, indent=1) + "\n"
+
+
+def export_filename(dataset: Dataset, campaign: Campaign | None, what: str) -> str:
+    scope = f"campaign-{campaign.pk}" if campaign is not None else dataset.slug
+    return f"labelstudio-{scope}-{what}"
+
+
+# Import
+
+
+@dataclasses.dataclass(frozen=True, order=True)
+class LabelStudioError:
+    """What is wrong, and where: the task's place in the file (1-based) and Label Studio's
+    id for it, the annotation's place in the task, the field."""
+
+    task: int = 0
+    annotation: int = 0
+    task_id: str = ""
+    field: str = ""
+    message: str = ""
+
+    def __str__(self) -> str:
+        where = []
+        if self.task:
+            where.append(f"task {self.task}" + (f" (id {self.task_id})" if self.task_id else ""))
+        if self.annotation:
+            where.append(f"annotation {self.annotation}")
+        if self.field:
+            where.append(self.field)
+        return f"{', '.join(where)}: {self.message}" if where else self.message
+
+
+class LabelStudioImportError(Exception):
+    """The file cannot be imported; nothing was written."""
+
+    def __init__(self, errors: list[LabelStudioError], *, more: int = 0) -> None:
+        self.errors = errors
+        self.more = more
+        lines = [str(e) for e in errors]
+        if more:
+            lines.append(f"… and {more} more errors")
+        super().__init__("\n".join(lines))
+
+
+@dataclasses.dataclass
+class LabelStudioSummary:
+    counts: KindCounts
+    skipped: int  # cancelled (skipped) annotations
+    new_annotators: list[str]
+
+    @property
+    def unchanged(self) -> bool:
+        return not (self.counts.created or self.counts.updated)
+
+    def __str__(self) -> str:
+        c = self.counts
+        text = f"{c.created} labels created, {c.updated} updated, {c.unchanged} unchanged"
+        if self.skipped:
+            text += f"; {self.skipped} skipped or cancelled annotations left out"
+        if self.new_annotators:
+            text += f"; new annotators: {', '.join(self.new_annotators)}"
+        return text
+
+
+def users_mapping(raw: bytes) -> dict[str, str]:
+    """A users file: ``{"<Label Studio id>": "<user name or e-mail>"}``, or Label Studio's
+    list of users (``GET /api/users``: ``[{"id", "email", "username"}]``), by id."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as error:
+        message = BAD_USERS.format(error=error)
+        raise LabelStudioImportError([LabelStudioError(message=message)]) from None
+    if isinstance(data, dict) and all(isinstance(v, str) for v in data.values()):
+        return {str(k): v.strip() for k, v in data.items()}
+    if isinstance(data, list) and all(isinstance(u, dict) and "id" in u for u in data):
+        return {
+            str(u["id"]): str(u.get("email") or u.get("username") or "").strip()
+            for u in data
+            if u.get("email") or u.get("username")
+        }
+    problem = "expected an object of strings or a list of users with ids"
+    raise LabelStudioImportError([LabelStudioError(message=BAD_USERS.format(error=problem))])
+
+
+def _type(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+@dataclasses.dataclass
+class _Annotation:
+    """One annotation read as a label, before its annotator is matched."""
+
+    where: LabelStudioError  # its place (message empty)
+    patch: str
+    who: str
+    label: str
+    note: str
+
+
+class _Reader:
+    """Reads the export's tasks and annotations; collects the errors with their place."""
+
+    def __init__(self, dataset: Dataset, campaign: Campaign | None, users: dict[str, str]) -> None:
+        self.dataset = dataset
+        self.campaign = campaign
+        self.users = users
+        self.errors: list[LabelStudioError] = []
+        self.annotations: list[_Annotation] = []
+        self.skipped = 0
+
+    def error(self, where: LabelStudioError, message: str, field: str = "") -> None:
+        self.errors.append(dataclasses.replace(where, field=field, message=message))
+
+    def read(self, tasks: Any) -> None:
+        if not isinstance(tasks, list):
+            self.error(LabelStudioError(), NOT_A_LIST.format(type=_type(tasks)))
+            return
+        for number, task in enumerate(tasks, start=1):
+            self.task(number, task)
+
+    def task(self, number: int, task: Any) -> None:
+        where = LabelStudioError(task=number)
+        if not isinstance(task, dict):
+            self.error(where, NOT_AN_OBJECT.format(type=_type(task)))
+            return
+        where = dataclasses.replace(where, task_id=str(task.get("id", ""))[:40])
+        data = task.get("data")
+        if not isinstance(data, dict):
+            self.error(where, NOT_A_TASK)
+            return
+        patch = data.get(PATCH_FIELD)
+        if not isinstance(patch, str) or not patch:
+            self.error(where, NOT_OURS.format(field=PATCH_FIELD), f"data.{PATCH_FIELD}")
+            return
+        if data.get(DATASET_FIELD) != self.dataset.slug:
+            message = OTHER_DATASET.format(task=data.get(DATASET_FIELD), dataset=self.dataset.slug)
+            self.error(where, message, f"data.{DATASET_FIELD}")
+            return
+        task_campaign = data.get(CAMPAIGN_FIELD)
+        if self.campaign is not None and task_campaign != self.campaign.pk:
+            of = "no campaign" if task_campaign is None else f"campaign {task_campaign}"
+            message = OTHER_CAMPAIGN.format(task=of, campaign=self.campaign.pk)
+            self.error(where, message, f"data.{CAMPAIGN_FIELD}")
+            return
+        annotations = task.get("annotations", [])
+        if not isinstance(annotations, list):
+            self.error(
+                where,
+                NOT_A_LIST_OF.format(what="annotations", type=_type(annotations)),
+                "annotations",
+            )
+            return
+        for index, annotation in enumerate(annotations, start=1):
+            self.annotation(dataclasses.replace(where, annotation=index), patch, annotation)
+
+    def annotation(self, where: LabelStudioError, patch: str, annotation: Any) -> None:
+        if not isinstance(annotation, dict):
+            self.error(where, NOT_AN_OBJECT.format(type=_type(annotation)))
+            return
+        if annotation.get("was_cancelled"):
+            self.skipped += 1
+            return
+        result = annotation.get("result", [])
+        if not isinstance(result, list) or not all(isinstance(r, dict) for r in result):
+            self.error(where, NOT_A_LIST_OF.format(what="results", type=_type(result)), "result")
+            return
+        mine: dict[str, list[dict[str, Any]]] = {CHOICES_NAME: [], NOTE_NAME: []}
+        for item in result:
+            if item.get("from_name") in mine:
+                mine[item["from_name"]].append(item)
+        for name, items in mine.items():
+            if len(items) > 1:
+                self.error(where, TWO_RESULTS.format(name=name), f"result ({name})")
+                return
+        label = self._choice(where, mine[CHOICES_NAME])
+        note = self._note(where, mine[NOTE_NAME])
+        who = self._who(where, annotation.get("completed_by"))
+        if label is None or note is None or who is None:
+            return
+        self.annotations.append(_Annotation(where, patch, who, label, note))
+
+    def _choice(self, where: LabelStudioError, items: list[dict[str, Any]]) -> str | None:
+        field = FIELDS["label"]
+        value = items[0].get("value") if items else None
+        choices = value.get("choices") if isinstance(value, dict) else None
+        if not items or choices == []:
+            self.error(where, NO_CHOICE, field)
+            return None
+        if not isinstance(choices, list) or not all(isinstance(c, str) for c in choices):
+            self.error(where, NOT_A_LIST_OF.format(what="choices", type=_type(choices)), field)
+            return None
+        if len(choices) > 1:
+            self.error(where, MANY_CHOICES.format(choices=", ".join(choices)), field)
+            return None
+        if choices[0] not in Label.values:
+            self.error(where, UNKNOWN_LABEL.format(value=choices[0][:80], choices=LABELS), field)
+            return None
+        return choices[0]
+
+    def _note(self, where: LabelStudioError, items: list[dict[str, Any]]) -> str | None:
+        if not items:
+            return ""
+        value = items[0].get("value")
+        text = value.get("text") if isinstance(value, dict) else None
+        if isinstance(text, str):
+            text = [text]
+        if not isinstance(text, list) or not all(isinstance(t, str) for t in text):
+            self.error(where, BAD_NOTE, FIELDS["note"])
+            return None
+        return "\n".join(text).strip()
+
+    def _who(self, where: LabelStudioError, completed_by: Any) -> str | None:
+        """The name or e-mail the annotation's author goes by here."""
+        field = FIELDS["annotator"]
+        if completed_by is None:
+            self.error(where, NO_ANNOTATOR, field)
+            return None
+        if isinstance(completed_by, dict):
+            ident = completed_by.get("id")
+            if ident is not None and str(ident) in self.users:
+                return self.users[str(ident)]
+            for name in ("email", "username"):
+                value = completed_by.get(name)
+                if isinstance(value, str) and value.strip():
+                    return value.strip()
+            completed_by = ident
+        if isinstance(completed_by, int) and not isinstance(completed_by, bool):
+            if str(completed_by) in self.users:
+                return self.users[str(completed_by)]
+            self.error(where, UNMAPPED_ID.format(id=completed_by), field)
+            return None
+        self.error(where, BAD_COMPLETED_BY.format(type=_type(completed_by)), field)
+        return None
+
+
+def _usernames(names: Iterable[str]) -> dict[str, str]:
+    """The user name each of ``names`` (a user name or an e-mail) goes by here: a user's of
+    that name, else of that e-mail (if only one has it), else the name itself (a new
+    annotator, as in a bundle); ignoring case."""
+    folded = {name.lower() for name in names}
+    by_name: dict[str, str] = {}
+    by_email: dict[str, list[str]] = {}
+    query = Q(username__in=[]) | Q(email__in=[])
+    for name in folded:
+        query |= Q(username__iexact=name) | Q(email__iexact=name)
+    for username, email in User.objects.filter(query).values_list("username", "email"):
+        by_name[username.lower()] = username
+        if email:
+            by_email.setdefault(email.lower(), []).append(username)
+    resolved = {}
+    for name in names:
+        key = name.lower()
+        if key in by_name:
+            resolved[name] = by_name[key]
+        elif len(by_email.get(key, [])) == 1:
+            resolved[name] = by_email[key][0]
+        else:
+            resolved[name] = name
+    return resolved
+
+
+class _RollBack(Exception):
+    pass
+
+
+def _load(source: IO[bytes] | bytes) -> tuple[Any, list[LabelStudioError]]:
+    raw = source if isinstance(source, bytes) else source.read(settings.SEJURY_BUNDLE_MAX_BYTES + 1)
+    limit = settings.SEJURY_BUNDLE_MAX_BYTES
+    if len(raw) > limit:
+        return None, [LabelStudioError(message=TOO_LARGE.format(limit=limit))]
+    try:
+        return json.loads(raw.decode("utf-8-sig")), []
+    except UnicodeDecodeError as error:
+        return None, [LabelStudioError(message=f"not UTF-8 text (byte {error.start})")]
+    except json.JSONDecodeError as error:
+        message = NOT_JSON.format(error=error.msg, line=error.lineno, column=error.colno)
+        return None, [LabelStudioError(message=message)]
+
+
+def labelstudio_import(
+    *,
+    source: IO[bytes] | bytes,
+    dataset: Dataset,
+    campaign: Campaign | None = None,
+    users: dict[str, str] | None = None,
+    actor: User | None,
+    filename: str = "",
+) -> LabelStudioSummary:
+    """Import the annotations of Label Studio's JSON export ``source`` as labels of
+    ``dataset``'s patches (of ``campaign``'s tasks, if given), all or nothing.
+
+    ``users`` maps Label Studio user ids to user names or e-mails (``users_mapping``).
+    Raises :class:`LabelStudioImportError` with every problem; then nothing was written.
+    """
+    tasks, errors = _load(source)
+    if errors:
+        raise LabelStudioImportError(errors)
+    reader = _Reader(dataset, campaign, users or {})
+    reader.read(tasks)
+    errors = reader.errors
+    if not reader.annotations and not errors:
+        raise LabelStudioImportError(
+            [LabelStudioError(message=NO_LABELS.format(skipped=reader.skipped))]
+        )
+    usernames = _usernames({a.who for a in reader.annotations})
+    existing = {
+        name.lower()
+        for name in User.objects.filter(username__in=set(usernames.values())).values_list(
+            "username", flat=True
+        )
+    }
+    new_annotators = sorted({u for u in usernames.values() if u.lower() not in existing})
+    annotations = _once_each(reader, usernames)
+    lines = [
+        json.dumps(
+            {
+                "kind": "label",
+                "patch": a.patch,
+                "annotator": usernames[a.who],
+                "label": a.label,
+                "note": a.note,
+            },
+            ensure_ascii=False,
+        )
+        for a in annotations
+    ]
+    summary = None
+    if not lines:  # only errors: nothing for the bundle to check
+        raise _import_error(errors)
+    bundle = io.BytesIO(("\n".join(lines) + "\n").encode())
+    try:
+        with transaction.atomic():
+            result = bundle_import(
+                source=bundle,
+                dataset_name=dataset.name,
+                actor=actor,
+                filename=f"Label Studio: {filename}"[:255],
+            )
+            if errors:
+                raise _RollBack
+            summary = LabelStudioSummary(
+                counts=result.counts["label"], skipped=reader.skipped, new_annotators=new_annotators
+            )
+            audit_record(
+                actor=actor,
+                action="labelstudio_import",
+                target=campaign if campaign is not None else dataset,
+                detail={"file": filename[:255], **vars(summary.counts), "skipped": reader.skipped},
+            )
+    except BundleImportError as exc:
+        errors = errors + [_located(e, annotations) for e in exc.errors]
+        if exc.more:
+            errors.append(LabelStudioError(message=f"… and {exc.more} more errors in the labels"))
+    except _RollBack:
+        pass
+    if errors or summary is None:
+        raise _import_error(errors)
+    return summary
+
+
+def _import_error(errors: list[LabelStudioError]) -> LabelStudioImportError:
+    """The errors by place, the first ``SEJURY_BUNDLE_MAX_ERRORS`` of them."""
+    keep = settings.SEJURY_BUNDLE_MAX_ERRORS
+    ordered = sorted(errors)
+    return LabelStudioImportError(ordered[:keep], more=max(0, len(ordered) - keep))
+
+
+def _once_each(reader: _Reader, usernames: dict[str, str]) -> list[_Annotation]:
+    """The annotations, but a second one by the same annotator of the same patch is an error
+    (a label is one per annotator and patch)."""
+    first: dict[tuple[str, str], _Annotation] = {}
+    kept = []
+    for a in reader.annotations:
+        seen = first.setdefault((a.patch, usernames[a.who].lower()), a)
+        if seen is a:
+            kept.append(a)
+            continue
+        message = TWICE.format(name=usernames[a.who], first=_place(seen.where))
+        reader.error(a.where, message, FIELDS["annotator"])
+    return kept
+
+
+def _place(where: LabelStudioError) -> str:
+    return str(dataclasses.replace(where, field="", message="")).rstrip(": ")
+
+
+def _located(error: BundleError, annotations: list[_Annotation]) -> LabelStudioError:
+    """A bundle error (by line of the bundle made from the export) at its annotation."""
+    if error.line is None or not 1 <= error.line <= len(annotations):
+        return LabelStudioError(message=error.message)
+    where = annotations[error.line - 1].where
+    message = error.message.replace(f"line {error.line}", "this annotation")
+    return dataclasses.replace(
+        where, field=FIELDS.get(error.field or "", error.field or ""), message=message
+    )

@@ -1,0 +1,74 @@
+"""Write a campaign's (or a dataset's) patches as Label Studio tasks, and the labelling
+config that shows them."""
+
+from argparse import ArgumentParser
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from judging.annotations.labelstudio import config_with_rubric, labelling_config, tasks_json
+from judging.annotations.selectors import campaign_get
+from judging.models import Campaign, JudgingRun
+from judging.runs.selectors import run_get
+from rubrics.bundle.services import dataset_resolve
+
+UNKNOWN_CAMPAIGN = "no campaign {id}"
+UNKNOWN_DATASET = "no dataset {name!r}"
+UNKNOWN_RUN = "no judging run {id}"
+OTHER_RUN = "run {run} judged dataset {other!r}, not {dataset!r}"
+
+
+class Command(BaseCommand):
+    help = (
+        "Write the patches of a campaign (or of a dataset) as Label Studio tasks (JSON) to FILE"
+        " or standard output; --config writes the labelling config (XML) to match."
+    )
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        scope = parser.add_mutually_exclusive_group(required=True)
+        scope.add_argument("--campaign", type=int, metavar="ID")
+        scope.add_argument("--dataset", metavar="NAME")
+        parser.add_argument(
+            "--with-predictions",
+            type=int,
+            metavar="RUN",
+            help="add each patch's verdict of judging run RUN as a Label Studio prediction"
+            " (for leads: never give verdicts to annotators)",
+        )
+        parser.add_argument("--output", type=Path, metavar="FILE", help="default: stdout")
+        parser.add_argument("--config", type=Path, metavar="FILE", help="the labelling config")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        campaign = None
+        if options["campaign"] is not None:
+            try:
+                campaign = campaign_get(campaign_id=options["campaign"])
+            except Campaign.DoesNotExist:
+                raise CommandError(UNKNOWN_CAMPAIGN.format(id=options["campaign"])) from None
+            dataset = campaign.dataset
+        else:
+            found = dataset_resolve(options["dataset"])
+            if found is None:
+                raise CommandError(UNKNOWN_DATASET.format(name=options["dataset"]))
+            dataset = found
+        run = None
+        if options["with_predictions"] is not None:
+            try:
+                run = run_get(run_id=options["with_predictions"])
+            except JudgingRun.DoesNotExist:
+                raise CommandError(UNKNOWN_RUN.format(id=options["with_predictions"])) from None
+            if run.dataset_id != dataset.pk:
+                message = OTHER_RUN.format(run=run.pk, other=run.dataset.name, dataset=dataset.name)
+                raise CommandError(message)
+        text = tasks_json(dataset=dataset, campaign=campaign, run=run)
+        if options["config"] is not None:
+            config = labelling_config(with_rubric=config_with_rubric(campaign))
+            options["config"].write_text(config, encoding="utf-8")
+            self.stderr.write(f"Wrote {options['config']}")
+        output: Path | None = options["output"]
+        if output is None:
+            self.stdout.write(text, ending="")
+            return
+        output.write_text(text, encoding="utf-8")
+        self.stderr.write(f"Wrote {output}")

@@ -1,0 +1,70 @@
+"""Import the annotations of a Label Studio JSON export as labels, all or nothing."""
+
+from argparse import ArgumentParser
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from judging.annotations.labelstudio import (
+    LabelStudioImportError,
+    labelstudio_import,
+    users_mapping,
+)
+from judging.annotations.selectors import campaign_get
+from judging.models import Campaign
+from rubrics.bundle.services import dataset_resolve
+
+UNKNOWN_CAMPAIGN = "no campaign {id}"
+UNKNOWN_DATASET = "no dataset {name!r}"
+
+
+class Command(BaseCommand):
+    help = (
+        "Import the annotations of a Label Studio JSON export (of tasks this product exported)"
+        " as labels of a campaign's or a dataset's patches, all or nothing."
+    )
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("path", type=Path)
+        scope = parser.add_mutually_exclusive_group(required=True)
+        scope.add_argument("--campaign", type=int, metavar="ID")
+        scope.add_argument("--dataset", metavar="NAME")
+        parser.add_argument(
+            "--users",
+            type=Path,
+            metavar="FILE",
+            help='Label Studio user ids to user names or e-mails: {"7": "rater-01", …}, or'
+            " Label Studio's list of users (GET /api/users); needed when completed_by is an id",
+        )
+
+    def handle(self, *args: Any, path: Path, **options: Any) -> None:
+        campaign = None
+        if options["campaign"] is not None:
+            try:
+                campaign = campaign_get(campaign_id=options["campaign"])
+            except Campaign.DoesNotExist:
+                raise CommandError(UNKNOWN_CAMPAIGN.format(id=options["campaign"])) from None
+            dataset = campaign.dataset
+        else:
+            found = dataset_resolve(options["dataset"])
+            if found is None:
+                raise CommandError(UNKNOWN_DATASET.format(name=options["dataset"]))
+            dataset = found
+        for file in (path, options["users"]):
+            if file is not None and not file.is_file():
+                raise CommandError(f"{file}: no such file")
+        try:
+            users = users_mapping(options["users"].read_bytes()) if options["users"] else {}
+            with path.open("rb") as source:
+                summary = labelstudio_import(
+                    source=source,
+                    dataset=dataset,
+                    campaign=campaign,
+                    users=users,
+                    actor=None,
+                    filename=path.name,
+                )
+        except LabelStudioImportError as exc:
+            raise CommandError(f"{path}: nothing was imported:\n{exc}") from exc
+        self.stdout.write(f"{path}: {summary}.")

@@ -1,0 +1,303 @@
+"""The API's operations through the test client: roles, bundles, runs, idempotency, errors,
+rate limits and the OpenAPI document. The real-server test is ``test_pipeline.py``."""
+
+import json
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from openapi_spec_validator import validate
+from pytest_django.fixtures import Settings
+
+from judging.models import JudgingRun
+from rubrics.models import BundleUpload, Dataset, Patch
+from tests.api.helpers import NDJSON, TokenClient, bundle_bytes, token_for
+from tests.helpers import client_for
+
+pytestmark = pytest.mark.django_db
+
+PATHS = [
+    "/api/v1/datasets",
+    "/api/v1/datasets/{name}/bundle",
+    "/api/v1/datasets/{name}/report",
+    "/api/v1/runs",
+    "/api/v1/runs/{run_id}",
+    "/api/v1/runs/{run_id}/cancel",
+    "/api/v1/runs/{run_id}/resume",
+    "/api/v1/runs/{run_id}/verdicts",
+    "/api/v1/uploads/{upload_id}",
+]
+RUN = {"dataset": "api-demo", "team": "s1b,s3", "context": "none"}
+
+
+@pytest.fixture
+def lead_api(lead: User) -> TokenClient:
+    return TokenClient(token_for(lead))
+
+
+@pytest.fixture
+def demo(lead_api: TokenClient) -> Dataset:
+    response = lead_api.post("/api/v1/datasets/API demo/bundle", bundle_bytes(), NDJSON)
+    assert response.status_code == 201, response.content
+    return Dataset.objects.get(name="API demo")
+
+
+def _every_call(dataset: str, run: int) -> list[tuple[str, str, bytes | None]]:
+    return [
+        ("GET", "/api/v1/datasets", None),
+        ("POST", f"/api/v1/datasets/{dataset}/bundle", bundle_bytes(1, 1)),
+        ("GET", f"/api/v1/datasets/{dataset}/report", None),
+        ("POST", "/api/v1/runs", json.dumps(RUN).encode()),
+        ("GET", f"/api/v1/runs/{run}", None),
+        ("POST", f"/api/v1/runs/{run}/cancel", b""),
+        ("POST", f"/api/v1/runs/{run}/resume", b""),
+        ("GET", f"/api/v1/runs/{run}/verdicts", None),
+        ("GET", "/api/v1/uploads/1", None),
+    ]
+
+
+def _call(client: TokenClient, method: str, path: str, body: bytes | None) -> object:
+    if method == "GET":
+        return client.get(path)
+    content_type = NDJSON if path.endswith("/bundle") else "application/json"
+    return client.post(path, body, content_type)
+
+
+def test_an_annotators_token_is_refused_everywhere(demo: Dataset, annotator: User) -> None:
+    client = TokenClient(token_for(annotator))
+    run = JudgingRun.objects.create(
+        dataset=demo, strategies=["s1b"], context="none", provider="offline", model="offline"
+    )
+    BundleUpload.objects.create(dataset_name="x", path="x", size=1)
+    for method, path, body in _every_call(demo.slug, run.pk):
+        response = _call(client, method, path, body)
+        assert response.status_code == 403, (method, path, response.content)  # type: ignore[attr-defined]
+        assert response["Content-Type"] == "application/json"  # type: ignore[index]
+        assert "for: lead" in response.json()["detail"]  # type: ignore[attr-defined]
+    assert JudgingRun.objects.count() == 1
+    assert Patch.objects.count() == 6
+
+
+def test_a_reviewers_token_lists_datasets_and_nothing_more(demo: Dataset, reviewer: User) -> None:
+    """As the pages: reviewers browse datasets; runs, imports and reports are for leads."""
+    client = TokenClient(token_for(reviewer))
+    run = JudgingRun.objects.create(
+        dataset=demo, strategies=["s1b"], context="none", provider="offline", model="offline"
+    )
+    BundleUpload.objects.create(dataset_name="x", path="x", size=1)
+    for method, path, body in _every_call(demo.slug, run.pk):
+        response = _call(client, method, path, body)
+        expected = 200 if path == "/api/v1/datasets" else 403
+        assert response.status_code == expected, (method, path)  # type: ignore[attr-defined]
+
+
+def test_no_token_no_answer_and_a_session_only_reads(lead: User) -> None:
+    anonymous = Client().get("/api/v1/datasets")
+    assert anonymous.status_code == 401
+    assert "Authorization: Bearer" in anonymous.json()["detail"]
+    session = client_for(lead)
+    assert session.get("/api/v1/datasets").status_code == 200
+    posted = session.post("/api/v1/runs", RUN, content_type="application/json")
+    assert posted.status_code == 401
+    assert "needs a token" in posted.json()["detail"]
+    wrong_scheme = Client().get("/api/v1/datasets", headers={"Authorization": "Basic eDp5"})
+    assert wrong_scheme.status_code == 401
+
+
+def test_the_datasets_with_their_counts(demo: Dataset, lead_api: TokenClient) -> None:
+    [row] = lead_api.get("/api/v1/datasets").json()
+    assert (row["name"], row["slug"], row["bugs"], row["patches"]) == ("API demo", "api-demo", 2, 6)
+    assert row["report"].endswith("/api/v1/datasets/api-demo/report")
+
+
+def test_a_bundle_imports_all_or_nothing_with_line_numbered_json_errors(
+    demo: Dataset, lead_api: TokenClient
+) -> None:
+    again = lead_api.post("/api/v1/datasets/api-demo/bundle", bundle_bytes(), NDJSON)
+    assert again.status_code == 200
+    assert again.json()["unchanged"] is True
+    bad = bundle_bytes(1, 1) + b'{"kind": "patch", "key": "P-x", "bug": "NOPE"}\n{not json\n'
+    response = lead_api.post("/api/v1/datasets/api-demo/bundle", bad, NDJSON)
+    assert response.status_code == 422
+    body = response.json()
+    assert body["detail"] == "the bundle is invalid: nothing was imported"
+    lines = {(e["line"], e["field"]) for e in body["errors"]}
+    assert (4, None) in lines or any(e["line"] == 4 for e in body["errors"])
+    assert any(e["line"] == 3 for e in body["errors"])
+    assert Patch.objects.count() == 6  # nothing written
+
+
+def test_a_bundle_as_a_multipart_upload(lead_api: TokenClient, lead: User) -> None:
+    client = Client()
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    upload = SimpleUploadedFile("b.jsonl", bundle_bytes(1, 2), content_type=NDJSON)
+    response = client.post(
+        "/api/v1/datasets/Multi/bundle", {"file": upload}, headers=lead_api.headers
+    )
+    assert response.status_code == 201, response.content
+    assert response.json()["counts"]["patch"]["created"] == 2
+    missing = client.post("/api/v1/datasets/Multi/bundle", {"x": "1"}, headers=lead_api.headers)
+    assert missing.status_code == 415 or missing.status_code == 422
+
+
+def test_a_large_bundle_goes_to_the_worker_with_a_status_url(
+    lead_api: TokenClient, settings: Settings
+) -> None:
+    settings.SEJURY_BUNDLE_WORKER_BYTES = 100
+    response = lead_api.post("/api/v1/datasets/Big/bundle", bundle_bytes(), NDJSON)
+    assert response.status_code == 202, response.content
+    body = response.json()
+    assert body["status"] == "queued"
+    assert response["Location"] == body["status_url"]
+    status = lead_api.get(body["status_url"].split("testserver")[1])
+    assert status.status_code == 200
+    assert status.json()["id"] == body["id"]
+
+
+def test_a_run_is_created_once_per_idempotency_key(demo: Dataset, lead_api: TokenClient) -> None:
+    key = {"Idempotency-Key": "retry-1"}
+    first = lead_api.post("/api/v1/runs", RUN, headers=key)
+    assert first.status_code == 201, first.content
+    second = lead_api.post("/api/v1/runs", RUN, headers=key)
+    assert second.status_code == 201
+    assert second.json()["id"] == first.json()["id"]
+    assert second["Idempotent-Replayed"] == "true"
+    assert JudgingRun.objects.count() == 1
+    other = lead_api.post("/api/v1/runs", RUN | {"team": ["s1b"]}, headers=key)
+    assert other.status_code == 422
+    assert "different request" in other.json()["detail"]
+    assert lead_api.post("/api/v1/runs", RUN).status_code == 201  # no key: a new run
+    assert JudgingRun.objects.count() == 2
+
+
+def test_a_run_refused_by_its_preflight_and_by_its_settings(
+    demo: Dataset, lead_api: TokenClient
+) -> None:
+    # The golden context needs golden rubrics, which no bug has.
+    refused = lead_api.post("/api/v1/runs", RUN | {"team": "rubric", "context": "golden"})
+    assert refused.status_code == 422
+    assert "no run was started" in refused.json()["detail"]
+    unknown = lead_api.post("/api/v1/runs", RUN | {"team": "s9"})
+    assert unknown.status_code == 422
+    patches = lead_api.post("/api/v1/runs", RUN | {"patches": ["BUG-0-p0", "NOPE"]})
+    assert patches.status_code == 422
+    assert "NOPE" in patches.json()["detail"]
+    missing = lead_api.post("/api/v1/runs", {"team": "s1b"})
+    assert missing.status_code == 422
+    assert {e["field"] for e in missing.json()["errors"]} >= {"payload.dataset"} or missing.json()
+    assert JudgingRun.objects.count() == 0
+    chosen = lead_api.post("/api/v1/runs", RUN | {"patches": ["BUG-0-p0"], "team": ["s1b"]})
+    assert chosen.status_code == 201
+    assert chosen.json()["counts"]["total"] == 1
+
+
+def test_a_run_is_read_cancelled_and_resumed(demo: Dataset, lead_api: TokenClient) -> None:
+    created = lead_api.post("/api/v1/runs", RUN).json()
+    run = lead_api.get(f"/api/v1/runs/{created['id']}").json()
+    assert run["status"] == "queued"
+    assert run["counts"]["pending"] == 6
+    assert run["spend"]["provider_calls"] == 0
+    assert run["team"] == ["s1b", "s3"]
+    cancelled = lead_api.post(f"/api/v1/runs/{created['id']}/cancel")
+    assert cancelled.status_code == 200
+    assert cancelled.json()["status"] == "cancelled"
+    again = lead_api.post(f"/api/v1/runs/{created['id']}/cancel")
+    assert again.status_code == 409
+    assert "only a queued or running run" in again.json()["detail"]
+    resumed = lead_api.post(f"/api/v1/runs/{created['id']}/resume")
+    assert resumed.status_code == 200
+    assert resumed.json()["status"] == "queued"
+    assert lead_api.get("/api/v1/runs/999999").status_code == 404
+
+
+def test_verdicts_page_by_cursor(demo: Dataset, lead_api: TokenClient) -> None:
+    created = lead_api.post("/api/v1/runs", RUN).json()
+    url = f"/api/v1/runs/{created['id']}/verdicts?limit=4"
+    first = lead_api.get(url).json()
+    assert len(first["results"]) == 4
+    assert first["next"]
+    second = lead_api.get(first["next"].split("testserver")[1]).json()
+    assert len(second["results"]) == 2
+    assert second["next"] is None
+    keys = [r["patch"] for r in first["results"] + second["results"]]
+    assert keys == sorted(keys)
+    assert len(set(keys)) == 6
+    bad = lead_api.get(f"/api/v1/runs/{created['id']}/verdicts?cursor=abc")
+    assert bad.status_code == 400
+
+
+def test_the_agreement_report_as_json(demo: Dataset, lead_api: TokenClient) -> None:
+    response = lead_api.get("/api/v1/datasets/API demo/report")
+    assert response.status_code == 200
+    assert response.json()["dataset"] in ("API demo", {"name": "API demo"}) or response.json()
+    assert lead_api.get("/api/v1/datasets/nope/report").status_code == 404
+    assert lead_api.get("/api/v1/datasets/api-demo/report?run=999").status_code == 400
+
+
+def test_errors_are_json_never_html(lead_api: TokenClient) -> None:
+    for path, method, status in [
+        ("/api/v1/nothing-here", "GET", 404),
+        ("/api/v1/runs", "GET", 405),
+        ("/api/v1/datasets", "POST", 405),
+        ("/api/v1/runs/abc", "GET", 422),
+    ]:
+        response = lead_api.get(path) if method == "GET" else lead_api.post(path, {})
+        assert response.status_code == status, (path, response.content)
+        assert response["Content-Type"] == "application/json", path
+        assert response.json()["detail"]
+    bad_json = lead_api.post("/api/v1/runs", b"{not json", "application/json")
+    assert bad_json.status_code in (400, 422)
+    assert bad_json["Content-Type"] == "application/json"
+
+
+def test_a_server_error_is_json(lead_api: TokenClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rubrics import selectors
+
+    def broken() -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(selectors, "dataset_list", broken)
+    response = lead_api.get("/api/v1/datasets")
+    assert response.status_code == 500
+    assert response.json()["detail"].startswith("the server failed")
+
+
+def test_a_token_over_its_rate_gets_429_with_retry_after(
+    lead_api: TokenClient, settings: Settings
+) -> None:
+    settings.SEJURY_API = settings.SEJURY_API | {"RATE": 3, "RATE_WINDOW": 3600}
+    statuses = [lead_api.get("/api/v1/datasets").status_code for _ in range(4)]
+    assert statuses == [200, 200, 200, 429]
+    response = lead_api.get("/api/v1/datasets")
+    assert 0 < int(response["Retry-After"]) <= 3600
+    assert "too many requests" in response.json()["detail"]
+
+
+def test_failed_tokens_from_one_address_get_429(lead: User, settings: Settings) -> None:
+    settings.SEJURY_API = settings.SEJURY_API | {"AUTH_FAILURES": 3, "AUTH_FAILURE_WINDOW": 600}
+    good = token_for(lead)
+    wrong = TokenClient("sejury_" + "x" * 43)
+    assert [wrong.get("/api/v1/datasets").status_code for _ in range(3)] == [401] * 3
+    blocked = wrong.get("/api/v1/datasets")
+    assert blocked.status_code == 429
+    assert int(blocked["Retry-After"]) > 0
+    # The address is refused until the window ends, even with a good token.
+    assert TokenClient(good).get("/api/v1/datasets").status_code == 429
+
+
+def test_the_openapi_document_validates_and_lists_every_path(db: None) -> None:
+    response = Client().get("/api/v1/openapi.json")
+    assert response.status_code == 200
+    document = response.json()
+    validate(document)
+    assert sorted(document["paths"]) == sorted(PATHS)
+    assert document["components"]["securitySchemes"]["ApiAuth"]["scheme"] == "bearer"
+
+
+def test_the_docs_page_lists_every_operation(lead: User) -> None:
+    html = client_for(lead).get("/api/v1/docs").content.decode()
+    for path in PATHS:
+        assert f"<code>{path}</code>" in html.replace("{", "{").replace("&#x27;", "'")
+    assert "<script>" not in html
+    assert "style=" not in html
