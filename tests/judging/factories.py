@@ -10,6 +10,7 @@ from judging.annotations.services import campaign_create
 from judging.models import Annotation, Campaign, JudgingRun, Label, PatchJudgment, StrategyResult
 from rubrics.models import Bug, Dataset, Patch, Rubric
 from rubrics.review.drafting import rubric_draft_write
+from rubrics.review.services import rubric_confirm, rubric_revise, rubric_submit
 from tests.rubrics.factories import BugFactory, PatchFactory, make_diff
 
 
@@ -48,6 +49,25 @@ def make_golden(bug: Bug) -> None:
     rubric.golden_revision = rubric.revisions.get(number=0)
     rubric.status = Rubric.Status.GOLDEN
     rubric.save()
+
+
+def confirm_revision(rubric: Rubric, structure: dict[str, Any], people: tuple[User, User]) -> int:
+    """Save ``structure`` as the rubric's next revision (by the first of ``people``) and have
+    the second confirm it golden; the revision's number."""
+    author, confirmer = people
+    rubric.refresh_from_db()
+    revision = rubric_revise(
+        rubric=rubric,
+        base_number=rubric.current_number,
+        structure=structure,
+        justification="The standard changed.",
+        actor=author,
+    )
+    rubric_submit(rubric=rubric, base_number=revision.number, actor=author)
+    rubric_confirm(rubric=rubric, base_number=revision.number, actor=confirmer)
+    rubric.refresh_from_db()
+    assert rubric.golden_revision_id == revision.pk
+    return revision.number
 
 
 def create_campaign(dataset: Dataset, people: list[User], **fields: Any) -> Campaign:

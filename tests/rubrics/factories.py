@@ -1,5 +1,7 @@
 """Builders of datasets, bugs, patches and rubrics, and of the diffs they carry."""
 
+from typing import Any
+
 import factory
 from factory.django import DjangoModelFactory
 
@@ -75,3 +77,20 @@ def rubric_for(bug: Bug, *, draft: str, golden: str | None = None, pending: str 
         rubric.status = Rubric.Status.AWAITING_CONFIRMATION if pending else Rubric.Status.GOLDEN
     rubric.save()
     return rubric
+
+
+def editor_form(rubric: Rubric, **changes: Any) -> dict[str, Any]:
+    """What the editor posts for the current revision, with ``changes`` applied."""
+    structure = rubric.revisions.get(number=rubric.current_number).structure
+    data: dict[str, Any] = {
+        "base_number": rubric.current_number,
+        "mode": "templated",
+        "root_cause": structure["root_cause"],
+        "requirement_title": [r["title"] for r in structure["requirements"]],
+        "requirement_detail": [r["detail"] for r in structure["requirements"]],
+        "acceptable": structure["acceptable"],
+        "unacceptable": structure["unacceptable"],
+        "justification": "",
+    }
+    data.update(changes)
+    return data

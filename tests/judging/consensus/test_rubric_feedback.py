@@ -37,9 +37,14 @@ from sejury_web.llm.models import LLMCall
 from sejury_web.roles import Role
 from sejury_web.users import user_create
 from tests.helpers import PASSWORD
-from tests.judging.factories import AnnotationFactory, UserFactory, bug_with_patches
+from tests.judging.factories import (
+    AnnotationFactory,
+    UserFactory,
+    bug_with_patches,
+    confirm_revision,
+)
 from tests.judging.helpers import Judge
-from tests.rubrics.factories import PatchFactory
+from tests.rubrics.factories import PatchFactory, editor_form
 
 pytestmark = pytest.mark.django_db
 
@@ -60,21 +65,6 @@ def reviewers() -> tuple[User, User]:
         user_create(actor=None, username=name, password=PASSWORD, roles=[Role.REVIEWER])
         for name in ("author", "confirmer")
     )
-
-
-def make_golden(rubric: Rubric, structure: dict[str, Any], people: tuple[User, User]) -> int:
-    author, confirmer = people
-    rubric.refresh_from_db()
-    revision = rubric_revise(
-        rubric=rubric,
-        base_number=rubric.current_number,
-        structure=structure,
-        justification="The standard.",
-        actor=author,
-    )
-    rubric_submit(rubric=rubric, base_number=revision.number, actor=author)
-    rubric_confirm(rubric=rubric, base_number=revision.number, actor=confirmer)
-    return revision.number
 
 
 def label(patch_key: str, *labels: tuple[str, str]) -> None:
@@ -100,7 +90,7 @@ def judged(reviewers: tuple[User, User], judge_now: Judge) -> tuple[Bug, Rubric,
     bug = bug_with_patches(2)
     PatchFactory(bug=bug, key=f"{bug.key}-ref", diff=bug.reference_patch)
     rubric = rubric_draft_write(rubric_id=Rubric.objects.create(bug=bug).pk)
-    make_golden(rubric, LENIENT, reviewers)
+    confirm_revision(rubric, LENIENT, reviewers)
     run = judge_now(dataset=bug.dataset, strategies=["rubric"], context="golden")
     assert dict(run.judgments.values_list("patch__key", "verdict")) == {
         f"{bug.key}-0": "INVALID",
@@ -125,21 +115,6 @@ def judged(reviewers: tuple[User, User], judge_now: Judge) -> tuple[Bug, Rubric,
 def page(rubric: Rubric, name: str = "edit") -> str:
     kwargs = {"slug": rubric.bug.dataset.slug, "bug_key": rubric.bug.key}
     return reverse(f"rubrics:rubric_{name}", kwargs={**kwargs, "variant": rubric.variant})
-
-
-def editor_post(rubric: Rubric, **changes: Any) -> dict[str, Any]:
-    structure = rubric.revisions.get(number=rubric.current_number).structure
-    data: dict[str, Any] = {
-        "base_number": rubric.current_number,
-        "mode": "templated",
-        "root_cause": structure["root_cause"],
-        "requirement_title": [r["title"] for r in structure["requirements"]],
-        "requirement_detail": [r["detail"] for r in structure["requirements"]],
-        "acceptable": structure["acceptable"],
-        "unacceptable": structure["unacceptable"],
-        "justification": "",
-    }
-    return data | changes
 
 
 # -- what is flagged ------------------------------------------------------------------------
@@ -236,7 +211,7 @@ def test_annotators_cannot_open_or_act_on_any_of_it(
         assert method(page(rubric, name)).status_code == 403
     assert annotator_client.get(reverse("rubrics:review_queue")).status_code == 403
     # Leads read the editor but do not write rubrics.
-    assert lead_client.post(page(rubric, "suggest"), editor_post(rubric)).status_code == 403
+    assert lead_client.post(page(rubric, "suggest"), editor_form(rubric)).status_code == 403
     assert lead_client.post(page(rubric, "uphold"), {"note": "x"}).status_code == 403
 
 
@@ -249,7 +224,7 @@ def test_a_suggested_revision_is_taken_in_part_and_saved_only_by_the_reviewer(
     bug, rubric, _ = judged
     revisions_before = RubricRevision.objects.count()
 
-    response = reviewer_client.post(page(rubric, "suggest"), editor_post(rubric), **HX)
+    response = reviewer_client.post(page(rubric, "suggest"), editor_form(rubric), **HX)
     assert response.status_code == 200
     html = response.content.decode()
     call = LLMCall.objects.get(purpose=REVISE_PURPOSE)
@@ -262,7 +237,7 @@ def test_a_suggested_revision_is_taken_in_part_and_saved_only_by_the_reviewer(
     assert len(call.inputs["disagreements"]) == 2
 
     # Take one change: the editor holds it, the rest of the rubric is as it was.
-    data = editor_post(rubric, suggestion=call.pk)
+    data = editor_form(rubric, suggestion=call.pk)
     taken = reviewer_client.post(page(rubric, "editor"), data | {"op": "take:0"}, **HX)
     assert taken.status_code == 200
     assert "in the editor" in taken.content.decode()
@@ -277,7 +252,7 @@ def test_a_suggested_revision_is_taken_in_part_and_saved_only_by_the_reviewer(
     keys = [d.key for d in rubric_disagreements(rubric).open]
     saved = reviewer_client.post(
         page(rubric, "save"),
-        editor_post(
+        editor_form(
             rubric,
             root_cause=suggested["root_cause"],
             requirement_title=[r["title"] for r in suggested["requirements"]],
@@ -317,7 +292,7 @@ def test_a_save_without_the_box_ticked_answers_nothing(
 ) -> None:
     _, rubric, _ = judged
     keys = rubric_disagreements(rubric).open_keys
-    data = editor_post(rubric, root_cause="Another cause.", justification="Clearer.")
+    data = editor_form(rubric, root_cause="Another cause.", justification="Clearer.")
     reviewer_client.post(page(rubric, "save"), data | {"answer_keys": keys}, **HX)
     rubric.refresh_from_db()
     assert rubric.current_number == 2
@@ -332,7 +307,7 @@ def test_without_disagreements_there_is_nothing_to_suggest_from(
     rubric_uphold(
         rubric=rubric, answers=rubric_disagreements(rubric).open_keys, note="ok", actor=reviewer
     )
-    response = reviewer_client.post(page(rubric, "suggest"), editor_post(rubric), **HX)
+    response = reviewer_client.post(page(rubric, "suggest"), editor_form(rubric), **HX)
     assert "there is no disagreement of the judge with humans" in response.content.decode()
     assert not LLMCall.objects.filter(purpose=REVISE_PURPOSE).exists()
 
@@ -341,7 +316,7 @@ def test_a_take_without_a_suggestion_is_refused(
     judged: tuple[Bug, Rubric, JudgingRun], reviewer_client: Client
 ) -> None:
     _, rubric, _ = judged
-    response = reviewer_client.post(page(rubric, "editor"), editor_post(rubric, op="take:all"))
+    response = reviewer_client.post(page(rubric, "editor"), editor_form(rubric, op="take:all"))
     assert response.status_code == 400
 
 
@@ -441,7 +416,7 @@ def test_the_queue_and_the_editor_read_in_a_fixed_number_of_queries(
         label(f"{bug.key}-x{number}", (Label.VALID, "fine"), (Label.VALID, "fine too"))
     other = bug_with_patches(2, dataset=bug.dataset)
     other_rubric = rubric_draft_write(rubric_id=Rubric.objects.create(bug=other).pk)
-    make_golden(other_rubric, LENIENT, reviewers)
+    confirm_revision(other_rubric, LENIENT, reviewers)
     judge_now(dataset=bug.dataset, strategies=["rubric"], context="golden")
     label(f"{other.key}-0", (Label.VALID, ""), (Label.VALID, ""))
     assert open_counts() == {rubric.pk: 6, other_rubric.pk: 1}

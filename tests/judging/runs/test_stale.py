@@ -40,13 +40,12 @@ from judging.runs.stale import FLIPS_SHOWN, rejudge_summary, stale_count, stale_
 from judging.runs.verdicts import STALE_NOTE
 from rubrics.models import Bug, Rubric, RubricRevision
 from rubrics.review.drafting import rubric_draft_write
-from rubrics.review.services import rubric_confirm, rubric_revise, rubric_submit
 from sejury_web.audit import audit_events
 from sejury_web.llm.models import LLMCall
 from sejury_web.roles import Role
 from sejury_web.users import user_create
 from tests.helpers import PASSWORD
-from tests.judging.factories import bug_with_patches
+from tests.judging.factories import bug_with_patches, confirm_revision
 from tests.judging.helpers import Judge
 from tests.rubrics.factories import PatchFactory
 
@@ -76,24 +75,6 @@ def reviewers() -> tuple[User, User]:
     )
 
 
-def confirm(rubric: Rubric, structure: dict[str, Any], people: tuple[User, User]) -> int:
-    """Save ``structure`` as the rubric's next revision and confirm it golden; its number."""
-    author, confirmer = people
-    rubric.refresh_from_db()
-    revision = rubric_revise(
-        rubric=rubric,
-        base_number=rubric.current_number,
-        structure=structure,
-        justification="The standard changed.",
-        actor=author,
-    )
-    rubric_submit(rubric=rubric, base_number=revision.number, actor=author)
-    rubric_confirm(rubric=rubric, base_number=revision.number, actor=confirmer)
-    rubric.refresh_from_db()
-    assert rubric.golden_revision_id == revision.pk
-    return revision.number
-
-
 @pytest.fixture
 def bug(reviewers: tuple[User, User]) -> Bug:
     """Three patches (one is the reference fix itself), and a rubric drafted by the offline
@@ -101,7 +82,7 @@ def bug(reviewers: tuple[User, User]) -> Bug:
     bug = bug_with_patches(2)
     PatchFactory(bug=bug, key=f"{bug.key}-ref", diff=bug.reference_patch)
     rubric = rubric_draft_write(rubric_id=Rubric.objects.create(bug=bug).pk)
-    assert confirm(rubric, LENIENT, reviewers) == 1
+    assert confirm_revision(rubric, LENIENT, reviewers) == 1
     return bug
 
 
@@ -153,7 +134,7 @@ def test_a_new_golden_revision_re_judges_only_the_rubric_member_and_lists_the_fl
     assert stale_count(run) == 0
 
     # A newer revision becomes golden: every rubric verdict of the run is stale.
-    assert confirm(rubric, STRICT, reviewers) == 2
+    assert confirm_revision(rubric, STRICT, reviewers) == 2
     assert stale_count(run) == 3
     assert set(stale_results(run).values_list("strategy", flat=True)) == {"rubric"}
 
@@ -244,7 +225,7 @@ def test_the_run_page_counts_filters_and_re_judges_stale_verdicts(
 
     # One patch is judged again first with today's golden rubric: the other two are stale.
     rubric = bug.rubrics.get()
-    confirm(rubric, STRICT, reviewers)
+    confirm_revision(rubric, STRICT, reviewers)
     fresh = run.judgments.get(patch__key=f"{bug.key}-0")
     fresh.results.filter(strategy="rubric").update(rubric_revision=rubric.golden_revision)
 
@@ -318,7 +299,7 @@ def test_runs_of_other_contexts_never_go_stale(
             "rubric_revision", flat=True
         )
     ) == {None}
-    confirm(bug.rubrics.get(), STRICT, reviewers)
+    confirm_revision(bug.rubrics.get(), STRICT, reviewers)
 
     for run in (draft, reference):
         assert stale_count(run) == 0
@@ -398,7 +379,7 @@ def test_judge_resume_stale_re_judges_and_lists_the_flips(
         judge("--resume", str(run.pk), "--stale")
     assert str(excinfo.value) == NOTHING_STALE.format(run=run.pk)
 
-    confirm(bug.rubrics.get(), STRICT, reviewers)
+    confirm_revision(bug.rubrics.get(), STRICT, reviewers)
     calls = judge_calls()
     out = judge("--resume", str(run.pk), "--stale", "--wait")
 
@@ -498,7 +479,7 @@ def test_the_stale_count_filter_and_flips_cost_the_same_queries_at_any_size(
 ) -> None:
     rubric = bug.rubrics.get()
     old = rubric.revisions.get(number=1)
-    confirm(rubric, STRICT, reviewers)
+    confirm_revision(rubric, STRICT, reviewers)
     golden = rubric.revisions.get(number=2)
     small = written(bug, 2, golden, old)
     large = written(bug, FLIPS_SHOWN + 70, golden, old)

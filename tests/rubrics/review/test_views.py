@@ -26,7 +26,7 @@ from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.roles import Role
 from sejury_web.users import user_create
 from tests.helpers import PASSWORD, client_for
-from tests.rubrics.factories import BugFactory, PatchFactory
+from tests.rubrics.factories import BugFactory, PatchFactory, editor_form
 
 pytestmark = pytest.mark.django_db
 
@@ -56,23 +56,6 @@ def url(rubric: Rubric, name: str = "edit") -> str:
     return reverse(f"rubrics:rubric_{name}", kwargs={**kwargs, "variant": rubric.variant})
 
 
-def form_data(rubric: Rubric, **changes: Any) -> dict[str, Any]:
-    """What the editor posts for the current revision, with ``changes`` applied."""
-    structure = rubric.revisions.get(number=rubric.current_number).structure
-    data: dict[str, Any] = {
-        "base_number": rubric.current_number,
-        "mode": "templated",
-        "root_cause": structure["root_cause"],
-        "requirement_title": [r["title"] for r in structure["requirements"]],
-        "requirement_detail": [r["detail"] for r in structure["requirements"]],
-        "acceptable": structure["acceptable"],
-        "unacceptable": structure["unacceptable"],
-        "justification": "",
-    }
-    data.update(changes)
-    return data
-
-
 # -- permissions and pages ------------------------------------------------------------------
 
 
@@ -80,7 +63,7 @@ def test_annotators_get_403_everywhere(annotator_client: Client, drafted: Rubric
     assert annotator_client.get(url(drafted)).status_code == 403
     assert annotator_client.get(reverse("rubrics:review_queue")).status_code == 403
     for name in ("editor", "preview", "save", "submit", "confirm", "send_back"):
-        assert annotator_client.post(url(drafted, name), form_data(drafted)).status_code == 403
+        assert annotator_client.post(url(drafted, name), editor_form(drafted)).status_code == 403
 
 
 def test_a_lead_reads_the_rubric_but_cannot_change_it(lead_client: Client, drafted: Rubric) -> None:
@@ -92,7 +75,7 @@ def test_a_lead_reads_the_rubric_but_cannot_change_it(lead_client: Client, draft
     assert 'id="rubric-save"' not in html
     assert "editing, submitting and confirming are for reviewers" in html
     for name in ("editor", "preview", "save", "submit"):
-        data = form_data(drafted, justification="x", root_cause="changed")
+        data = editor_form(drafted, justification="x", root_cause="changed")
         assert lead_client.post(url(drafted, name), data).status_code == 403
     assert lead_client.get(reverse("rubrics:review_queue")).status_code == 403
     assert drafted.revisions.count() == 1
@@ -105,7 +88,7 @@ def test_a_lead_who_is_also_a_reviewer_may_save(drafted: Rubric) -> None:
     client = Client()
     client.force_login(both)
 
-    data = form_data(drafted, root_cause="A lead's root cause.", justification="clearer")
+    data = editor_form(drafted, root_cause="A lead's root cause.", justification="clearer")
     response = client.post(url(drafted, "save"), data, **HX)
 
     assert response.status_code == 200
@@ -172,7 +155,7 @@ def test_the_bug_page_links_to_its_rubric(reviewer_client: Client, drafted: Rubr
 def test_adding_a_requirement_keeps_what_was_typed_and_saves_nothing(
     reviewer_client: Client, drafted: Rubric
 ) -> None:
-    data = form_data(
+    data = editor_form(
         drafted,
         root_cause="My unsaved root cause.",
         justification="my unsaved reason",
@@ -199,7 +182,7 @@ def test_adding_a_requirement_keeps_what_was_typed_and_saves_nothing(
 def test_moving_and_removing_items_reorders_the_unsaved_state(
     reviewer_client: Client, drafted: Rubric
 ) -> None:
-    data = form_data(
+    data = editor_form(
         drafted,
         requirement_title=["First", "Second", "Third"],
         requirement_detail=["one", "two", "three"],
@@ -223,13 +206,15 @@ def test_moving_and_removing_items_reorders_the_unsaved_state(
 
 
 def test_the_preview_renders_the_unsaved_state(reviewer_client: Client, drafted: Rubric) -> None:
-    data = form_data(drafted, root_cause="Now **bold**.")
+    data = editor_form(drafted, root_cause="Now **bold**.")
     html = reviewer_client.post(url(drafted, "preview"), data, **HX).content.decode()
     assert "<strong>bold</strong>" in html
     assert 'id="rubric-changes" hx-swap-oob="true"' in html
     assert "Your unsaved edit" in html
 
-    empty = reviewer_client.post(url(drafted, "preview"), form_data(drafted, root_cause=" "), **HX)
+    empty = reviewer_client.post(
+        url(drafted, "preview"), editor_form(drafted, root_cause=" "), **HX
+    )
     assert f"Not ready to save: {EMPTY_ROOT_CAUSE}" in empty.content.decode()
 
 
@@ -260,7 +245,7 @@ def test_a_free_form_rubric_is_edited_as_one_markdown_text(
 def test_save_creates_a_justified_revision_with_themes(
     reviewer_client: Client, reviewer: User, drafted: Rubric
 ) -> None:
-    data = form_data(
+    data = editor_form(
         drafted,
         root_cause="f() returns 1 where callers expect 2.",
         justification="The draft's root cause was a skeleton.",
@@ -287,7 +272,7 @@ def test_save_creates_a_justified_revision_with_themes(
 def test_save_without_htmx_redirects_to_the_new_revision(
     reviewer_client: Client, drafted: Rubric
 ) -> None:
-    data = form_data(drafted, root_cause="Plain form post.", justification="no js")
+    data = editor_form(drafted, root_cause="Plain form post.", justification="no js")
 
     response = reviewer_client.post(url(drafted, "save"), data, follow=True)
 
@@ -300,7 +285,7 @@ def test_save_without_htmx_redirects_to_the_new_revision(
 def test_a_save_without_justification_shows_the_error_and_keeps_the_edit(
     reviewer_client: Client, drafted: Rubric
 ) -> None:
-    data = form_data(drafted, root_cause="An edit I must not lose.", justification="  ")
+    data = editor_form(drafted, root_cause="An edit I must not lose.", justification="  ")
 
     response = reviewer_client.post(url(drafted, "save"), data, **HX)
 
@@ -321,8 +306,8 @@ def test_a_conflicting_save_keeps_the_edit_and_a_second_save_applies_it(
     # Both open revision 0.
     assert reviewer_client.get(url(drafted)).status_code == 200
     assert reviewer2_client.get(url(drafted)).status_code == 200
-    first = form_data(drafted, root_cause="First reviewer's root cause.", justification="first")
-    mine = form_data(
+    first = editor_form(drafted, root_cause="First reviewer's root cause.", justification="first")
+    mine = editor_form(
         drafted,
         requirement_title=["Second reviewer's requirement"],
         justification="second",
@@ -497,7 +482,7 @@ def test_user_text_is_never_rendered_as_html(
     drafted.refresh_from_db()
 
     html = reviewer_client.get(url(drafted)).content.decode()
-    preview = reviewer_client.post(url(drafted, "preview"), form_data(drafted), **HX)
+    preview = reviewer_client.post(url(drafted, "preview"), editor_form(drafted), **HX)
 
     for page in (html, preview.content.decode()):
         assert script not in page
