@@ -86,7 +86,7 @@ def _operations(document: dict[str, Any]) -> list[dict[str, Any]]:
                     "method": method.upper(),
                     "path": path,
                     "anchor": operation.get("operationId", f"{method}-{path}"),
-                    "summary": operation.get("summary", ""),
+                    "summary": _summary(operation),
                     "description": operation.get("description", ""),
                     "parameters": parameters,
                     "body": [
@@ -111,6 +111,13 @@ def _schemas(document: dict[str, Any]) -> list[dict[str, Any]]:
         ]
         found.append({"name": name, "fields": fields})
     return found
+
+
+def _summary(operation: dict[str, Any]) -> str:
+    """The operation's first sentence (ninja's own summary is its function's name)."""
+    description = " ".join(str(operation.get("description", "")).split())
+    first = description.split(". ", 1)[0].rstrip(".").replace("``", "")
+    return first or str(operation.get("summary", ""))
 
 
 @require_GET

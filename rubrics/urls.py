@@ -12,6 +12,7 @@ RUBRIC = "datasets/<slug:slug>/bugs/<str:bug_key>/rubric/<str:variant>/"
 urlpatterns = [
     path("datasets/", views.dataset_list, name="dataset_list"),
     path("datasets/import/", views.bundle_upload, name="bundle_upload"),
+    path("datasets/import/swebench/", views.swebench_upload, name="swebench_upload"),
     path(
         "datasets/import/<int:upload_id>/", views.bundle_upload_status, name="bundle_upload_status"
     ),

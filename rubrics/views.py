@@ -4,6 +4,7 @@
 from django.contrib.messages import success
 from django.core import signing
 from django.core.exceptions import PermissionDenied
+from django.core.files.uploadedfile import UploadedFile
 from django.http import (
     Http404,
     HttpResponse,
@@ -29,6 +30,8 @@ from rubrics.forms import BundleUploadForm
 from rubrics.long_diffs import DiffExpired, DiffGone, diff_for_token
 from rubrics.models import BundleUpload, Rubric
 from rubrics.review.forms import DraftRequestForm
+from rubrics.swebench.forms import SwebenchUploadForm
+from rubrics.swebench.services import NamedFile, SwebenchImportError, swebench_import
 from rubrics.templatetags.diffs import diff_chunk
 from sejury_web.htmx import AuthenticatedHtmxRequest
 from sejury_web.roles import Role, role_required, user_has_role
@@ -113,16 +116,66 @@ def bundle_upload(request: AuthenticatedHtmxRequest) -> HttpResponse:
                 success(request, note)
             return redirect(summary.dataset)
     status = 400 if (form.errors or errors) else 200
+    return _import_page(request, tab="bundle", form=form, import_error=errors, status=status)
+
+
+def _import_page(
+    request: AuthenticatedHtmxRequest,
+    *,
+    tab: str,
+    form: BundleUploadForm | None = None,
+    swebench_form: SwebenchUploadForm | None = None,
+    import_error: BundleImportError | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    """The Import page, one tab shown: a bundle, or SWE-bench predictions."""
     return render(
         request,
         "rubrics/bundle/bundle_upload.html",
         {
-            "form": form,
-            "import_error": errors,
+            "tab": tab,
+            "form": form or BundleUploadForm(),
+            "swebench_form": swebench_form or SwebenchUploadForm(),
+            "import_error": import_error,
             "datasets": selectors.dataset_list(),
             "worker_bytes": worker_bytes(),
         },
         status=status,
+    )
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(Role.LEAD)
+def swebench_upload(request: AuthenticatedHtmxRequest) -> HttpResponse:
+    """Import SWE-bench instances, predictions and results (``rubrics.swebench``), here and
+    now, all or nothing; errors name the file, line and field."""
+    form = SwebenchUploadForm(request.POST or None, request.FILES or None)
+    errors = None
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+
+        def named(upload: UploadedFile) -> NamedFile:
+            return NamedFile(upload.name or "upload", upload)
+
+        try:
+            summary = swebench_import(
+                instances=named(data["instances"]) if data["instances"] else None,
+                predictions=[named(upload) for upload in data["predictions"]],
+                results=[named(upload) for upload in data["results"]],
+                dataset_name=data["dataset"],
+                actor=request.user,
+            )
+        except SwebenchImportError as exc:
+            errors = exc
+        else:
+            dataset = summary.bundle.dataset
+            success(request, f"Imported SWE-bench into {dataset.name}: {summary.counts_text}.")
+            for note in summary.notes:
+                success(request, note)
+            return redirect(dataset)
+    status = 400 if (form.errors or errors) else 200
+    return _import_page(
+        request, tab="swebench", swebench_form=form, import_error=errors, status=status
     )
 
 

@@ -162,7 +162,7 @@ def read_items(
     """
     stream.seek(0)
     number = 0
-    for raw in stream:
+    for raw in _lines(stream):
         number += 1
         if raw.strip(b" \t\r\n\xef\xbb\xbf"):
             break
@@ -190,11 +190,17 @@ def read_items(
     yield from _document(text, file, errors, keyed=keyed)
 
 
+def _lines(stream: IO[bytes]) -> Iterator[bytes]:
+    """The lines of ``stream`` from where it stands. (Iterating a Django ``File`` would
+    start again from its beginning.)"""
+    return iter(stream.readline, b"")
+
+
 def _rest_is_blank(stream: IO[bytes]) -> bool:
     """Whether nothing but blank lines follows (the stream is left where it stood)."""
     here = stream.tell()
     try:
-        return all(not raw.strip() for raw in stream)
+        return all(not raw.strip() for raw in _lines(stream))
     finally:
         stream.seek(here)
 
@@ -212,7 +218,7 @@ def _json_lines(
     if item := _checked(first, first_line, file, errors, pairs):
         yield item
     number = first_line
-    for raw in stream:
+    for raw in _lines(stream):
         number += 1
         if not raw.strip():
             continue

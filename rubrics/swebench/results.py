@@ -114,7 +114,9 @@ def _per_instance(data: dict[str, Any], report: Report, errors: SourceErrors) ->
         value = item.get("resolved")
         if not isinstance(value, bool):
             message = NOT_A_BOOL.format(type=json_type(value))
-            errors.append(SourceError(None, f"{shorten(instance_id)}.resolved", message, file=report.file))
+            errors.append(
+                SourceError(None, f"{shorten(instance_id)}.resolved", message, file=report.file)
+            )
             continue
         (report.resolved if value else report.unresolved).add(instance_id)
 

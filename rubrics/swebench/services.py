@@ -139,6 +139,9 @@ class SwebenchSummary:
 class SwebenchImportError(BundleImportError):
     """Nothing was imported; ``errors`` (:class:`SourceError`) say which file, where, what."""
 
+    def __init__(self, errors: list[SourceError], *, more: int = 0) -> None:
+        super().__init__(list[BundleError](errors), more=more)
+
 
 def patch_key(instance_id: str, source: str) -> str:
     """The key of ``source``'s patch for ``instance_id``: deterministic, no ``/``."""
@@ -309,7 +312,9 @@ def _predictions(
                 data = {"instance_id": item.name} | data
             instance_id = _string(data, "instance_id", item.line, named.name, errors)
             if item.name is not None and instance_id is not None and instance_id != item.name:
-                message = NAME_DIFFERS.format(name=shorten(item.name), instance=shorten(instance_id))
+                message = NAME_DIFFERS.format(
+                    name=shorten(item.name), instance=shorten(instance_id)
+                )
                 errors.append(SourceError(item.line, "instance_id", message, file=named.name))
             source = _string(data, "model_name_or_path", item.line, named.name, errors)
             diff = data.get("model_patch")
@@ -354,10 +359,15 @@ def _notes(tally: _Tally, reports: dict[str, Report], sources: set[str]) -> list
     if empty := sum(tally.empty.values()):
         by = ""
         if len(tally.empty) > 1:
-            by = ": " + ", ".join(f"{source or '?'} {n}" for source, n in sorted(tally.empty.items()))
+            by = ": " + ", ".join(
+                f"{source or '?'} {n}" for source, n in sorted(tally.empty.items())
+            )
         notes.append(
             EMPTY_NOTE.format(
-                count=empty, s="" if empty == 1 else "s", were="was" if empty == 1 else "were", by=by
+                count=empty,
+                s="" if empty == 1 else "s",
+                were="was" if empty == 1 else "were",
+                by=by,
             )
         )
     if tally.left_out:

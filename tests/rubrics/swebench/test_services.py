@@ -20,7 +20,8 @@ def fixture_lines(name: str) -> list[dict[str, object]]:
 def errors_of(**kwargs: object) -> list[SourceError]:
     with pytest.raises(SwebenchImportError) as excinfo:
         run_import(**kwargs)  # type: ignore[arg-type]
-    assert not Bug.objects.exists() and not Patch.objects.exists()
+    assert not Bug.objects.exists()
+    assert not Patch.objects.exists()
     return excinfo.value.errors  # type: ignore[return-value]
 
 
@@ -64,10 +65,13 @@ def test_predictions_become_patches_keyed_by_instance_and_source() -> None:
     assert "django__django-11099@gpt-4-0613" in keys
     assert "django__django-11099@SWE-Llama-13b" in keys
     claude = patch_key("astropy__astropy-12907", "anthropic/claude-3-opus")
-    assert claude in keys and "/" not in claude and claude.startswith("astropy__astropy-12907@")
+    assert claude in keys
+    assert "/" not in claude
+    assert claude.startswith("astropy__astropy-12907@")
     patch = Patch.objects.get(key="django__django-11099@gpt-4-0613")
     given = fixture_lines("preds_gpt4.jsonl")[1]
-    assert patch.diff == given["model_patch"] and patch.diff.startswith("\n")  # as given
+    assert patch.diff == given["model_patch"]
+    assert patch.diff.startswith("\n")
     assert patch.source == "gpt-4-0613"
     assert patch.bug.key == "django__django-11099"
     assert patch.tests_pass is None  # no results report
@@ -86,7 +90,8 @@ def test_importing_the_same_files_twice_changes_nothing() -> None:
     first = run_import(results=("gpt-4-0613.run1.json",), **files)  # type: ignore[arg-type]
     before = list(Patch.objects.order_by("key").values())
     again = run_import(results=("gpt-4-0613.run1.json",), **files)  # type: ignore[arg-type]
-    assert first.bundle.dataset_created and not again.bundle.dataset_created
+    assert first.bundle.dataset_created
+    assert not again.bundle.dataset_created
     assert again.bundle.unchanged
     assert {c.created + c.updated for c in again.bundle.counts.values()} == {0}
     assert list(Patch.objects.order_by("key").values()) == before
@@ -248,13 +253,8 @@ def test_fields_are_checked_and_errors_name_the_swebench_field() -> None:
         {"model_name_or_path": "m", "model_patch": "x"},
         {"instance_id": "django__django-11099", "model_name_or_path": "m", "model_patch": 7},
         ["not", "an", "object"],
-        {
-            "instance_id": "django__django-11133",
-            "model_name_or_path": "m",
-            "model_name_or_path": "n",
-        },
     ]
-    data = "".join(json.dumps(item) + "\n" for item in bad[:4])
+    data = "".join(json.dumps(item) + "\n" for item in bad)
     data += '{"instance_id": "a", "model_name_or_path": "m", "model_name_or_path": "n"}\n'
     errors = errors_of(predictions=("p.jsonl",), given={"p.jsonl": data.encode()})
     assert [(e.line, e.field) for e in errors] == [
@@ -277,7 +277,8 @@ def test_the_same_model_predicting_an_instance_twice_is_refused() -> None:
 def test_not_utf8_is_refused_with_line_and_column() -> None:
     data = (FIXTURES / "preds_gpt4.jsonl").read_bytes().replace(b"gpt-4-0613", b"gpt\xff4", 2)
     errors = errors_of(predictions=("p.jsonl",), given={"p.jsonl": data})
-    assert errors[0].line == 1 and errors[0].message == "not valid UTF-8"
+    assert errors[0].line == 1
+    assert errors[0].message == "not valid UTF-8"
     assert errors[0].column is not None
 
 
@@ -287,7 +288,8 @@ def test_metadata_over_the_limit_leaves_out_the_bulkiest_fields() -> None:
     data = "".join(json.dumps(item) + "\n" for item in instances).encode()
     summary = run_import(given={"instances.jsonl": data})
     bug = Bug.objects.get(key="astropy__astropy-12907")
-    assert "PASS_TO_PASS" not in bug.metadata and bug.metadata["left_out"] == ["PASS_TO_PASS"]
+    assert "PASS_TO_PASS" not in bug.metadata
+    assert bug.metadata["left_out"] == ["PASS_TO_PASS"]
     assert bug.metadata["test_patch"] == instances[0]["test_patch"]
     assert any("1 instance had metadata over" in note for note in summary.notes)
 
