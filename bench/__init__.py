@@ -1,1 +1,2 @@
-"""Benchmarks, run by hand (``make bench``); each prints its figures and their ratio to its target."""
+"""Benchmarks, run by hand (``make bench``): each prints its figures and their ratio to
+its target."""

@@ -35,7 +35,7 @@ def diff(path: str, n: int, lines: int) -> str:
 
 def write_files(work: Path, instances: int, models: int) -> list[str]:
     """The files, and the command's arguments for them."""
-    rng = random.Random(7)
+    rng = random.Random(7)  # noqa: S311 (synthetic data, not secrets)
     ids = [f"proj{i % 12}__proj{i % 12}-{10000 + i}" for i in range(instances)]
     with (work / "instances.jsonl").open("w") as out:
         for n, iid in enumerate(ids):
@@ -63,7 +63,8 @@ def write_files(work: Path, instances: int, models: int) -> list[str]:
     args = ["--instances", str(work / "instances.jsonl")]
     for m in range(models):
         model = f"org/model-{m}"
-        resolved, unresolved = [], []
+        resolved: list[str] = []
+        unresolved: list[str] = []
         with (work / f"preds-{m}.jsonl").open("w") as out:
             for n, iid in enumerate(ids):
                 empty = rng.random() < 0.05
