@@ -48,6 +48,7 @@ bench: install
 	$(PY) bench/agreement_report.py
 	$(PY) bench/rubric_feedback.py
 	$(PY) bench/bundle_import.py
+	$(PY) bench/swebench_import.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
