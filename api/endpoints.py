@@ -18,7 +18,7 @@ from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
-from ninja import NinjaAPI, Query, Schema
+from ninja import Field, NinjaAPI, Query, Schema
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
 
@@ -35,6 +35,7 @@ from judging.reports.selectors import (
 from judging.runs import selectors as run_selectors
 from judging.runs import services as run_services
 from judging.runs.export import verdict_page
+from judging.runs.webhooks import webhook_state
 from rubrics import selectors as rubric_selectors
 from rubrics.bundle.base import BundleImportError
 from rubrics.bundle.services import bundle_import, dataset_resolve
@@ -196,6 +197,11 @@ class RunIn(Schema):
     patches: list[str] | None = None
     only_ready: bool = False
     name: str = ""
+    webhook: str = Field(
+        "",
+        description="An http or https URL called once with a signed POST when the run ends "
+        "(`run.finished`, or `run.cancelled`); see the README's *From a pipeline*.",
+    )
 
 
 class Counts(Schema):
@@ -213,6 +219,22 @@ class Spend(Schema):
     output_tokens: int
     cost_usd: float | None
     wall_s: float | None
+
+
+class WebhookOut(Schema):
+    url: str
+    status: str = Field(
+        description="`waiting` (the run has not ended), `pending`, `retrying`, `delivered` "
+        "or `failed`"
+    )
+    event: str | None
+    delivery_id: str | None
+    attempts: int
+    max_attempts: int
+    last_status_code: int | None
+    last_error: str
+    delivered_at: str | None
+    next_attempt_at: str | None
 
 
 class RunOut(Schema):
@@ -234,6 +256,7 @@ class RunOut(Schema):
     url: str
     verdicts: str
     page: str
+    webhook: WebhookOut | None
 
 
 class NotReady(Schema):
@@ -308,6 +331,7 @@ def _run_dict(request: HttpRequest, run: JudgingRun) -> dict[str, Any]:
         "url": _url(request, "run_get", run.pk),
         "verdicts": _url(request, "run_verdicts", run.pk),
         "page": request.build_absolute_uri(run.get_absolute_url()),
+        "webhook": state.as_dict() if (state := webhook_state(run)) else None,
     }
 
 
@@ -541,6 +565,7 @@ def run_create(request: HttpRequest, payload: RunIn) -> HttpResponse:
                 provider=payload.provider,
                 model=payload.model,
                 threshold=payload.threshold,
+                webhook_url=payload.webhook,
             )
             preflight = run_selectors.run_preflight(
                 dataset=dataset,
@@ -570,6 +595,8 @@ def run_create(request: HttpRequest, payload: RunIn) -> HttpResponse:
                 name=payload.name,
                 actor=user,
                 only_ready=payload.only_ready,
+                webhook_url=payload.webhook,
+                webhook_origin=request.build_absolute_uri("/").rstrip("/"),
             )
         except run_services.RunError as error:
             return 422, {"detail": str(error), "total": 0, "ready": 0, "missing": 0}, {}

@@ -13,11 +13,14 @@ class JudgingConfig(AppConfig):
         from judging.annotations.bundle import LabelKind
         from judging.annotations.selectors import LabelCounts
         from judging.consensus.rubric_feedback import RubricDisagreements
+        from judging.runs.webhooks import webhook_sender_register
+        from judging.tasks import queue_delivery
         from rubrics.bundle.base import register_kind
         from rubrics.review.disagreements import disagreement_source_register
         from rubrics.selectors import label_source_register
 
         register_kind(LabelKind())
+        webhook_sender_register(queue_delivery)
         label_source_register(LabelCounts())
         disagreement_source_register(RubricDisagreements())
 
@@ -28,8 +31,10 @@ class JudgingConfig(AppConfig):
 
 def resume_unfinished_runs(**_: object) -> None:
     """A worker starting finishes what a killed worker left: every queued or running run,
-    and every run whose rejected passing patches were waiting to be sorted."""
+    every run whose rejected passing patches were waiting to be sorted, and every webhook
+    call still to be made."""
     from judging.runs.services import rejections_resume_unfinished, runs_resume_unfinished
+    from judging.runs.webhooks import deliveries_resume_unfinished
 
     resumed = runs_resume_unfinished()
     if resumed:
@@ -37,3 +42,6 @@ def resume_unfinished_runs(**_: object) -> None:
     sorting = rejections_resume_unfinished()
     if sorting:
         log.info("resumed sorting the rejected passing patches of runs %s", sorting)
+    deliveries = deliveries_resume_unfinished()
+    if deliveries:
+        log.info("resumed webhook deliveries %s", deliveries)

@@ -1,3 +1,5 @@
+import uuid
+
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
@@ -256,6 +258,13 @@ class JudgingRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The pipeline's webhook (judging.runs.webhooks): called once each time the run ends.
+    webhook_url = models.URLField(
+        max_length=2000, blank=True, help_text="Called with a signed POST when the run ends."
+    )
+    # The scheme and host the run was created through ("https://sejury.example"): the base
+    # of the webhook body's absolute URLs when SEJURY_BASE_URL is not set.
+    webhook_origin = models.CharField(max_length=300, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -270,6 +279,52 @@ class JudgingRun(models.Model):
     @property
     def is_active(self) -> bool:
         return self.status in (self.Status.QUEUED, self.Status.RUNNING)
+
+
+class WebhookDelivery(models.Model):
+    """One call of a run's webhook: the run ended (finished or cancelled) under one generation.
+
+    Unique per run and generation, so two workers ending the run at once create one; a run
+    resumed and ended again (a new generation) is called again, with its new counts.
+    ``attempts`` counts the POSTs made; the body is fixed at the first, so that every retry
+    sends the same bytes under the same ``delivery_id``.
+    """
+
+    class Event(models.TextChoices):
+        FINISHED = "run.finished", "Run finished"
+        CANCELLED = "run.cancelled", "Run cancelled"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RETRYING = "retrying", "Retrying"
+        DELIVERED = "delivered", "Delivered"
+        FAILED = "failed", "Failed"
+
+    run = models.ForeignKey(JudgingRun, on_delete=models.CASCADE, related_name="webhook_deliveries")
+    generation = models.PositiveIntegerField()
+    event = models.CharField(max_length=20, choices=Event.choices)
+    url = models.URLField(max_length=2000)
+    delivery_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    body = models.TextField(blank=True, help_text="The JSON sent, fixed at the first attempt.")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    last_status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_attempt_at = models.DateTimeField(null=True, blank=True)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "generation"], name="one_webhook_delivery_per_run_generation"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run}: {self.event} → {self.status}"
 
 
 class PatchJudgment(models.Model):

@@ -9,11 +9,16 @@ caught fails the judgments it was for (its failure hook), so none stays pending 
 their tests (paper 004 §7), for the rows a lead's request left pending. A row is written only
 while pending, so a redelivered task sorts nothing twice; the failure hooks fail what is
 still pending.
+
+``deliver_webhook`` makes one attempt of a run's webhook call and retries itself with a
+countdown (``self.retry``) while ``judging.runs.webhooks`` says to; it carries the attempt's
+number, so a redelivered message of an attempt already made sends nothing.
 """
 
+import logging
 from typing import Any
 
-from celery import shared_task
+from celery import Task, shared_task
 from celery.contrib.django.task import DjangoTask
 
 from judging.runs.execution import (
@@ -24,6 +29,9 @@ from judging.runs.execution import (
     run_start,
 )
 from judging.runs.rejections import rejection_pending_ids, rejection_sort, rejections_fail
+from judging.runs.webhooks import delivery_attempt, delivery_fail
+
+log = logging.getLogger(__name__)
 
 
 def _error(exc: BaseException) -> str:
@@ -113,3 +121,37 @@ def sort_rejections(run_id: int) -> int:
 def sort_rejection(row_id: int) -> str:
     """Sort one rejected passing patch's justification into a theme; return the row's status."""
     return rejection_sort(row_id)
+
+
+class _FailsTheDelivery(DjangoTask):  # keeps delay_on_commit
+    """An exception nothing caught fails the webhook delivery, shown so on the run page."""
+
+    def on_failure(self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
+        delivery_id, _attempt = args
+        delivery_fail(delivery_id=delivery_id, error=_error(exc))
+
+
+@shared_task(
+    name="judging.deliver_webhook",
+    bind=True,
+    base=_FailsTheDelivery,
+    acks_late=True,
+    ignore_result=True,
+    max_retries=None,  # judging.runs.webhooks counts the attempts
+)
+def deliver_webhook(self: Task, delivery_id: int, attempt: int) -> str:
+    """POST the run's webhook (attempt ``attempt``); retry later if told to; return the
+    delivery's status."""
+    outcome = delivery_attempt(delivery_id=delivery_id, attempt=attempt)
+    if outcome.retry_in is not None:
+        raise self.retry(args=(delivery_id, attempt + 1), countdown=outcome.retry_in)
+    return outcome.status
+
+
+def queue_delivery(delivery_id: int, attempt: int, countdown: float = 0.0) -> None:
+    """Queue a webhook attempt (registered with ``judging.runs.webhooks`` by the app). If the
+    broker refuses, a worker's start queues it again (``deliveries_resume_unfinished``)."""
+    try:
+        deliver_webhook.apply_async((delivery_id, attempt), countdown=countdown or None)
+    except Exception:
+        log.exception("could not queue webhook delivery %s; a worker start will", delivery_id)

@@ -175,6 +175,21 @@ SEJURY_API = {
     "AUTH_FAILURE_WINDOW": int(os.environ.get("SEJURY_API_AUTH_FAILURE_WINDOW", "600")),
 }
 
+# Run webhooks (judging/runs/webhooks.py): a run's URL is called when it ends, signed with
+# HMAC-SHA256 under SECRET (a run cannot be given a webhook while it is unset). BASE_URL
+# ("https://sejury.example") makes the body's links absolute; unset, they use the scheme and
+# host the run was created through. Retries: MAX_ATTEMPTS POSTs, BACKOFF_BASE seconds before
+# the second, doubling (60 s, 2 min, … 16 min: about 31 minutes over 6 attempts).
+SEJURY_WEBHOOK = {
+    "SECRET": os.environ.get("SEJURY_WEBHOOK_SECRET", ""),
+    "BASE_URL": os.environ.get("SEJURY_BASE_URL", "").strip().rstrip("/"),
+    "TIMEOUT": float(os.environ.get("SEJURY_WEBHOOK_TIMEOUT", "10")),
+    "MAX_ATTEMPTS": int(os.environ.get("SEJURY_WEBHOOK_MAX_ATTEMPTS", "6")),
+    "BACKOFF_BASE": float(os.environ.get("SEJURY_WEBHOOK_BACKOFF_BASE", "60")),
+    # A Retry-After longer than this is shortened to it.
+    "RETRY_AFTER_MAX": float(os.environ.get("SEJURY_WEBHOOK_RETRY_AFTER_MAX", "3600")),
+}
+
 # The LLM layer (sejury_web/llm/). Read at call time, so a test or a run can override it.
 # With no provider named and no key configured, the provider is ``offline``.
 SEJURY_LLM = {

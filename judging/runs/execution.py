@@ -17,8 +17,9 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from judging.models import BugStep, JudgingRun, PatchJudgment, StrategyResult
+from judging.models import BugStep, JudgingRun, PatchJudgment, StrategyResult, WebhookDelivery
 from judging.runs.cases import case_and_rubric, case_for
+from judging.runs.webhooks import delivery_open
 from judging.strategies import Case, Outcome, Step, StrategyError, get_strategy
 from judging.strategies.ensemble import combine
 from rubrics.models import RubricRevision
@@ -298,12 +299,18 @@ def run_pending_judgment_ids(*, run_id: int, bug_id: int | None = None) -> list[
 
 
 def run_finish_if_done(run_id: int) -> bool:
-    """Mark the run finished once no judgment is pending; True if it is (now) finished."""
+    """Mark the run finished once no judgment is pending; True if it is (now) finished.
+
+    The conditional UPDATE changes the row for one caller only, however many workers end
+    their patches at once: that one opens the run's webhook delivery, if it has a webhook.
+    """
     if PatchJudgment.objects.filter(run_id=run_id, status=PatchJudgment.Status.PENDING).exists():
         return False
-    JudgingRun.objects.filter(
+    finished = JudgingRun.objects.filter(
         pk=run_id, status__in=[JudgingRun.Status.QUEUED, JudgingRun.Status.RUNNING]
     ).update(status=JudgingRun.Status.FINISHED, finished_at=timezone.now())
+    if finished:
+        delivery_open(run_id=run_id, event=WebhookDelivery.Event.FINISHED)
     return True
 
 

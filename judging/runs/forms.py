@@ -5,6 +5,7 @@ from typing import Any
 from django import forms
 
 from judging.models import Context
+from judging.runs.webhooks import URL_MAX, WebhookError, webhook_url_check
 from judging.strategies import STRATEGIES
 from judging.strategies.ensemble import check_scale
 from rubrics.models import Dataset
@@ -73,6 +74,15 @@ class RunForm(forms.Form):
         "one per line or separated by commas.",
     )
     name = forms.CharField(required=False, max_length=200, help_text="Optional, for the list.")
+    webhook_url = forms.CharField(
+        label="Webhook",
+        required=False,
+        max_length=URL_MAX,
+        widget=forms.TextInput(
+            attrs={"inputmode": "url", "placeholder": "https://ci.example/hooks/sejury"}
+        ),
+        help_text="Optional: a URL called with a signed POST when the run ends.",
+    )
     # Set by the pre-flight's "Judge only the N ready patches": the N the lead agreed to; if
     # the form now makes another number ready, the pre-flight asks again.
     only_ready = forms.IntegerField(required=False, min_value=0, widget=forms.HiddenInput)
@@ -85,6 +95,15 @@ class RunForm(forms.Form):
             ("", f"Configured default ({default})"),
             *[(provider.value, provider.value) for provider in Provider],
         ]
+
+    def clean_webhook_url(self) -> str:
+        url = self.cleaned_data.get("webhook_url", "")
+        if not url:
+            return ""
+        try:
+            return webhook_url_check(url)
+        except WebhookError as error:
+            raise forms.ValidationError(str(error)) from None
 
     def clean_strategies(self) -> list[str]:
         chosen = set(self.cleaned_data["strategies"])

@@ -20,6 +20,7 @@ from judging.models import (
     RejectionTheme,
     ReplacedResult,
     StrategyResult,
+    WebhookDelivery,
 )
 from judging.runs.execution import run_finish_if_done
 from judging.runs.rejections import (
@@ -31,6 +32,7 @@ from judging.runs.rejections import (
 )
 from judging.runs.selectors import Preflight, run_preflight
 from judging.runs.stale import can_go_stale, stale_results
+from judging.runs.webhooks import delivery_open, webhook_host, webhook_url_check
 from judging.strategies import parse_team
 from judging.strategies.ensemble import check_scale
 from judging.tasks import sort_rejections, start_run
@@ -118,14 +120,18 @@ def run_check(
     scale_lo: float = 0.0,
     scale_hi: float = 100.0,
     rubric_revision: RubricRevision | None = None,
+    webhook_url: str = "",
 ) -> tuple[list[str], str, str]:
     """What ``run_create`` checks of its settings before it looks at any patch: the team, the
-    scale, the context, the provider; the team, provider and model it would use. Callers
-    that show a run's pre-flight first call it, so that a wrong setting is said first."""
+    scale, the context, the webhook, the provider; the team, provider and model it would
+    use. Callers that show a run's pre-flight first call it, so that a wrong setting is said
+    first."""
     try:
         team = parse_team(strategies)
         check_scale(scale_lo, scale_hi, threshold)
-    except ValueError as error:
+        if webhook_url:
+            webhook_url_check(webhook_url)
+    except ValueError as error:  # WebhookError too
         raise RunError(str(error)) from None
     if context not in Context.values:
         raise RunError(UNKNOWN_CONTEXT.format(context=context, known=", ".join(Context.values)))
@@ -151,10 +157,16 @@ def run_create(
     kind: str = JudgingRun.Kind.RUN,
     rubric_revision: RubricRevision | None = None,
     only_ready: bool = False,
+    webhook_url: str = "",
+    webhook_origin: str = "",
 ) -> JudgingRun:
     """Create a run over ``patches`` (default: every patch of the dataset) and queue it; with
     ``only_ready``, over those of them that have what the team needs in ``context``
-    (``run_preflight``). A run none of whose patches could be judged is refused."""
+    (``run_preflight``). A run none of whose patches could be judged is refused.
+
+    ``webhook_url`` is called when the run ends (``judging.runs.webhooks``);
+    ``webhook_origin``, the scheme and host the request came through, makes the links of
+    its body absolute when ``SEJURY_BASE_URL`` is unset."""
     team, provider, model = run_check(
         strategies=strategies,
         context=context,
@@ -164,7 +176,9 @@ def run_create(
         scale_lo=scale_lo,
         scale_hi=scale_hi,
         rubric_revision=rubric_revision,
+        webhook_url=webhook_url,
     )
+    webhook_url = webhook_url.strip()
     chosen_ids = None
     if patches is not None:
         chosen = list(patches)  # any iterable, even one that can be read only once
@@ -204,13 +218,17 @@ def run_create(
             scale_hi=scale_hi,
             threshold=threshold,
             created_by=actor,
+            webhook_url=webhook_url,
+            webhook_origin=webhook_origin[:300] if webhook_url else "",
         )
         PatchJudgment.objects.bulk_create(
             [PatchJudgment(run=run, patch_id=pk) for pk in patch_ids], batch_size=500
         )
-        detail = {"patches": len(patch_ids)}
+        detail: dict[str, Any] = {"patches": len(patch_ids)}
         if len(patch_ids) < preflight.total:
             detail["left_out"] = preflight.total - len(patch_ids)
+        if webhook_url:
+            detail["webhook"] = webhook_host(webhook_url)
         audit_record(actor=actor, action=RUN_CREATE, target=run, detail=detail)
         transaction.on_commit(partial(_send_start, run.pk, run.generation))
     return run
@@ -257,6 +275,7 @@ def run_cancel(*, run: JudgingRun, actor: User | None) -> JudgingRun:
             status = run.get_status_display().lower()
             raise RunError(NOT_ACTIVE.format(run=run.pk, status=status))
         audit_record(actor=actor, action=RUN_CANCEL, target=run)
+        delivery_open(run_id=run.pk, event=WebhookDelivery.Event.CANCELLED)
     return run
 
 

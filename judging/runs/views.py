@@ -42,6 +42,7 @@ from judging.runs.services import RunError
 from judging.runs.stale import can_go_stale, rejudge_summary, stale_count
 from judging.runs.uncertainty import SIGNALS
 from judging.runs.verdicts import CompareError, TableQuery
+from judging.runs.webhooks import webhook_state
 from judging.strategies import parse_team
 from rubrics.models import Rubric
 from sejury_web.audit import audit_history
@@ -52,6 +53,7 @@ from sejury_web.roles import Role, role_required
 TABLE_TARGET = "run-table"
 REJUDGE_TARGET = "run-rejudge"
 REJECTIONS_TARGET = "run-rejections"
+WEBHOOK_TARGET = "run-webhook"
 RUN_ENDED_EVENT = "run-ended"
 OFFLINE_NOTE = f"{OFFLINE_MARKER}: scores are not judgements of correctness"
 CANCELLED = "Cancelled run {run}: no new model call starts; finished verdicts stay."
@@ -141,6 +143,8 @@ def run_new(request: AuthenticatedHtmxRequest) -> HttpResponse:
                     name=data["name"],
                     actor=request.user,
                     only_ready=bool(preflight.missing),
+                    webhook_url=data["webhook_url"],
+                    webhook_origin=request.build_absolute_uri("/").rstrip("/"),
                 )
             except RunError as error:
                 form.add_error(None, str(error))
@@ -186,6 +190,11 @@ def _rejections_context(run: JudgingRun) -> dict[str, Any]:
     }
 
 
+def _webhook_context(run: JudgingRun) -> dict[str, Any]:
+    """The webhook card: where the run's end is sent, and how that call went."""
+    return {"run": run, "webhook": webhook_state(run)}
+
+
 def _progress_context(run: JudgingRun) -> dict[str, Any]:
     progress = run_selectors.run_progress(run)
     return {
@@ -211,9 +220,12 @@ def run_detail(request: AuthenticatedHtmxRequest, run_id: int) -> HttpResponse:
         return render(request, "judging/runs/_run_rejudge.html", _rejudge_context(run))
     if request.htmx and request.htmx.target == REJECTIONS_TARGET:
         return render(request, "judging/runs/_run_rejections.html", _rejections_context(run))
+    if request.htmx and request.htmx.target == WEBHOOK_TARGET:
+        return render(request, "judging/runs/_run_webhook.html", _webhook_context(run))
     context.update(_progress_context(run))
     context.update(_rejudge_context(run))
     context.update(_rejections_context(run))
+    context.update(_webhook_context(run))
     return render(request, "judging/runs/run_detail.html", context)
 
 

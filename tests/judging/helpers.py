@@ -1,9 +1,13 @@
 """Plain helpers for the judging tests: fixed model answers, a recording ``ask``, and fake
-server replies that carry those answers."""
+server replies that carry those answers; a webhook receiver."""
 
+import contextlib
 import json
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from decimal import Decimal
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from judging.models import JudgingRun
@@ -65,3 +69,52 @@ def reply(answer: dict[str, Any], **usage: Any) -> Reply:
 
 def scored(score: int, **usage: Any) -> Reply:
     return reply({"score": score, "reasoning": f"Scored {score}."}, **usage)
+
+
+@dataclass
+class Call:
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass
+class Receiver:
+    """A webhook's receiver: every POST it got, and what it answers next, as (status,
+    headers) in turn (then 200)."""
+
+    url: str = ""
+    script: list[tuple[int, dict[str, str]]] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+
+
+@contextlib.contextmanager
+def webhook_receiver() -> Iterator[Receiver]:
+    """A real local HTTP server in a thread, receiving a run's webhook calls."""
+    state = Receiver()
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            with lock:
+                state.calls.append(Call(dict(self.headers.items()), body))
+                status, headers = state.script.pop(0) if state.script else (200, {})
+            self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    state.url = f"http://127.0.0.1:{server.server_address[1]}/hooks/sejury?team=a"
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
