@@ -7,6 +7,10 @@ one request win), runs, and stores its answer. A retry with the same key and the
 done twice; a retry while the first still runs waits for its answer (``WAIT_SECONDS``, then
 409). The same key with another request is refused (422). An answer of 5xx is not kept: the
 reservation is dropped so that a retry runs again. Answers are kept ``KEEP_HOURS``.
+
+The operation and the storing of its answer are one transaction: a process killed between
+them leaves a reservation without an answer and nothing of the operation committed, so a
+reservation still unanswered after ``ABANDONED_MINUTES`` is dropped and the retry runs.
 """
 
 import hashlib
@@ -26,6 +30,7 @@ HEADER = "Idempotency-Key"
 KEY_MAX = 255
 KEEP_HOURS = 24
 WAIT_SECONDS = 15.0
+ABANDONED_MINUTES = 30  # far longer than any request (big bundles go to the worker)
 POLL_SECONDS = 0.1
 KEY_TOO_LONG = f"the Idempotency-Key may have at most {KEY_MAX} characters"
 KEY_REUSED = (
@@ -73,8 +78,13 @@ def idempotent(
         return _response(*run())
     if len(key) > KEY_MAX:
         return _error(422, KEY_TOO_LONG)
+    now = timezone.now()
+    IdempotentRequest.objects.filter(created_at__lt=now - timedelta(hours=KEEP_HOURS)).delete()
     IdempotentRequest.objects.filter(
-        created_at__lt=timezone.now() - timedelta(hours=KEEP_HOURS)
+        user=user,
+        key=key,
+        status_code__isnull=True,
+        created_at__lt=now - timedelta(minutes=ABANDONED_MINUTES),
     ).delete()
     try:
         with transaction.atomic():
@@ -82,16 +92,17 @@ def idempotent(
     except IntegrityError:
         return _earlier(user, key, print_)
     try:
-        status, body, headers = run()
+        with transaction.atomic():
+            status, body, headers = run()
+            if status < 500:
+                IdempotentRequest.objects.filter(pk=record.pk).update(
+                    status_code=status, body=body, headers=headers
+                )
     except BaseException:
         IdempotentRequest.objects.filter(pk=record.pk).delete()
         raise
     if status >= 500:
         IdempotentRequest.objects.filter(pk=record.pk).delete()
-    else:
-        IdempotentRequest.objects.filter(pk=record.pk).update(
-            status_code=status, body=body, headers=headers
-        )
     return _response(status, body, headers)
 
 

@@ -43,7 +43,8 @@ class KeyedQuerySet(models.QuerySet[_M]):
 class _Keyed(models.Model):
     """A row with a ``key`` that lists sort naturally by (``sort_key``)."""
 
-    sort_key = models.CharField(max_length=1200, editable=False, default="")
+    # A 200-character key of one-digit numbers pads to at most 1,300 characters.
+    sort_key = models.CharField(max_length=1300, editable=False, default="")
 
     class Meta:
         abstract = True

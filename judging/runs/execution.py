@@ -306,11 +306,14 @@ def run_finish_if_done(run_id: int) -> bool:
     """
     if PatchJudgment.objects.filter(run_id=run_id, status=PatchJudgment.Status.PENDING).exists():
         return False
-    finished = JudgingRun.objects.filter(
-        pk=run_id, status__in=[JudgingRun.Status.QUEUED, JudgingRun.Status.RUNNING]
-    ).update(status=JudgingRun.Status.FINISHED, finished_at=timezone.now())
-    if finished:
-        delivery_open(run_id=run_id, event=WebhookDelivery.Event.FINISHED)
+    # One transaction: a worker killed between the two writes leaves the run unfinished
+    # (resumed later), never finished without its webhook's delivery.
+    with transaction.atomic():
+        finished = JudgingRun.objects.filter(
+            pk=run_id, status__in=[JudgingRun.Status.QUEUED, JudgingRun.Status.RUNNING]
+        ).update(status=JudgingRun.Status.FINISHED, finished_at=timezone.now())
+        if finished:
+            delivery_open(run_id=run_id, event=WebhookDelivery.Event.FINISHED)
     return True
 
 

@@ -389,11 +389,13 @@ def verdict_get(*, run: JudgingRun, judgment_id: int) -> Verdict:
             bug_call = Call(bug_step.call_id, "", call, _messages(call), bug_step.from_cache)
         members.append(Member(strategy, result, member_calls, bug_step, bug_call))
     neighbours = PatchJudgment.objects.filter(run=run).values_list("pk", flat=True)
-    # In the table's default order: patch keys, numbers as numbers (sort keys are unique per
-    # dataset, as keys are).
-    key = judgment.patch.sort_key
-    previous_id = neighbours.filter(patch__sort_key__lt=key).order_by("-patch__sort_key").first()
-    next_id = neighbours.filter(patch__sort_key__gt=key).order_by("patch__sort_key").first()
+    # In the table's default order: patch keys, numbers as numbers, then the judgment (two
+    # keys can share a sort key: "P-1" and "P-01").
+    key, pk = judgment.patch.sort_key, judgment.pk
+    before = Q(patch__sort_key__lt=key) | Q(patch__sort_key=key, pk__lt=pk)
+    after = Q(patch__sort_key__gt=key) | Q(patch__sort_key=key, pk__gt=pk)
+    previous_id = neighbours.filter(before).order_by("-patch__sort_key", "-pk").first()
+    next_id = neighbours.filter(after).order_by("patch__sort_key", "pk").first()
     replaced = list(
         judgment.replaced_results.select_related("rubric_revision")
         .defer("rubric_revision__structure", "rubric_revision__text")

@@ -53,12 +53,12 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="bug",
             name="sort_key",
-            field=models.CharField(default="", editable=False, max_length=1200),
+            field=models.CharField(default="", editable=False, max_length=1300),
         ),
         migrations.AddField(
             model_name="patch",
             name="sort_key",
-            field=models.CharField(default="", editable=False, max_length=1200),
+            field=models.CharField(default="", editable=False, max_length=1300),
         ),
         migrations.AddIndex(
             model_name="bug",

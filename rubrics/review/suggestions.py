@@ -189,13 +189,30 @@ def _suggestion(
     )
 
 
+def _asked_for(inputs: dict[str, Any], rubric: Rubric) -> bool:
+    """Whether a call's inputs are this rubric's bug (bug keys repeat across datasets: its
+    description and reference fix must match too) and variant family."""
+    bug = inputs.get("bug") or {}
+    variant = inputs.get("variant")
+    text_only = variant == Rubric.Variant.FREE_FORM
+    return (
+        bug.get("key") == rubric.bug.key
+        and bug.get("description") == rubric.bug.description
+        and inputs.get("reference_diff") == rubric.bug.reference_patch
+        # A templated rubric stored as text alone is revised as free form.
+        and (
+            variant == rubric.variant or (text_only and rubric.variant == Rubric.Variant.TEMPLATED)
+        )
+    )
+
+
 def suggestion_get(*, rubric: Rubric, revision: RubricRevision, call_id: int) -> Suggestion:
     """The suggestion an earlier call made for this rubric, read back from the LLM log,
     with its changes against ``revision``."""
     call = LLMCall.objects.filter(
         pk=call_id, purpose=REVISE_PURPOSE, status=LLMCall.Status.OK
     ).first()
-    if call is None or (call.inputs.get("bug") or {}).get("key") != rubric.bug.key:
+    if call is None or not _asked_for(call.inputs, rubric):
         raise SuggestionError(NOT_A_SUGGESTION)
     shown = len(call.inputs.get("disagreements") or [])
     return _suggestion(rubric, revision, call.pk, call.answer, shown)
@@ -211,10 +228,20 @@ def _without(items: list[Any], item: Any) -> list[Any]:
     return kept
 
 
+def _same_title(items: list[Any], position: int | None, before: Any) -> bool:
+    """Whether the editor still has, at ``position``, the requirement ``before`` was (its
+    title unchanged): otherwise a change is appended, never written over another one."""
+    if position is None or position >= len(items) or not isinstance(before, dict):
+        return False
+    item = items[position]
+    return isinstance(item, dict) and item.get("title") == before.get("title")
+
+
 def change_take(state: EditorState, change: Change) -> EditorState:
-    """``state`` with ``change`` applied where it still fits (an item the reviewer has
-    edited since is left alone by a removal, and a changed requirement whose text the
-    reviewer edited is replaced at its place)."""
+    """``state`` with ``change`` applied where it still fits: an item the reviewer has
+    edited since is left alone by a removal; a changed requirement whose detail the reviewer
+    edited is replaced at its place if its title is still there, else the suggested one is
+    appended."""
     taken = replace(state)
     if change.part == "text":
         taken.text = str(change.after)
@@ -231,7 +258,8 @@ def change_take(state: EditorState, change: Change) -> EditorState:
     elif change.after not in items:
         if change.before in items:
             items[items.index(change.before)] = change.after
-        elif change.position is not None and change.position < len(items):
+        elif _same_title(items, change.position, change.before):
+            # The reviewer edited its detail since: it is still the same requirement.
             items[change.position] = change.after
         else:
             items.append(change.after)

@@ -2,13 +2,17 @@
 rate limits and the OpenAPI document. The real-server test is ``test_pipeline.py``."""
 
 import json
+from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from django.utils import timezone
 from openapi_spec_validator import validate
 from pytest_django.fixtures import Settings
 
+from api.idempotency import ABANDONED_MINUTES
+from api.models import IdempotentRequest
 from judging.models import JudgingRun
 from rubrics.models import BundleUpload, Dataset, Patch
 from tests.api.helpers import NDJSON, TokenClient, bundle_bytes, token_for
@@ -171,6 +175,23 @@ def test_a_run_is_created_once_per_idempotency_key(demo: Dataset, lead_api: Toke
     assert JudgingRun.objects.count() == 2
 
 
+def test_a_reservation_left_without_an_answer_is_dropped_after_a_while(
+    demo: Dataset, lead_api: TokenClient, lead: User
+) -> None:
+    """A process killed between reserving a key and answering committed nothing (the
+    operation and its answer are one transaction): a later retry runs."""
+    stale = IdempotentRequest.objects.create(user=lead, key="crashed", fingerprint="x")
+    IdempotentRequest.objects.filter(pk=stale.pk).update(
+        created_at=timezone.now() - timedelta(minutes=ABANDONED_MINUTES + 1)
+    )
+    retried = lead_api.post("/api/v1/runs", RUN, headers={"Idempotency-Key": "crashed"})
+    assert retried.status_code == 201, retried.content
+    fresh = IdempotentRequest.objects.create(user=lead, key="running", fingerprint="x")
+    waiting = lead_api.post("/api/v1/runs", RUN, headers={"Idempotency-Key": "running"})
+    assert waiting.status_code == 422  # a recent reservation still holds its key
+    assert IdempotentRequest.objects.filter(pk=fresh.pk).exists()
+
+
 def test_a_run_refused_by_its_preflight_and_by_its_settings(
     demo: Dataset, lead_api: TokenClient
 ) -> None:
@@ -263,9 +284,14 @@ def test_a_server_error_is_json(lead_api: TokenClient, monkeypatch: pytest.Monke
     assert response.json()["detail"].startswith("the server failed")
 
 
+# A clock 100 s into a window of an hour (and of ten minutes): no test crosses a window's end.
+FIXED_NOW = 3600 * 500_000 + 100
+
+
 def test_a_token_over_its_rate_gets_429_with_retry_after(
-    lead_api: TokenClient, settings: Settings
+    lead_api: TokenClient, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr("api.throttle.time.time", lambda: FIXED_NOW)
     settings.SEJURY_API = settings.SEJURY_API | {"RATE": 3, "RATE_WINDOW": 3600}
     statuses = [lead_api.get("/api/v1/datasets").status_code for _ in range(4)]
     assert statuses == [200, 200, 200, 429]
@@ -274,7 +300,10 @@ def test_a_token_over_its_rate_gets_429_with_retry_after(
     assert "too many requests" in response.json()["detail"]
 
 
-def test_failed_tokens_from_one_address_get_429(lead: User, settings: Settings) -> None:
+def test_failed_tokens_from_one_address_get_429(
+    lead: User, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("api.throttle.time.time", lambda: FIXED_NOW)
     settings.SEJURY_API = settings.SEJURY_API | {"AUTH_FAILURES": 3, "AUTH_FAILURE_WINDOW": 600}
     good = token_for(lead)
     wrong = TokenClient("sejury_" + "x" * 43)

@@ -64,8 +64,11 @@ def _pages(api: Api, url: str) -> Iterator[dict[str, Any]]:
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_a_pipeline_posts_a_bundle_runs_it_and_pages_its_verdicts(
-    live_server: LiveServer, tmp_path: Path, settings: Settings
+    live_server: LiveServer, tmp_path: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # On a loaded machine the first of two simultaneous requests may take a while: the
+    # second waits for its answer rather than answering 409.
+    monkeypatch.setattr("api.idempotency.WAIT_SECONDS", 90.0)
     user_create(actor=None, username="pipeline", password=PASSWORD, roles=[Role.LEAD])
     api = Api(live_server.url, _command_token("pipeline"))
 
@@ -147,7 +150,8 @@ def test_a_pipeline_posts_a_bundle_runs_it_and_pages_its_verdicts(
     assert [c.status_code for c in calls] == [403] * len(calls)
     assert all(c.headers["Content-Type"] == "application/json" for c in calls)
 
-    # Over the rate: 429 with Retry-After.
+    # Over the rate: 429 with Retry-After (a clock fixed inside the window: no boundary).
+    monkeypatch.setattr("api.throttle.time.time", lambda: 3600 * 500_000 + 100)
     settings.SEJURY_API = settings.SEJURY_API | {"RATE": 2, "RATE_WINDOW": 3600}
     statuses = [api.get("/api/v1/datasets") for _ in range(4)]
     assert statuses[-1].status_code == 429

@@ -79,3 +79,36 @@ def test_a_bug_type_is_read_from_the_metadata_when_the_record_has_none() -> None
     assert metadata_bug_type({"category": " logic "}) == "logic"
     assert metadata_bug_type({"type": 3}) == ""
     assert metadata_bug_type(None) == ""
+
+
+def test_the_verdict_pages_previous_and_next_visit_keys_that_share_a_sort_key() -> None:
+    """``P-1`` and ``P-01`` sort alike: the judgment breaks the tie, and none is skipped."""
+    from judging.models import JudgingRun, PatchJudgment
+    from judging.runs.verdicts import verdict_get
+
+    dataset = DatasetFactory()
+    bug = BugFactory(dataset=dataset, key="B")
+    run = JudgingRun.objects.create(
+        dataset=dataset, strategies=["s1b"], context="none", provider="offline", model="m"
+    )
+    judgments = [
+        PatchJudgment.objects.create(run=run, patch=PatchFactory(bug=bug, key=key))
+        for key in ("P-2", "P-01", "P-1", "P-10")
+    ]
+    start = min(judgments, key=lambda j: (j.patch.sort_key, j.pk))
+    seen, current = [], start.pk
+    while current is not None:
+        seen.append(current)
+        current = verdict_get(run=run, judgment_id=current).next_id
+    assert len(seen) == 4
+    assert [PatchJudgment.objects.get(pk=pk).patch.key for pk in seen] == [
+        "P-01",
+        "P-1",
+        "P-2",
+        "P-10",
+    ]
+    back, current = [], seen[-1]
+    while current is not None:
+        back.append(current)
+        current = verdict_get(run=run, judgment_id=current).previous_id
+    assert back == seen[::-1]

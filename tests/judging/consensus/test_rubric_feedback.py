@@ -422,3 +422,23 @@ def test_the_queue_and_the_editor_read_in_a_fixed_number_of_queries(
     assert open_counts() == {rubric.pk: 6, other_rubric.pk: 1}
     assert queries(reverse("rubrics:review_queue")) == queue_before
     assert queries(page(rubric)) == editor_before
+
+
+def test_a_suggestion_is_taken_only_into_the_rubric_it_was_asked_for(
+    judged: tuple[Bug, Rubric, JudgingRun], reviewer_client: Client
+) -> None:
+    """Bug keys repeat across datasets: another dataset's bug of the same key cannot take
+    this rubric's suggestion (its call id travels in a hidden field)."""
+    bug, rubric, _ = judged
+    reviewer_client.post(page(rubric, "suggest"), editor_form(rubric), **HX)
+    call = LLMCall.objects.get(purpose=REVISE_PURPOSE)
+    twin_bug = bug_with_patches(1, key=bug.key, description="Another bug, same key.")
+    twin = rubric_draft_write(rubric_id=Rubric.objects.create(bug=twin_bug).pk)
+    refused = reviewer_client.post(
+        page(twin, "editor"), editor_form(twin, suggestion=call.pk, op="take:all"), **HX
+    )
+    assert refused.status_code == 400
+    taken = reviewer_client.post(
+        page(rubric, "editor"), editor_form(rubric, suggestion=call.pk, op="take:all"), **HX
+    )
+    assert taken.status_code == 200

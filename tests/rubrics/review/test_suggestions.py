@@ -94,3 +94,15 @@ def test_a_free_form_rubric_is_one_change_of_its_text() -> None:
     (change,) = suggestion_changes({"text": "Old."}, {"text": "New."})
     state = EditorState.from_structure({"text": "Old."})
     assert change_take(state, change).text == "New."
+
+
+def test_a_changed_requirement_whose_place_moved_is_appended_not_written_over_another() -> None:
+    requirements = [dict(r) for r in CURRENT["requirements"]]
+    requirements[2] = {"title": "Test it", "detail": "a test of f() for negative n"}
+    (change,) = suggestion_changes(CURRENT, suggested(requirements=requirements))
+    state = EditorState.from_structure(CURRENT)
+    del state.requirements[0]  # the reviewer removed requirement 1: "Test it" is now 2nd
+    state.requirements[1] = {"title": "Test it", "detail": "my own words"}
+    taken = change_take(state, change)
+    assert taken.requirements[:2] == state.requirements  # "Keep g()" is not written over
+    assert taken.requirements[2] == requirements[2]
