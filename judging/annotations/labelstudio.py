@@ -6,7 +6,7 @@ JSON list of tasks Label Studio imports (``[{"data": {…}, "predictions": [...]
 description, the developer's fix, the golden rubric (where the campaign shows it), the
 candidate diff, a required single choice ``VALID`` / ``INVALID`` / ``UNSURE`` and a note.
 A task's ``data`` holds what the labelling page shows an annotator and our ids
-(``sejury_dataset``, ``sejury_patch``, ``sejury_campaign``), never a verdict, a label or
+(``sejury_dataset``, ``sejury_patch_id``, ``sejury_campaign``), never a verdict, a label or
 the patch's source. Only when asked for a run's verdicts does a task carry one, as a Label
 Studio *prediction* (``model_version`` names the run, its team and model, and says so when
 the offline heuristic wrote it: it is not an LLM); its ``score`` is how sure the run is (the
@@ -57,7 +57,9 @@ DIFF_NAME = "diff"
 LABELS = ", ".join(Label.values)
 # Our ids in a task's data.
 DATASET_FIELD = "sejury_dataset"
-PATCH_FIELD = "sejury_patch"
+# The patch's id, not its key: keys can name the repair tool, and Label Studio shows task
+# data to its annotators.
+PATCH_FIELD = "sejury_patch_id"
 CAMPAIGN_FIELD = "sejury_campaign"
 
 NOT_JSON = "not JSON: {error} (line {line}, column {column})"
@@ -68,6 +70,7 @@ NOT_A_TASK = (
     "a task has data and annotations"
 )
 NOT_OURS = "the task's data has no {field}: it is not a task exported by SE-Jury"
+UNKNOWN_PATCH_ID = "no patch {id} in dataset {dataset!r}: the task was exported from elsewhere"
 OTHER_DATASET = "the task is of dataset {task!r}, not {dataset!r}"
 OTHER_CAMPAIGN = "the task is of {task}, not of campaign {campaign}"
 NOT_A_LIST_OF = "expected a list of {what}, got {type}"
@@ -202,7 +205,7 @@ def tasks_export(
             data["rubric"] = rubrics[bug.pk]
         data |= {
             DATASET_FIELD: dataset.slug,
-            PATCH_FIELD: patch.key,
+            PATCH_FIELD: patch.pk,
             CAMPAIGN_FIELD: campaign.pk if campaign is not None else None,
         }
         task: dict[str, Any] = {"data": data}
@@ -307,7 +310,7 @@ class _Annotation:
     """One annotation read as a label, before its annotator is matched."""
 
     where: LabelStudioError  # its place (message empty)
-    patch: str
+    patch: str  # the patch's id as read, then its key
     who: str
     label: str
     note: str
@@ -345,7 +348,9 @@ class _Reader:
             self.error(where, NOT_A_TASK)
             return
         patch = data.get(PATCH_FIELD)
-        if not isinstance(patch, str) or not patch:
+        if isinstance(patch, str) and patch.isdigit():
+            patch = int(patch)
+        if not isinstance(patch, int) or isinstance(patch, bool):
             self.error(where, NOT_OURS.format(field=PATCH_FIELD), f"data.{PATCH_FIELD}")
             return
         if data.get(DATASET_FIELD) != self.dataset.slug:
@@ -369,7 +374,7 @@ class _Reader:
         for index, annotation in enumerate(annotations, start=1):
             self.annotation(dataclasses.replace(where, annotation=index), patch, annotation)
 
-    def annotation(self, where: LabelStudioError, patch: str, annotation: Any) -> None:
+    def annotation(self, where: LabelStudioError, patch: int, annotation: Any) -> None:
         if not isinstance(annotation, dict):
             self.error(where, NOT_AN_OBJECT.format(type=_type(annotation)))
             return
@@ -393,7 +398,22 @@ class _Reader:
         who = self._who(where, annotation.get("completed_by"))
         if label is None or note is None or who is None:
             return
-        self.annotations.append(_Annotation(where, patch, who, label, note))
+        self.annotations.append(_Annotation(where, str(patch), who, label, note))
+
+    def resolve_patches(self) -> None:
+        """The annotations' patch ids as keys of the dataset's patches (an unknown id is an
+        error of each annotation that names it)."""
+        ids = {int(a.patch) for a in self.annotations}
+        keys = dict(Patch.objects.filter(dataset=self.dataset, pk__in=ids).values_list("pk", "key"))
+        resolved = []
+        for a in self.annotations:
+            key = keys.get(int(a.patch))
+            if key is None:
+                message = UNKNOWN_PATCH_ID.format(id=a.patch, dataset=self.dataset.slug)
+                self.error(a.where, message, f"data.{PATCH_FIELD}")
+            else:
+                resolved.append(dataclasses.replace(a, patch=key))
+        self.annotations = resolved
 
     def _choice(self, where: LabelStudioError, items: list[dict[str, Any]]) -> str | None:
         field = FIELDS["label"]
@@ -513,6 +533,7 @@ def labelstudio_import(
         raise LabelStudioImportError(errors)
     reader = _Reader(dataset, campaign, users or {})
     reader.read(tasks)
+    reader.resolve_patches()
     errors = reader.errors
     if not reader.annotations and not errors:
         raise LabelStudioImportError(

@@ -13,6 +13,8 @@ import itertools
 import uuid
 from typing import Any
 
+from rubrics.models import Patch
+
 CREATED = "2025-05-12T09:14:03.512044Z"
 UPDATED = "2025-05-12T09:20:41.004513Z"
 PROJECT = 7
@@ -155,3 +157,9 @@ def labelstudio_export(
             }
         )
     return exported
+
+
+def patch_ids(keys: list[str]) -> list[int]:
+    """The ids of the patches keyed ``keys``, in that order (tasks carry ids, not keys)."""
+    ids = dict(Patch.objects.filter(key__in=keys).values_list("key", "pk"))
+    return [ids[key] for key in keys]

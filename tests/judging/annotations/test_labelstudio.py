@@ -28,7 +28,12 @@ from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.roles import Role
 from sejury_web.users import user_create
 from tests.helpers import PASSWORD
-from tests.judging.annotations.labelstudio_files import Given, LSUser, labelstudio_export
+from tests.judging.annotations.labelstudio_files import (
+    Given,
+    LSUser,
+    labelstudio_export,
+    patch_ids,
+)
 from tests.judging.factories import create_campaign, finished_run
 from tests.rubrics.factories import (
     DRAFT_TEXT,
@@ -114,7 +119,7 @@ def test_a_round_trip_gives_the_labels_annotated_in_label_studio(
     campaign: Campaign, lead: User
 ) -> None:
     tasks = tasks_export(dataset=campaign.dataset, campaign=campaign)
-    assert [t["data"][PATCH_FIELD] for t in tasks] == ["P-0", "P-1", "P-2", "P-3"]
+    assert [t["data"][PATCH_FIELD] for t in tasks] == patch_ids(["P-0", "P-1", "P-2", "P-3"])
     # The tasks go to Label Studio as JSON and come back in its export.
     exported = labelstudio_export(json.loads(json.dumps(tasks)), GIVEN)
 
@@ -223,13 +228,13 @@ def where(error: LabelStudioImportError) -> list[tuple[int, int, str]]:
 
 def test_a_task_of_an_unknown_patch_imports_nothing(campaign: Campaign) -> None:
     def unknown(exported: list[dict[str, Any]]) -> None:
-        exported[2]["data"][PATCH_FIELD] = "P-404"
+        exported[2]["data"][PATCH_FIELD] = 404_404
 
     error = broken(campaign, unknown)
     # One error per annotation of the task, at the task and annotation.
-    assert where(error) == [(3, 1, "data.sejury_patch"), (3, 3, "data.sejury_patch")]
-    assert "P-404" in error.errors[0].message
-    assert str(error.errors[0]).startswith("task 3 (id 503), annotation 1, data.sejury_patch: ")
+    assert where(error) == [(3, 1, "data.sejury_patch_id"), (3, 3, "data.sejury_patch_id")]
+    assert "no patch 404404" in error.errors[0].message
+    assert str(error.errors[0]).startswith("task 3 (id 503), annotation 1, data.sejury_patch_id: ")
 
 
 def test_an_unknown_choice_imports_nothing(campaign: Campaign) -> None:
@@ -353,9 +358,11 @@ def test_the_config_names_what_the_tasks_and_predictions_use(campaign: Campaign)
     assert tasks[2]["data"]["title"] == "BUG-B"
     assert (first[DATASET_FIELD], first[PATCH_FIELD], first[CAMPAIGN_FIELD]) == (
         "ls-demo",
-        "P-0",
+        *patch_ids(["P-0"]),
         campaign.pk,
     )
+    # No patch key anywhere in a task: keys can name the repair tool.
+    assert not any("P-" in json.dumps(task) for task in tasks)
 
 
 def test_a_campaign_export_carries_no_verdict_unless_asked(campaign: Campaign) -> None:
@@ -406,7 +413,7 @@ def test_a_dataset_export_has_every_patch_and_imports_back(
 ) -> None:
     extra = PatchFactory(bug=dataset.bugs.get(key="BUG-B"), key="P-9", diff=make_diff(new="t=9"))
     tasks = tasks_export(dataset=dataset)
-    assert [t["data"][PATCH_FIELD] for t in tasks][-1] == extra.key
+    assert [t["data"][PATCH_FIELD] for t in tasks][-1] == extra.pk
     assert {t["data"][CAMPAIGN_FIELD] for t in tasks} == {None}
     # A dataset's tasks are not a campaign's.
     exported = as_file(labelstudio_export(tasks, {4: [Given(ANN, "VALID")]}))

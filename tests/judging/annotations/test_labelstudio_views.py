@@ -14,7 +14,7 @@ from judging.annotations.labelstudio import PATCH_FIELD
 from judging.models import Annotation, Campaign
 from rubrics.models import Dataset
 from tests.judging.annotations import test_labelstudio as shared
-from tests.judging.annotations.labelstudio_files import Given, labelstudio_export
+from tests.judging.annotations.labelstudio_files import Given, labelstudio_export, patch_ids
 from tests.judging.annotations.test_labelstudio import ANN, BEA, EXPECTED, GIVEN, labels_of
 from tests.judging.factories import finished_run
 
@@ -72,7 +72,7 @@ def test_the_downloads(campaign: Campaign, lead_client: Client) -> None:
         f'attachment; filename="labelstudio-campaign-{campaign.pk}-tasks.json"'
     )
     tasks = json.loads(response.content)
-    assert [t["data"][PATCH_FIELD] for t in tasks] == ["P-0", "P-1", "P-2", "P-3"]
+    assert [t["data"][PATCH_FIELD] for t in tasks] == patch_ids(["P-0", "P-1", "P-2", "P-3"])
     assert all("predictions" not in t for t in tasks)
     with_run = json.loads(
         lead_client.get(urls(campaign)["campaign tasks"], {"run": run.pk}).content
