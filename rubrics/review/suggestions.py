@@ -258,7 +258,7 @@ def change_take(state: EditorState, change: Change) -> EditorState:
     elif change.after not in items:
         if change.before in items:
             items[items.index(change.before)] = change.after
-        elif _same_title(items, change.position, change.before):
+        elif change.position is not None and _same_title(items, change.position, change.before):
             # The reviewer edited its detail since: it is still the same requirement.
             items[change.position] = change.after
         else:

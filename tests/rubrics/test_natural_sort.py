@@ -96,7 +96,8 @@ def test_the_verdict_pages_previous_and_next_visit_keys_that_share_a_sort_key() 
         for key in ("P-2", "P-01", "P-1", "P-10")
     ]
     start = min(judgments, key=lambda j: (j.patch.sort_key, j.pk))
-    seen, current = [], start.pk
+    seen: list[int] = []
+    current: int | None = start.pk
     while current is not None:
         seen.append(current)
         current = verdict_get(run=run, judgment_id=current).next_id
@@ -107,7 +108,8 @@ def test_the_verdict_pages_previous_and_next_visit_keys_that_share_a_sort_key() 
         "P-2",
         "P-10",
     ]
-    back, current = [], seen[-1]
+    back: list[int] = []
+    current = seen[-1]
     while current is not None:
         back.append(current)
         current = verdict_get(run=run, judgment_id=current).previous_id
