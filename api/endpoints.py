@@ -11,7 +11,6 @@ import dataclasses
 import hashlib
 import logging
 import tempfile
-from decimal import Decimal
 from typing import IO, Any
 
 from django.conf import settings
@@ -41,7 +40,6 @@ from rubrics.bundle.base import BundleImportError
 from rubrics.bundle.services import bundle_import, dataset_resolve
 from rubrics.bundle.uploads import bundle_upload_queue, upload_errors, upload_progress, worker_bytes
 from rubrics.models import BundleUpload, Dataset
-from sejury_web.llm import Provider
 from sejury_web.roles import Role
 
 log = logging.getLogger(__name__)
@@ -292,42 +290,9 @@ def _run(run_id: int) -> JudgingRun:
         raise Http404(UNKNOWN_RUN.format(run=run_id)) from None
 
 
-def _time(value: Any) -> str | None:
-    return value.isoformat() if value else None
-
-
 def _run_dict(request: HttpRequest, run: JudgingRun) -> dict[str, Any]:
-    progress = run_selectors.run_progress(run)
-    cost = progress.cost_usd
     return {
-        "id": run.pk,
-        "name": run.name,
-        "dataset": run.dataset.name,
-        "status": run.status,
-        "team": list(run.strategies),
-        "context": run.context,
-        "provider": run.provider,
-        "model": run.model,
-        "offline": run.provider == Provider.OFFLINE,
-        "threshold": run.threshold,
-        "created_at": _time(run.created_at),
-        "started_at": _time(run.started_at),
-        "finished_at": _time(run.finished_at),
-        "counts": {
-            "total": progress.total,
-            "done": progress.done,
-            "failed": progress.failed,
-            "pending": progress.pending,
-            "valid": progress.valid,
-            "invalid": progress.invalid,
-        },
-        "spend": {
-            "provider_calls": progress.provider_calls,
-            "input_tokens": progress.input_tokens,
-            "output_tokens": progress.output_tokens,
-            "cost_usd": float(cost) if isinstance(cost, Decimal) else None,
-            "wall_s": progress.wall_s,
-        },
+        **run_selectors.run_summary(run),
         "url": _url(request, "run_get", run.pk),
         "verdicts": _url(request, "run_verdicts", run.pk),
         "page": request.build_absolute_uri(run.get_absolute_url()),

@@ -22,6 +22,7 @@ from judging.models import (
 )
 from judging.strategies import get_strategy
 from rubrics.models import Dataset, Rubric, RubricRevision
+from sejury_web.llm import Provider
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,47 @@ def run_progress(run: JudgingRun) -> RunProgress:
         cost_usd=cost,
         wall_s=wall,
     )
+
+
+def _time(value: Any) -> str | None:
+    return value.isoformat() if value else None
+
+
+def run_summary(run: JudgingRun) -> dict[str, Any]:
+    """The run as plain JSON values, its counts and spend included: what the API's
+    ``GET /api/v1/runs/{id}`` and a run's webhook call both say of it."""
+    progress = run_progress(run)
+    cost = progress.cost_usd
+    return {
+        "id": run.pk,
+        "name": run.name,
+        "dataset": run.dataset.name,
+        "status": run.status,
+        "team": list(run.strategies),
+        "context": run.context,
+        "provider": run.provider,
+        "model": run.model,
+        "offline": run.provider == Provider.OFFLINE,
+        "threshold": run.threshold,
+        "created_at": _time(run.created_at),
+        "started_at": _time(run.started_at),
+        "finished_at": _time(run.finished_at),
+        "counts": {
+            "total": progress.total,
+            "done": progress.done,
+            "failed": progress.failed,
+            "pending": progress.pending,
+            "valid": progress.valid,
+            "invalid": progress.invalid,
+        },
+        "spend": {
+            "provider_calls": progress.provider_calls,
+            "input_tokens": progress.input_tokens,
+            "output_tokens": progress.output_tokens,
+            "cost_usd": float(cost) if isinstance(cost, Decimal) else None,
+            "wall_s": progress.wall_s,
+        },
+    }
 
 
 def run_get(*, run_id: int) -> JudgingRun:

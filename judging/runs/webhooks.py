@@ -48,8 +48,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from judging.models import JudgingRun, WebhookDelivery
-from judging.runs.selectors import run_progress
-from sejury_web.llm import Provider
+from judging.runs.selectors import run_summary
 
 log = logging.getLogger(__name__)
 
@@ -247,7 +246,7 @@ def _base(run: JudgingRun) -> str:
     return str(_config()["BASE_URL"] or run.webhook_origin).rstrip("/")
 
 
-def _time(value: Any) -> str | None:
+def _iso(value: Any) -> str | None:
     return value.isoformat() if value else None
 
 
@@ -257,47 +256,20 @@ def delivery_body(delivery: WebhookDelivery) -> str:
     given ``SEJURY_BASE_URL`` or the origin the run was created through, else paths.
     The API's URLs are reversed by name: ``api`` sits above this app and is not imported."""
     run = JudgingRun.objects.select_related("dataset").get(pk=delivery.run_id)
-    progress = run_progress(run)
     base = _base(run)
     status = (
         JudgingRun.Status.CANCELLED
         if delivery.event == WebhookDelivery.Event.CANCELLED
         else JudgingRun.Status.FINISHED
     )
-    cost = progress.cost_usd
     verdicts_url = base + reverse("api-v1:run_verdicts", args=[run.pk])
     body = {
         "event": delivery.event,
         "delivery": str(delivery.delivery_id),
         "run": {
-            "id": run.pk,
-            "name": run.name,
-            "dataset": run.dataset.name,
+            **run_summary(run),
             "status": str(status),
             "generation": delivery.generation,
-            "team": list(run.strategies),
-            "context": run.context,
-            "provider": run.provider,
-            "model": run.model,
-            "offline": run.provider == Provider.OFFLINE,
-            "threshold": run.threshold,
-            "created_at": _time(run.created_at),
-            "started_at": _time(run.started_at),
-            "finished_at": _time(run.finished_at),
-            "counts": {
-                "total": progress.total,
-                "done": progress.done,
-                "failed": progress.failed,
-                "pending": progress.pending,
-                "valid": progress.valid,
-                "invalid": progress.invalid,
-            },
-            "spend": {
-                "provider_calls": progress.provider_calls,
-                "input_tokens": progress.input_tokens,
-                "output_tokens": progress.output_tokens,
-                "cost_usd": None if cost is None else float(cost),
-            },
             "url": base + reverse("api-v1:run_get", args=[run.pk]),
             "page": base + run.get_absolute_url(),
         },
@@ -434,8 +406,8 @@ class WebhookState:
             "max_attempts": self.max_attempts,
             "last_status_code": delivery.last_status_code if delivery else None,
             "last_error": delivery.last_error if delivery else "",
-            "delivered_at": _time(delivery.delivered_at) if delivery else None,
-            "next_attempt_at": _time(delivery.next_attempt_at) if delivery else None,
+            "delivered_at": _iso(delivery.delivered_at) if delivery else None,
+            "next_attempt_at": _iso(delivery.next_attempt_at) if delivery else None,
         }
 
 
