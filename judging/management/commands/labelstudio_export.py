@@ -8,13 +8,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from judging.annotations.labelstudio import config_with_rubric, labelling_config, tasks_json
-from judging.annotations.selectors import campaign_get
-from judging.models import Campaign, JudgingRun
+from judging.management.commands._labelstudio_scope import scope_arguments, scope_from
+from judging.models import JudgingRun
 from judging.runs.selectors import run_get
-from rubrics.bundle.services import dataset_resolve
 
-UNKNOWN_CAMPAIGN = "no campaign {id}"
-UNKNOWN_DATASET = "no dataset {name!r}"
 UNKNOWN_RUN = "no judging run {id}"
 OTHER_RUN = "run {run} judged dataset {other!r}, not {dataset!r}"
 
@@ -26,9 +23,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
-        scope = parser.add_mutually_exclusive_group(required=True)
-        scope.add_argument("--campaign", type=int, metavar="ID")
-        scope.add_argument("--dataset", metavar="NAME")
+        scope_arguments(parser)
         parser.add_argument(
             "--with-predictions",
             type=int,
@@ -40,18 +35,7 @@ class Command(BaseCommand):
         parser.add_argument("--config", type=Path, metavar="FILE", help="the labelling config")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        campaign = None
-        if options["campaign"] is not None:
-            try:
-                campaign = campaign_get(campaign_id=options["campaign"])
-            except Campaign.DoesNotExist:
-                raise CommandError(UNKNOWN_CAMPAIGN.format(id=options["campaign"])) from None
-            dataset = campaign.dataset
-        else:
-            found = dataset_resolve(options["dataset"])
-            if found is None:
-                raise CommandError(UNKNOWN_DATASET.format(name=options["dataset"]))
-            dataset = found
+        dataset, campaign = scope_from(options)
         run = None
         if options["with_predictions"] is not None:
             try:

@@ -11,12 +11,7 @@ from judging.annotations.labelstudio import (
     labelstudio_import,
     users_mapping,
 )
-from judging.annotations.selectors import campaign_get
-from judging.models import Campaign
-from rubrics.bundle.services import dataset_resolve
-
-UNKNOWN_CAMPAIGN = "no campaign {id}"
-UNKNOWN_DATASET = "no dataset {name!r}"
+from judging.management.commands._labelstudio_scope import scope_arguments, scope_from
 
 
 class Command(BaseCommand):
@@ -27,9 +22,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("path", type=Path)
-        scope = parser.add_mutually_exclusive_group(required=True)
-        scope.add_argument("--campaign", type=int, metavar="ID")
-        scope.add_argument("--dataset", metavar="NAME")
+        scope_arguments(parser)
         parser.add_argument(
             "--users",
             type=Path,
@@ -39,18 +32,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, path: Path, **options: Any) -> None:
-        campaign = None
-        if options["campaign"] is not None:
-            try:
-                campaign = campaign_get(campaign_id=options["campaign"])
-            except Campaign.DoesNotExist:
-                raise CommandError(UNKNOWN_CAMPAIGN.format(id=options["campaign"])) from None
-            dataset = campaign.dataset
-        else:
-            found = dataset_resolve(options["dataset"])
-            if found is None:
-                raise CommandError(UNKNOWN_DATASET.format(name=options["dataset"]))
-            dataset = found
+        dataset, campaign = scope_from(options)
         for file in (path, options["users"]):
             if file is not None and not file.is_file():
                 raise CommandError(f"{file}: no such file")

@@ -1,0 +1,35 @@
+"""What both Label Studio commands are about: a campaign (``--campaign ID``) or a dataset
+(``--dataset NAME``). Not a command: Django skips command modules named with a leading ``_``."""
+
+from argparse import ArgumentParser
+from typing import Any
+
+from django.core.management.base import CommandError
+
+from judging.annotations.selectors import campaign_get
+from judging.models import Campaign
+from rubrics.bundle.services import dataset_resolve
+from rubrics.models import Dataset
+
+UNKNOWN_CAMPAIGN = "no campaign {id}"
+UNKNOWN_DATASET = "no dataset {name!r}"
+
+
+def scope_arguments(parser: ArgumentParser) -> None:
+    scope = parser.add_mutually_exclusive_group(required=True)
+    scope.add_argument("--campaign", type=int, metavar="ID")
+    scope.add_argument("--dataset", metavar="NAME")
+
+
+def scope_from(options: dict[str, Any]) -> tuple[Dataset, Campaign | None]:
+    """The dataset the options name, and the campaign if they name one."""
+    if options["campaign"] is not None:
+        try:
+            campaign = campaign_get(campaign_id=options["campaign"])
+        except Campaign.DoesNotExist:
+            raise CommandError(UNKNOWN_CAMPAIGN.format(id=options["campaign"])) from None
+        return campaign.dataset, campaign
+    dataset = dataset_resolve(options["dataset"])
+    if dataset is None:
+        raise CommandError(UNKNOWN_DATASET.format(name=options["dataset"]))
+    return dataset, None
