@@ -219,17 +219,23 @@ class _Repeated(dict[str, Any]):
     repeated: list[str]
 
 
+def names_given_twice(pairs: list[tuple[str, Any]]) -> list[str]:
+    """The names a JSON object's ``pairs`` give more than once (json keeps the last)."""
+    seen: set[str] = set()
+    twice = []
+    for name, _ in pairs:
+        if name in seen:
+            twice.append(name)
+        seen.add(name)
+    return twice
+
+
 def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj = dict(pairs)
     if len(obj) == len(pairs):
         return obj
     flagged = _Repeated(obj)
-    seen: set[str] = set()
-    flagged.repeated = []
-    for name, _ in pairs:
-        if name in seen:
-            flagged.repeated.append(name)
-        seen.add(name)
+    flagged.repeated = names_given_twice(pairs)
     return flagged
 
 

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from rubrics.bundle.read import BundleError, json_type, shorten
+from rubrics.bundle.read import BundleError, json_type, names_given_twice, shorten
 
 NOT_UTF8 = "not valid UTF-8"
 NOT_JSON = "not valid JSON (nor JSON Lines): {error}"
@@ -91,11 +91,7 @@ class _Pairs:
     def __call__(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         obj = dict(pairs)
         if len(obj) != len(pairs):
-            seen: set[str] = set()
-            for name, _ in pairs:
-                if name in seen:
-                    self.repeated.append(name)
-                seen.add(name)
+            self.repeated += names_given_twice(pairs)
         return obj
 
     def take(self) -> list[str]:
