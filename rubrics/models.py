@@ -78,6 +78,12 @@ class Dataset(models.Model):
         default=ConsensusRule.UNANIMOUS,
         help_text="The consensus rule of the dataset's imported labels and dataset-wide views.",
     )
+    # A dataset built from another one: today only the quality ladders of its bugs' reference
+    # fixes (``rubrics.ladders``), whose bugs are copies of the source's.
+    derived_from = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="derived"
+    )
+    derivation = models.CharField(max_length=16, blank=True, help_text='"ladders" or "".')
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

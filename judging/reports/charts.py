@@ -538,10 +538,16 @@ def curve_chart(
     title: str,
     desc: str,
     chart_id: str,
+    x_ticks: Sequence[tuple[float, str]] | None = None,
+    legend: bool = True,
 ) -> SafeString:
     """Lines over a 0–100 % x axis (the share of something), y from ``lo`` to ``hi``: each
     series a polyline through its defined points, a shaded band for its intervals, and a
-    dot per point carrying ``data-x``/``data-value`` (and ``data-ci-*``) with a tooltip."""
+    dot per point carrying ``data-x``/``data-value`` (and ``data-ci-*``) with a tooltip.
+
+    ``x_ticks`` replaces the percent ticks by named positions on 0–1 (the ladder levels),
+    which the tooltips then name too. Without ``legend`` the caller names the lines beside
+    the chart (too many for one row)."""
     if hi <= lo:
         raise ValueError(f"the axis needs lo < hi, not {lo} ≥ {hi}")
     plot_w = CC_WIDTH - CC_LEFT - CC_RIGHT
@@ -562,12 +568,14 @@ def curve_chart(
             f'<text x="{left - 8}" y="{y + 4}" text-anchor="end" fill="{INK}">'
             f"{_tick_label(tick, False)}</text>"
         )
-    for share in (0.0, 0.25, 0.5, 0.75, 1.0):
+    ticks = x_ticks or [(share, f"{share:.0%}") for share in (0.0, 0.25, 0.5, 0.75, 1.0)]
+    tick_names = dict(ticks)
+    for share, name in ticks:
         x = sx(share)
         parts.append(
             f'<line x1="{x}" y1="{bottom}" x2="{x}" y2="{bottom + 5}" stroke="{INK}"/>'
             f'<text x="{x}" y="{bottom + 18}" text-anchor="middle" fill="{INK}">'
-            f"{share:.0%}</text>"
+            f"{escape(name)}</text>"
         )
     parts += [
         f'<line x1="{left}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="{INK}"/>',
@@ -578,7 +586,7 @@ def curve_chart(
         f' fill="{INK}">{escape(y_label)}</text>',
     ]
     legend_x = left + 8
-    for line in series:
+    for line in series if legend else ():
         dash = ' stroke-dasharray="6 4"' if line.dashed else ""
         parts.append(
             f'<line x1="{legend_x}" y1="{top - 18}" x2="{legend_x + 24}" y2="{top - 18}"'
@@ -614,7 +622,8 @@ def curve_chart(
             parts.append(
                 f'<g class="chart-point" {attributes}>'
                 f'<circle cx="{sx(p.x)}" cy="{sy(p.y)}" r="3" fill="{line.colour}"/>'
-                f"<title>{escape(line.name)}, {p.x:.0%}: {p.y:.2f}{interval}</title></g>"
+                f"<title>{escape(line.name)}, {escape(tick_names.get(p.x, f'{p.x:.0%}'))}: "
+                f"{p.y:.2f}{interval}</title></g>"
             )
     parts.append("</svg>")
     return mark_safe("".join(parts))  # noqa: S308 - every text above is escaped

@@ -29,6 +29,7 @@ from judging.runs.selectors import run_get
 from judging.runs.stale import can_go_stale, has_stale_result
 from judging.runs.uncertainty import margin, margin_expression
 from judging.strategies import Strategy, get_strategy
+from judging.strategies.base import clamp_score
 from sejury_web.llm.models import LLMCall
 
 RUNS_PER_PAGE = 50
@@ -316,6 +317,15 @@ class Call:
 
 
 @dataclass(frozen=True)
+class RoleScore:
+    """One role of a role-player strategy (``roles``): its own score and reasoning."""
+
+    label: str
+    score: float | None  # as the strategy averaged it (clamped to 0–100)
+    reasoning: str
+
+
+@dataclass(frozen=True)
 class Member:
     strategy: Strategy
     result: StrategyResult | None
@@ -328,6 +338,26 @@ class Member:
         """What a strategy without a model computed (baselines), as indented JSON."""
         extra = self.result.answers.get("extra") if self.result else None
         return _json(extra)
+
+    @property
+    def role_scores(self) -> list[RoleScore]:
+        """Each role's score and reasoning, in the strategy's order, for a strategy whose
+        steps are roles; [] for the others and for a result without answers (failed)."""
+        answers = self.result.answers if self.result else {}
+        rows = []
+        for name, label in self.strategy.roles:
+            answer = answers.get(name)
+            if not isinstance(answer, dict):
+                continue
+            score = answer.get("score")
+            rows.append(
+                RoleScore(
+                    label,
+                    clamp_score(score) if isinstance(score, int | float) else None,
+                    str(answer.get("reasoning", "")),
+                )
+            )
+        return rows
 
 
 @dataclass(frozen=True)
@@ -376,7 +406,11 @@ def verdict_get(*, run: JudgingRun, judgment_id: int) -> Verdict:
         result = results.get(strategy.name)
         member_calls: list[Call] = []
         if result is not None:
-            names = [name for name in result.answers if name != "extra"]
+            # The steps in call order: a role player's roles (known even when a role's call
+            # failed and no answer was kept), else the answers' names as they were written.
+            names = [name for name, _ in strategy.roles] or [
+                name for name in result.answers if name != "extra"
+            ]
             cached = set(result.cached_call_ids)
             for index, call_id in enumerate(result.call_ids):
                 call = calls.get(call_id)

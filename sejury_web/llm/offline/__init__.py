@@ -67,6 +67,9 @@ Terms (the helpers live in ``sejury_web.similarity``)
     lines with the reference's (each joined by newlines) and Jaccard is the overlap of the
     files they change. Identical changes score 100. Without a usable reference (none,
     unreadable, test-only) the ``s1a`` rule applies.
+``judge.roles`` (one call per role of the ``roles`` strategy): the reference score and its
+    reasoning, plus a sentence saying that the heuristic does not play roles. It reads
+    neither the persona nor the ``role`` input: every role gets the same answer.
 ``judge.s2.assess`` (S2's first turn): the reference score, its reasoning as the one reason
     in ``reasons``.
 ``judge.s2``: the reference score again, a deterministic re-check; the reasoning agrees
@@ -162,7 +165,15 @@ UNSUPPORTED_PURPOSE = "the offline model cannot answer purpose {purpose!r}; it a
 MISSING_INPUT = "offline answer to {purpose!r}: missing input {key!r}"
 BAD_INPUT = "offline answer to {purpose!r}: input {key!r} must be {expected}"
 
-SCORE_PURPOSES = ("judge.s1a", "judge.s1b", "judge.s2", "judge.s3", "judge.s4", "judge.s5")
+SCORE_PURPOSES = (
+    "judge.s1a",
+    "judge.s1b",
+    "judge.s2",
+    "judge.s3",
+    "judge.s4",
+    "judge.s5",
+    "judge.roles",
+)
 SUPPORTED_PURPOSES = (
     "rubric.draft",
     "rubric.revise",
@@ -256,6 +267,8 @@ def _score(purpose: str, inputs: dict[str, Any]) -> Score:
         tests = _check_items(purpose, "tests", _get(inputs, purpose, "tests", (list,)))
         texts = [f"{t.get('name', '')} {t.get('description', '')}" for t in tests]
         return scores.checked_score(base_or_none, texts, candidate, "tests")
+    if purpose == "judge.roles":
+        return scores.same_for_every_role(base)
     return base  # s1b and s3: the offline model cannot tell "correct" from "equivalent"
 
 

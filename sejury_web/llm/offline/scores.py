@@ -1,4 +1,5 @@
-"""The ``judge.s*`` rules: the scores, and the properties and tests that s4 and s5 check.
+"""The ``judge.s*`` and ``judge.roles`` rules: the scores, and the properties and tests that
+s4 and s5 check.
 
 The rules are stated in the package docstring; change them there too, and bump
 ``OFFLINE_MODEL``.
@@ -63,6 +64,15 @@ def recheck(base: Score, before: int) -> Score:
     if abs(before - base.value) <= AGREE_WITHIN:
         return Score(base.value, f"Re-check: {base.reason} I agree with {before}.")
     return Score(base.value, f"Re-check: {base.reason} I revise {before} to {base.value}.")
+
+
+def same_for_every_role(base: Score) -> Score:
+    """``judge.roles``: the reference score whatever the role; the reasoning says so."""
+    return Score(
+        base.value,
+        f"{base.reason} The offline heuristic does not play roles: every role gets this same "
+        "S1b heuristic score and reasoning.",
+    )
 
 
 def checked_score(base: Score | None, checks: list[str], candidate: Patch, noun: str) -> Score:

@@ -282,7 +282,7 @@ def test_teams_are_known_names_each_once() -> None:
         ValueError,
         match=(
             r"unknown strategy 's9'; the strategies are "
-            r"rubric, s1a, s1b, s2, s3, s4, s5, bleu, chrf, edit$"
+            r"rubric, s1a, s1b, s2, s3, s4, s5, roles, bleu, chrf, edit$"
         ),
     ):
         parse_team("s1b,s9")

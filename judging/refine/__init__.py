@@ -1,0 +1,1 @@
+"""REFINE on quality ladders: the evaluator tester (paper 002)."""

@@ -1,0 +1,127 @@
+"""Test judge configurations on a ladder dataset: one judging run per configuration.
+
+A configuration is written as the ``refine`` command and the page take it: a team
+(``s1b`` or ``s1b,s2,s3``), optionally ``@context`` (``rubric@golden``); several are
+separated by ``;``. Without a context, a team with the rubric judge reads the golden rubric
+and any other team the reference fix (the S strategies read it in every context).
+
+A configuration that already has a run on the ladder with the same team, context, provider
+and model, not cancelled, started after the ladder's last patch was added, is not run
+again: its run is reused (and the LLM cache would answer a repeat anyway).
+"""
+
+from dataclasses import dataclass
+
+from django.contrib.auth.models import User
+
+from judging.models import Context, JudgingRun
+from judging.runs.services import RunError, run_check, run_create
+from judging.strategies.registry import get_strategy
+from rubrics.ladders.services import DERIVATION
+from rubrics.models import Dataset
+
+NOT_A_LADDER = "{name} is not a ladder dataset: build its ladders first"
+NO_CONFIGS = "give at least one configuration, e.g. s1b;rubric@golden;s1b,s2,s3"
+BAD_CONFIG = "configuration {text!r}: {error}"
+LEAD_CONTEXTS = [c for c in Context.values if c != Context.REVISION]
+UNKNOWN_CONTEXT = "unknown context {context!r}; the contexts are {known}"
+
+
+@dataclass(frozen=True)
+class Config:
+    team: tuple[str, ...]
+    context: str
+
+    @property
+    def text(self) -> str:
+        return f"{','.join(self.team)}@{self.context}"
+
+
+def default_context(team: tuple[str, ...]) -> str:
+    if any(get_strategy(name).uses_rubric for name in team):
+        return Context.GOLDEN
+    return Context.REFERENCE
+
+
+def parse_configs(text: str) -> list[Config]:
+    """``"s1b;s3;rubric@golden;s1b,s2,s3"`` → configurations; a ``RunError`` names the bad one."""
+    configs: list[Config] = []
+    for part in (p.strip() for p in text.replace("\n", ";").split(";")):
+        if not part:
+            continue
+        team_text, _, context = (x.strip() for x in part.partition("@"))
+        try:
+            team = tuple(run_check(strategies=team_text, context=Context.REFERENCE)[0])
+        except RunError as error:
+            raise RunError(BAD_CONFIG.format(text=part, error=error)) from None
+        context = context or default_context(team)
+        if context not in LEAD_CONTEXTS:
+            unknown = UNKNOWN_CONTEXT.format(context=context, known=", ".join(LEAD_CONTEXTS))
+            raise RunError(BAD_CONFIG.format(text=part, error=unknown))
+        config = Config(team, context)
+        if config not in configs:
+            configs.append(config)
+    if not configs:
+        raise RunError(NO_CONFIGS)
+    return configs
+
+
+def _reusable(ladder: Dataset, config: Config, provider: str, model: str) -> JudgingRun | None:
+    candidates = ladder.judging_runs.filter(
+        kind=JudgingRun.Kind.RUN,
+        context=config.context,
+        provider=provider,
+        model=model,
+    ).exclude(status=JudgingRun.Status.CANCELLED)
+    for run in candidates.order_by("-created_at", "-pk"):
+        if tuple(run.strategies) != config.team:
+            continue
+        if not ladder.patches.filter(created_at__gt=run.created_at).exists():
+            return run
+    return None
+
+
+def refine_start(
+    *,
+    ladder: Dataset,
+    configs: list[Config],
+    provider: str = "",
+    model: str = "",
+    actor: User | None,
+) -> list[tuple[JudgingRun, bool]]:
+    """A run per configuration, reused or created (with ``True``); the first error stops
+    before any run of a later configuration is created, and says which configuration."""
+    if ladder.derivation != DERIVATION:
+        raise RunError(NOT_A_LADDER.format(name=ladder.name))
+    if not configs:
+        raise RunError(NO_CONFIGS)
+    targets = []
+    for config in configs:  # every setting checked before any run starts
+        try:
+            _, chosen_provider, chosen_model = run_check(
+                strategies=list(config.team), context=config.context, provider=provider, model=model
+            )
+        except RunError as error:
+            raise RunError(BAD_CONFIG.format(text=config.text, error=error)) from None
+        targets.append((config, chosen_provider, chosen_model))
+    started: list[tuple[JudgingRun, bool]] = []
+    for config, chosen_provider, chosen_model in targets:
+        run = _reusable(ladder, config, chosen_provider, chosen_model)
+        if run is not None:
+            started.append((run, False))
+            continue
+        try:
+            run = run_create(
+                dataset=ladder,
+                strategies=list(config.team),
+                context=config.context,
+                provider=provider,
+                model=model,
+                name=f"REFINE {config.text}",
+                actor=actor,
+                only_ready=True,
+            )
+        except RunError as error:
+            raise RunError(BAD_CONFIG.format(text=config.text, error=error)) from None
+        started.append((run, True))
+    return started
