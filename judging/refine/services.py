@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from django.contrib.auth.models import User
 
 from judging.models import Context, JudgingRun
-from judging.runs.services import RunError, run_check, run_create
+from judging.runs.selectors import run_preflight
+from judging.runs.services import RunError, nothing_ready, run_check, run_create
 from judging.strategies.registry import get_strategy
 from rubrics.ladders.services import DERIVATION
 from rubrics.models import Dataset
@@ -89,18 +90,24 @@ def refine_start(
     model: str = "",
     actor: User | None,
 ) -> list[tuple[JudgingRun, bool]]:
-    """A run per configuration, reused or created (with ``True``); the first error stops
-    before any run of a later configuration is created, and says which configuration."""
+    """A run per configuration, reused or created (with ``True``). Every configuration is
+    checked first, its settings and whether any ladder patch has what it needs (a golden
+    rubric for ``rubric@golden``): one that cannot run starts none, and the error names it."""
     if ladder.derivation != DERIVATION:
         raise RunError(NOT_A_LADDER.format(name=ladder.name))
     if not configs:
         raise RunError(NO_CONFIGS)
     targets = []
-    for config in configs:  # every setting checked before any run starts
+    for config in configs:  # every configuration checked before any run starts
         try:
             _, chosen_provider, chosen_model = run_check(
                 strategies=list(config.team), context=config.context, provider=provider, model=model
             )
+            preflight = run_preflight(
+                dataset=ladder, strategies=config.team, context=config.context
+            )
+            if preflight.total and not preflight.ready:
+                raise RunError(nothing_ready(preflight))
         except RunError as error:
             raise RunError(BAD_CONFIG.format(text=config.text, error=error)) from None
         targets.append((config, chosen_provider, chosen_model))

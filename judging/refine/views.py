@@ -123,7 +123,7 @@ def _chart(rows: list[Row], levels: list[int]) -> SafeString | None:
     if not charted:
         return None
     last = max(LEVELS)
-    series = [
+    series = [  # the best drawn last, on top; only its band, or the bands would hide the lines
         Series(
             name=row.ranked.configuration.label
             + (" (member)" if row.ranked.configuration.member_of else ""),
@@ -131,21 +131,21 @@ def _chart(rows: list[Row], levels: list[int]) -> SafeString | None:
                 CurvePoint(
                     level / last,
                     row.ranked.ordering.level_means[level].value,
-                    _ci(row.ranked, level),
+                    _ci(row.ranked, level) if row is charted[0] else None,
                 )
                 for level in levels
             ],
             colour=row.colour or ACCENT,
             dashed=bool(row.ranked.configuration.member_of),
         )
-        for row in charted
+        for row in reversed(charted)
     ]
     best = charted[0].ranked.configuration.label
     return curve_chart(
         series,
         lo=0,
         hi=100,
-        x_label="Ladder level (quality falls from left to right)",
+        x_label="L0 fix · L1 rewrite · L2 partial · L3 wrong · L4 no fix",
         y_label="Mean score",
         title="Mean score per ladder level",
         desc=(
@@ -153,7 +153,7 @@ def _chart(rows: list[Row], levels: list[int]) -> SafeString | None:
             f"judge that keeps the expected order falls level by level. Best: {best}."
         ),
         chart_id="refine-levels",
-        x_ticks=[(level / last, f"L{level} {LEVELS[level]}") for level in levels],
+        x_ticks=[(level / last, f"L{level}") for level in levels],
         legend=False,
     )
 

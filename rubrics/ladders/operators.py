@@ -28,14 +28,14 @@ Level 1, *equivalent rewrite* (behaviour kept; exposes a judge that only matches
 - where possible, a local variable the fix introduces is renamed (``n`` → ``nValue``,
   ``n`` → ``n_value`` in Python or snake case) in every added line of its file. A
   candidate is declared in an added line (a C-like typed, ``var``/``let``/``const`` or Go
-  ``:=`` declaration; a Python assignment), and the rename is made only when it provably
-  keeps behaviour from what the hunks show: the whole scope is visible in one hunk (the
-  enclosing ``{ … }`` block of a code body, not of a class; the enclosing Python ``def``,
-  up to the next line indented as deep as the ``def``), every mention of the name in the
-  file is an added line inside such a scope, after its declaration, in code (not in a
-  string, an f-string or a comment), not after a ``.``, not called, not a keyword argument
-  or object key, not alone on a line (a JS object shorthand); and the new name is nowhere
-  in the diff.
+  ``:=`` declaration; a Python assignment), and the rename is made only when what the
+  hunks show proves it keeps behaviour (reflection and ``eval`` aside): the whole scope is
+  in one hunk (the enclosing ``{ … }`` block of a code body, not of a class; the enclosing
+  Python ``def``, up to the next line indented as deep as the ``def``), every mention of the
+  name in the file is an added line inside such a scope, after its declaration, in code
+  (not in a string, an f-string or a comment), not after a ``.``, not called, not a keyword
+  argument or object key, not alone on a line (a JS object shorthand); and the new name is
+  nowhere in the diff.
 
 A rung of level 1 always differs from the reference by its comment. Skipped when no
 change has a place for it (no changed file has a known comment syntax, say).
@@ -54,7 +54,8 @@ an integer literal, flip a boolean literal (``true``/``false``, ``True``/``False
 code is mutated, never strings or comments, and only in files of known type. When no
 line can be mutated and the fix has several changes, the first (core) change is reverted
 and the rest kept; if that leaves its file with no change, the comment stands in for it
-(so the file is still touched). Otherwise skipped.
+(so the file is still touched). Otherwise skipped. (A fix that only inverts a comparison
+gets back its bug's line: wrong by behaviour, though not by text, as level 4 is.)
 
 Level 4, *no fix*: every change is reverted and the comment is added where the first
 change of each file was (the first change with a place for a comment), so every file is
@@ -409,7 +410,7 @@ def _file_comment_key(
     """
     file = reference.files[change.file]
     syntax = _syntax_of(file.path)
-    if syntax is None:
+    if syntax is None or file.is_deleted:
         return None
     hunk = file.hunks[change.hunk]
     lines = hunk.lines[change.start : change.end]

@@ -90,7 +90,8 @@ def test_a_lead_builds_ladders_tests_two_configurations_and_reads_the_ranking(
         assert mean is not None
         point = points.nth(level)
         assert float(point.get_attribute("data-value") or "nan") == pytest.approx(mean, abs=1e-6)
-    expect(chart.locator("text", has_text="L4 no fix")).to_have_count(1)
+    expect(chart.locator("text", has_text="L4 no fix")).to_have_count(1)  # the axis label
+    expect(chart.locator(".chart-point title").first).to_contain_text(", L")
     page.screenshot(path=tmp_path / "ladders-ranking.png", full_page=True)
 
     # Scoring fewer levels re-ranks on those only.

@@ -159,6 +159,11 @@ def test_refine_start_creates_a_run_per_configuration_and_reuses_them(
     with django_capture_on_commit_callbacks(execute=True):
         third = refine_start(ladder=ladder, configs=configs[:1], actor=None)
     assert third[0][1] is True
+    # a configuration that can judge no patch (no golden rubric here) starts no run at all
+    runs = JudgingRun.objects.count()
+    with pytest.raises(RunError, match="configuration 'rubric@golden': no run was started"):
+        refine_start(ladder=ladder, configs=parse_configs("s2;rubric"), actor=None)
+    assert JudgingRun.objects.count() == runs
     with pytest.raises(RunError, match="not a ladder dataset"):
         refine_start(ladder=source, configs=configs, actor=None)
 
