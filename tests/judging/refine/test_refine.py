@@ -10,6 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
+from django.utils.html import escape
 from pytest_django import DjangoCaptureOnCommitCallbacks as OnCommit
 
 from judging.models import Context, JudgingRun
@@ -248,3 +249,16 @@ def test_the_tester_page_refuses_a_bad_configuration_and_keeps_what_was_typed(
     assert "configuration &#x27;&lt;b&gt;s9&lt;/b&gt;&#x27;: unknown strategy" in page
     assert 'value="s1b;&lt;b&gt;s9&lt;/b&gt;"' in page
     assert not JudgingRun.objects.exists()
+
+
+def test_a_ladder_patch_page_says_its_level_and_what_was_done(
+    ladder: Dataset, client: Client
+) -> None:
+    user_create(actor=None, username="rev", password=PASSWORD, roles=[Role.REVIEWER])
+    assert logs_in(client, "rev", PASSWORD)
+    patch = ladder.patches.filter(source="ladder:L3").first()
+    assert patch is not None
+    page = client.get(patch.get_absolute_url()).content.decode()
+    operators = "; ".join(patch.metadata["ladder"]["operators"])
+    assert "Quality ladder, <b>L3 wrong fix</b>, built from the bug’s reference fix" in page
+    assert escape(operators) in page
