@@ -7,7 +7,15 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test test-fast lint format install migrate demo bench clean
+.PHONY: run test test-fast lint format install migrate demo bench clean llm-local llm-local-stop
+
+# LLM=local: a real model on this machine (llama.cpp's server and Qwen2.5-Coder-1.5B-Instruct,
+# built and fetched once into ~/.cache/sejury-web by scripts/llm_local.py); `make run LLM=local`
+# starts it, drafts the demo's rubrics and judges the demo with it.
+ifeq ($(LLM),local)
+LLM_ENV = exports="$$($(PYTHON) scripts/llm_local.py start)" && eval "$$exports" &&
+DEMO_ARGS = --with-model
+endif
 
 $(VENV)/.installed: requirements.txt
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "SE-Jury web needs Python 3.11"'
@@ -21,10 +29,17 @@ migrate: install
 	DEBUG=1 $(PY) manage.py migrate --noinput
 
 demo: migrate
-	DEBUG=1 $(PY) manage.py load_demo
+	$(LLM_ENV) DEBUG=1 $(PY) manage.py load_demo $(DEMO_ARGS)
 
 run: demo
-	DEBUG=1 $(PY) manage.py serve --host $(HOST) --port $(PORT)
+	$(LLM_ENV) DEBUG=1 $(PY) manage.py serve --host $(HOST) --port $(PORT)
+
+# Prints `export NAME=value` lines: eval "$$(make -s llm-local)" points a shell at the model.
+llm-local:
+	@$(PYTHON) scripts/llm_local.py start
+
+llm-local-stop:
+	@$(PYTHON) scripts/llm_local.py stop
 
 lint: install
 	$(VENV)/bin/ruff check .
@@ -49,6 +64,7 @@ bench: install
 	$(PY) bench/rubric_feedback.py
 	$(PY) bench/bundle_import.py
 	$(PY) bench/swebench_import.py
+	$(PY) bench/refine.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

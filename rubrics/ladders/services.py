@@ -24,6 +24,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.db.models import Prefetch
 
 from rubrics.bundle.services import dataset_slug
 from rubrics.models import Bug, Dataset, Patch, Rubric, RubricRevision
@@ -107,10 +108,17 @@ def ladders_build(
     with transaction.atomic():
         ladder, created = _ladder_dataset(dataset)
         build = LadderBuild(ladder=ladder, created=created)
-        copies = {bug.key: bug for bug in ladder.bugs.all()}
+        # Both sides' rubrics are read with their bugs, not three queries a bug.
+        mine = Prefetch("rubrics", queryset=Rubric.objects.select_related("golden_revision"))
+        copies = {bug.key: bug for bug in ladder.bugs.prefetch_related(mine)}
         existing = set(ladder.patches.values_list("key", flat=True))
         new_patches: list[Patch] = []
-        for bug in dataset.bugs.order_by("sort_key").iterator(chunk_size=BATCH):
+        drafts = Prefetch("revisions", RubricRevision.objects.filter(number=0), to_attr="drafts")
+        theirs = Rubric.objects.select_related("golden_revision").filter(current_number__gte=0)
+        sources = dataset.bugs.order_by("sort_key").prefetch_related(
+            Prefetch("rubrics", queryset=theirs.prefetch_related(drafts))
+        )
+        for bug in sources.iterator(chunk_size=BATCH):
             rungs = _rungs(bug, chosen, build)
             if rungs is None:
                 continue
@@ -218,11 +226,14 @@ def _ladder_patch(rung: Rung, bug: Bug, copy: Bug, key: str) -> Patch:
 
 
 def _copy_rubrics(bug: Bug, copy: Bug, *, source: str) -> tuple[int, int]:
-    """Give ``copy`` the rubrics of ``bug``: (rubrics copied, golden ones brought up to date)."""
+    """Give ``copy`` the rubrics of ``bug``: (rubrics copied, golden ones brought up to date).
+    Both bugs' rubrics come prefetched by ``ladders_build`` (a new copy's are read: none), the
+    source's with their draft as ``drafts``."""
     copied = updated = 0
-    mine = {rubric.variant: rubric for rubric in copy.rubrics.select_related("golden_revision")}
-    for rubric in bug.rubrics.select_related("golden_revision").filter(current_number__gte=0):
-        draft = rubric.revisions.filter(number=0).first()
+    mine = {rubric.variant: rubric for rubric in copy.rubrics.all()}
+    for rubric in bug.rubrics.all():
+        drafts = rubric.drafts  # type: ignore[attr-defined]
+        draft = drafts[0] if drafts else None
         if draft is None:
             continue
         golden = rubric.golden_revision

@@ -3,10 +3,13 @@ half, and the paper's strict form), Kendall's τ-b with tied tiers and tied scor
 pairs that count, the bootstrap over bugs, and the level filter."""
 
 import math
+import random
+import statistics
 
+import numpy as np
 import pytest
 
-from judging.refine.scores import TIER, bug_order, ordering
+from judging.refine.scores import TIER, bug_order, bug_orders, ordering
 
 
 def test_a_perfect_judge_orders_every_pair() -> None:
@@ -99,3 +102,54 @@ def test_no_bug_gives_undefined_figures() -> None:
     assert result.alignment.value is None
     assert result.tau_b.value is None
     assert result.level_means[0].value is None
+
+
+def test_the_bootstrap_is_the_plain_resampling_of_bugs() -> None:
+    """The intervals come from one weight matrix; recomputed by resampling the bugs one
+    resample at a time with the same weights, they are the same."""
+    rng = random.Random(3)  # noqa: S311 (seeded)
+    scores = {
+        f"B{n}": {lv: float(rng.randint(0, 100)) for lv in sorted(TIER) if rng.random() < 0.8}
+        for n in range(40)
+    }
+    result = ordering(scores, resamples=200, seed=11)
+    bugs = result.bugs
+    picks = np.random.default_rng(11).integers(0, len(bugs), size=(200, len(bugs)))
+    weights = [np.bincount(row, minlength=len(bugs)) for row in picks]
+    means, level_two = [], []
+    for row in weights:
+        drawn = [bug for bug, times in zip(bugs, row, strict=True) for _ in range(times)]
+        means.append(statistics.fmean(bug.alignment for bug in drawn))
+        with_two = [bug.scores[2] for bug in drawn if 2 in bug.scores]
+        if with_two:
+            level_two.append(statistics.fmean(with_two))
+    assert result.alignment.lo == pytest.approx(float(np.percentile(means, 2.5)))
+    assert result.alignment.hi == pytest.approx(float(np.percentile(means, 97.5)))
+    assert result.level_means[2].lo == pytest.approx(float(np.percentile(level_two, 2.5)))
+    assert result.alignment.value == pytest.approx(statistics.fmean(b.alignment for b in bugs))
+
+
+def test_every_bug_at_once_gives_each_bugs_own_figures() -> None:
+    """``ordering`` computes the bugs' figures together (``bug_orders``); they are
+    ``bug_order``'s, bug by bug, with missing levels, ties and constant scores."""
+    rng = random.Random(5)  # noqa: S311 (seeded)
+    scores = {
+        f"B{n}": {
+            lv: float(rng.choice([10, 50, 50, 90])) for lv in sorted(TIER) if rng.random() < 0.7
+        }
+        for n in range(300)
+    }
+    for levels in ([0, 1, 2, 3, 4], [0, 2, 4], [1, 3]):
+        together = {order.bug: order for order in bug_orders(scores, levels)}
+        one_by_one = {}
+        for bug, by_level in scores.items():
+            order = bug_order(bug, {lv: s for lv, s in by_level.items() if lv in levels})
+            if order is not None:
+                one_by_one[bug] = order
+        assert together.keys() == one_by_one.keys()
+        for bug, order in one_by_one.items():
+            other = together[bug]
+            assert (other.scores, other.pairs) == (order.scores, order.pairs)
+            assert other.alignment == pytest.approx(order.alignment)
+            assert other.alignment_strict == pytest.approx(order.alignment_strict)
+            assert other.tau_b == pytest.approx(order.tau_b, abs=1e-12)
