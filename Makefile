@@ -1,5 +1,5 @@
 # SE-Jury web: `make run` starts the app with demo data; `make test` runs every test;
-# `make test-fast` skips lint and the browser and worker tests, for the inner loop.
+# `make test-fast` skips lint and the browser, worker and real-model tests, for the inner loop.
 SHELL := /bin/bash
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
@@ -54,7 +54,7 @@ test: lint
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 test-fast: install
-	$(PY) -m pytest -m "not e2e and not worker" $(PYTEST_ARGS)
+	$(PY) -m pytest -m "not e2e and not worker and not real_llm" $(PYTEST_ARGS)
 
 bench: install
 	$(PY) bench/dataset_page.py

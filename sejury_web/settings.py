@@ -203,11 +203,17 @@ SEJURY_LLM = {
     "MAX_CONCURRENCY": int(os.environ.get("SEJURY_LLM_MAX_CONCURRENCY", "8")),
     "RPM": int(os.environ.get("SEJURY_LLM_RPM", "0")),  # 0: no requests-per-minute limit
     "TIMEOUT": float(os.environ.get("SEJURY_LLM_TIMEOUT", "120")),
+    # The output token limit of a request that sets none (0: none). A small model can loop
+    # inside a JSON string until its context is full; this makes that a clear failure.
+    "MAX_OUTPUT_TOKENS": int(os.environ.get("SEJURY_LLM_MAX_OUTPUT_TOKENS", "0")),
     "MAX_ATTEMPTS": int(os.environ.get("SEJURY_LLM_MAX_ATTEMPTS", "5")),
     "BACKOFF_BASE": float(os.environ.get("SEJURY_LLM_BACKOFF_BASE", "1.0")),
     "BACKOFF_MAX": float(os.environ.get("SEJURY_LLM_BACKOFF_MAX", "60")),
     # A Retry-After longer than this (a daily quota, say) fails the call instead of waiting.
     "RETRY_AFTER_MAX": float(os.environ.get("SEJURY_LLM_RETRY_AFTER_MAX", "300")),
+    # A model the price table does not know costs $0 on a server on the loopback (llama.cpp,
+    # Ollama); 0 when that address is a tunnel or proxy to a paid service.
+    "LOCAL_FREE": os.environ.get("SEJURY_LLM_LOCAL_FREE", "1").strip() != "0",
     "LOCK_DIR": VAR_DIR / "llm-limits",
 }
 

@@ -48,6 +48,7 @@ from rubrics.models import Rubric
 from sejury_web.audit import audit_history
 from sejury_web.htmx import AuthenticatedHtmxRequest
 from sejury_web.llm import OFFLINE_MARKER, Provider
+from sejury_web.llm.usage import model_profile
 from sejury_web.roles import Role, role_required
 
 TABLE_TARGET = "run-table"
@@ -165,6 +166,10 @@ def _run_context(run: JudgingRun) -> dict[str, Any]:
         "run": run,
         "team": verdict_selectors.run_team(run),
         "offline_note": _offline_note(run),
+        # Where the model runs, its cost and measured speed (two queries; none for offline).
+        "model_profile": (
+            None if run.provider == Provider.OFFLINE else model_profile(run.provider, run.model)
+        ),
         "context_help": CONTEXT_HELP.get(Context(run.context), ""),
         "history": audit_history(run),
     }

@@ -19,8 +19,11 @@ NOT_AN_OBJECT = "the answer is JSON but not an object"
 EMPTY = "the answer is empty"
 SCHEMA_MISMATCH = "the answer does not match the schema at {path}: {message}"
 
-# Chat models without structured output often wrap the object in a Markdown code fence.
+# Chat models without structured output often wrap the object in a Markdown code fence,
+# and small ones put a sentence before or after it ("Here is the JSON:"). One fenced block is
+# taken as the answer; two or more are ambiguous and are not chosen between.
 FENCE = re.compile(r"^```[a-zA-Z]*\s*\n(.*?)\n?```\s*$", re.DOTALL)
+FENCED_BLOCK = re.compile(r"(?:^|\n)```[a-zA-Z]*[ \t]*\n(.*?)\n?```(?=\s*(?:\n|$))", re.DOTALL)
 
 
 class AnswerInvalid(ValueError):
@@ -34,6 +37,10 @@ def _loads(text: str) -> Any:
     fenced = FENCE.match(stripped)
     if fenced:
         stripped = fenced.group(1).strip()
+    elif not stripped.startswith(("{", "[")):
+        blocks = FENCED_BLOCK.findall(stripped)
+        if len(blocks) == 1:
+            stripped = blocks[0].strip()
     try:
         return json.loads(stripped, parse_constant=_reject_constant)
     except json.JSONDecodeError as error:

@@ -10,6 +10,7 @@ Do not call ``complete`` inside ``transaction.atomic``: the row is written when 
 and on SQLite an open write transaction would hold the database while the model thinks.
 """
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -50,6 +51,11 @@ INTERRUPTED = "interrupted before an answer: {error!r}"
 BAD_INPUTS = "LLMRequest.inputs must be JSON (no NaN, no Decimal, no sets): {error}"
 GAVE_UP = "gave up after {attempts} attempts: {error}"
 PARSE_FAILED = "the model's answer did not match the schema twice: {error}"
+TRUNCATED = (
+    "the answer was cut off at the output token limit ({tokens} tokens, finish reason "
+    "'length') before it was complete: {error}. Nothing was guessed from it; raise the "
+    "request's max_output_tokens or the server's context size"
+)
 _SQLITE_WRITES = threading.Lock()
 COST_QUANTUM = Decimal("0.00000001")  # LLMCall.cost_usd's precision
 OFFLINE_FAILED = "the offline heuristic cannot answer: {error}"
@@ -92,12 +98,13 @@ class _Attempts:
     # as soon as one completion's price is unknown.
     cost_usd: Decimal | None = Decimal(0)
 
-    def add(self, completion: Completion, model: str) -> None:
+    def add(self, completion: Completion, target: Target) -> None:
         cost = call_cost(
-            model,
+            target.model,
             input_tokens=completion.input_tokens,
             output_tokens=completion.output_tokens,
             cached_tokens=completion.cached_tokens,
+            local=target.local,
         )
         self.cost_usd = None if cost is None or self.cost_usd is None else self.cost_usd + cost
         self.input_tokens += completion.input_tokens
@@ -126,6 +133,9 @@ def complete(request: LLMRequest, *, config: LLMConfig | None = None) -> LLMResp
     except (TypeError, ValueError) as error:
         raise ValueError(BAD_INPUTS.format(error=error)) from None
     config = config or llm_config()
+    if request.max_output_tokens is None and config.max_output_tokens:
+        # Before the cache key: a limit changes what the model may answer.
+        request = dataclasses.replace(request, max_output_tokens=config.max_output_tokens)
     target = config.target(request)
     key = request_hash(target, request)
     if request.cache == CachePolicy.USE:
@@ -224,15 +234,22 @@ def _complete_remote(
                             attempts.count, error, wait)  # fmt: skip
                 time.sleep(wait)
                 continue
-            attempts.add(completion, target.model)
+            attempts.add(completion, target)
             try:
                 answer = answer_parse(completion.text, request.schema)
             except AnswerInvalid as error:
                 attempts.log.append(
                     {"attempt": attempts.count, "error": str(error), "raw_text": completion.text}
                 )
-                if corrected:
-                    message = PARSE_FAILED.format(error=error)
+                truncated = completion.finish_reason == "length"
+                if corrected or truncated:
+                    # Asking again under the same limit would be cut off again: a clear
+                    # failure at once, never a half object completed by guesswork.
+                    message = (
+                        TRUNCATED.format(tokens=completion.output_tokens, error=error)
+                        if truncated
+                        else PARSE_FAILED.format(error=error)
+                    )
                     row = _store(
                         request,
                         target,

@@ -4,9 +4,11 @@ Everything comes from ``settings.SEJURY_LLM`` (filled from the environment), rea
 time; a request (and so a run) may name another provider and model.
 """
 
+import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -35,6 +37,9 @@ class Target:
     api_key: str = ""
     base_url: str = ""
     timeout: float = 120.0
+    # On this machine (the loopback) and so free, unless SEJURY_LLM_LOCAL_FREE=0 says it
+    # is a tunnel or proxy to a paid service.
+    local: bool = False
 
     @property
     def limit_key(self) -> str:
@@ -58,6 +63,8 @@ class LLMConfig:
     backoff_max: float
     retry_after_max: float
     lock_dir: Path
+    local_free: bool = True
+    max_output_tokens: int = 0  # applied to requests that set none; 0: no limit
 
     def target(self, request: LLMRequest) -> Target:
         provider = request.provider or self.provider
@@ -76,7 +83,24 @@ class LLMConfig:
                 MISSING_KEY.format(provider=provider, variable="OPENAI_API_KEY or OPENAI_BASE_URL")
             )
         key = self.openai_api_key or LOCAL_SERVER_KEY
-        return Target(provider, model, key, self.openai_base_url, self.timeout)
+        local = self.local_free and loopback(self.openai_base_url)
+        return Target(provider, model, key, self.openai_base_url, self.timeout, local)
+
+
+def loopback(base_url: str) -> bool:
+    """Whether ``base_url`` names this machine: localhost, 127.0.0.0/8 or ::1."""
+    if not base_url:
+        return False
+    try:
+        host = urlsplit(base_url if "//" in base_url else f"//{base_url}").hostname or ""
+    except ValueError:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def provider_parse(value: str) -> Provider:
@@ -113,4 +137,6 @@ def llm_config(**overrides: Any) -> LLMConfig:
         backoff_max=float(raw["backoff_max"]),
         retry_after_max=float(raw.get("retry_after_max", 300)),
         lock_dir=Path(raw["lock_dir"]),
+        local_free=bool(raw.get("local_free", True)),
+        max_output_tokens=max(0, int(raw.get("max_output_tokens") or 0)),
     )

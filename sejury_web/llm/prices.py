@@ -2,8 +2,10 @@
 
 Prices are the providers' published list prices for standard (non-batch) requests. Edit this
 table when they change; a model missing from it costs ``None`` ("unknown"), never zero, so a
-report cannot understate a run's cost. Dated snapshots (``gpt-4o-mini-2024-07-18``) take the
-price of their family.
+report cannot understate a run's cost, unless it runs on this machine (a server on the
+loopback, such as ``make llm-local``'s llama.cpp): no one bills for that, so it costs $0.
+A model of the table served on the loopback (a local proxy to the provider) keeps its price.
+Dated snapshots (``gpt-4o-mini-2024-07-18``) take the price of their family.
 """
 
 import re
@@ -76,12 +78,15 @@ def price_for(model: str) -> Price | None:
 
 
 def call_cost(
-    model: str, *, input_tokens: int, output_tokens: int, cached_tokens: int
+    model: str, *, input_tokens: int, output_tokens: int, cached_tokens: int, local: bool = False
 ) -> Decimal | None:
-    """Dollars for one call; ``input_tokens`` includes ``cached_tokens``, as both APIs count."""
+    """Dollars for one call; ``input_tokens`` includes ``cached_tokens``, as both APIs count.
+
+    ``local``: the server runs on this machine, so a model the table does not know is free.
+    """
     price = price_for(model)
     if price is None:
-        return None
+        return Decimal(0) if local else None
     rates = price.standard
     if price.long_prompt and price.long_prompt_tokens and input_tokens > price.long_prompt_tokens:
         rates = price.long_prompt

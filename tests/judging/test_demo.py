@@ -1,16 +1,21 @@
+import io
 import json
 from collections import Counter, defaultdict
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.test import Client
+from pytest_django.fixtures import Settings
 
-from judging.management.commands.load_demo import DEMO_PASSWORD, DEMO_USERS
+from judging.management.commands.load_demo import DEMO_PASSWORD, DEMO_USERS, MODEL_TEAM
 from judging.models import Annotation, Assignment, Campaign, JudgingRun
-from rubrics.models import Dataset
+from rubrics.models import Dataset, Rubric
 from sejury_web.roles import user_roles
 from tests.helpers import DEMO_BUNDLE, logs_in
+from tests.llm.helpers import point_at
 
 pytestmark = pytest.mark.django_db
 
@@ -69,3 +74,25 @@ def test_load_demo_is_idempotent_and_creates_working_logins() -> None:
     run = JudgingRun.objects.get(dataset=demo)
     assert run.provider == "offline"
     assert run.strategies == ["s1a", "s1b", "s2", "s3", "s4", "s5"]
+
+
+def test_load_demo_with_a_model_drafts_and_queues_a_run_on_it_once(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """`make run LLM=local`: the demo's rubrics drafted, and a run queued, on the model."""
+    with pytest.raises(CommandError, match="--with-model needs a model"):
+        call_command("load_demo", "--with-model", stdout=io.StringIO())
+
+    point_at(settings, tmp_path, PROVIDER="openai", MODEL="local-model",
+             OPENAI_BASE_URL="http://127.0.0.1:9/v1")  # fmt: skip
+    call_command("load_demo", "--with-model", stdout=io.StringIO())
+    call_command("load_demo", "--with-model", stdout=io.StringIO())
+
+    dataset = Dataset.objects.get(name="Demo")
+    runs = JudgingRun.objects.filter(dataset=dataset, model="local-model")
+    assert [(r.provider, r.strategies, r.name) for r in runs] == [
+        ("openai", MODEL_TEAM.split(","), f"Demo: {MODEL_TEAM} on local-model")
+    ]
+    drafting = Rubric.objects.filter(bug__dataset=dataset, variant=Rubric.Variant.TEMPLATED)
+    assert drafting.count() == dataset.bugs.count() == 6
+    assert set(drafting.values_list("status", flat=True)) == {Rubric.Status.DRAFTING}

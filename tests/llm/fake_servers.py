@@ -54,6 +54,7 @@ class Reply:
     error_message: str = ""
     delay: float = 0.0
     raw_body: bytes | None = None
+    finish_reason: str = "stop"  # "length": the output token limit cut the answer off
 
 
 def ok(text: str, **kw: Any) -> Reply:
@@ -369,7 +370,7 @@ class OpenAIServer(FakeLLMServer):
                 {
                     "index": 0,
                     "message": {"role": "assistant", "content": reply.text},
-                    "finish_reason": "stop",
+                    "finish_reason": reply.finish_reason,
                 }
             ],
             "usage": {
@@ -432,8 +433,9 @@ class GeminiServer(FakeLLMServer):
         }
         if reply.cached_tokens:  # Google omits the field when nothing was cached
             usage["cachedContentTokenCount"] = reply.cached_tokens
+        finish = "MAX_TOKENS" if reply.finish_reason == "length" else "STOP"
         return {
-            "candidates": [{"content": content, "finishReason": "STOP", "index": 0}],
+            "candidates": [{"content": content, "finishReason": finish, "index": 0}],
             "usageMetadata": usage,
             "modelVersion": match["model"],
             "responseId": f"fake-{next(self._ids)}",

@@ -49,5 +49,7 @@ def point_at(settings: Settings, tmp_path: Path, **llm: Any) -> None:
         "MAX_ATTEMPTS": 3,
         "TIMEOUT": 5.0,
         "LOCK_DIR": tmp_path / "limits",
+        # The fake servers listen on the loopback but stand for remote, priced services.
+        "LOCAL_FREE": False,
         **llm,
     }

@@ -1,12 +1,15 @@
 """Load the built-in demo: role groups, demo users, the demo dataset with its labels, a
-calibration campaign and a judging run by the offline model. Safe to re-run."""
+calibration campaign and a judging run by the offline model. Safe to re-run.
+
+``--with-model`` (``make run LLM=local``) also drafts the demo's rubrics and queues a run on
+the configured model, such as the local one ``make llm-local`` serves."""
 
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from judging.annotations.services import campaign_create
 from judging.models import Campaign, Context
@@ -14,7 +17,10 @@ from judging.reports.synthetic import Shape, synthetic_dataset
 from judging.runs.services import run_create
 from rubrics.bundle.base import BundleImportError, kind_plural
 from rubrics.bundle.services import bundle_import
-from rubrics.models import Dataset
+from rubrics.models import Dataset, Rubric
+from rubrics.review.services import rubric_draft_request
+from sejury_web.llm import LLMRequest, Provider
+from sejury_web.llm.config import llm_config
 from sejury_web.roles import Role, roles_sync
 from sejury_web.users import user_create
 
@@ -31,6 +37,13 @@ DEMO_PASSWORD = "sejury-demo"  # noqa: S105 - printed on purpose: local demo acc
 # labelled as not an LLM's wherever it is shown.
 DEMO_TEAM = "s1a,s1b,s2,s3,s4,s5"
 DEMO_RUN_NAME = "Demo: every SE-Jury strategy (offline model)"
+# With a real model (--with-model): a team of two one-call strategies, so that a CPU model
+# judges the 24 patches in minutes, not hours.
+MODEL_TEAM = "s1b,s3"
+NO_MODEL = (
+    "--with-model needs a model: SEJURY_LLM_PROVIDER is offline (make llm-local prints the "
+    "variables of the local one)"
+)
 DEMO_CAMPAIGN = "Demo calibration round"
 DEMO_ANNOTATORS = ("annotator1", "annotator2", "annotator3")
 REPORT_DEMO_DATASET = "Demo report (synthetic, le2019-sized)"
@@ -53,6 +66,13 @@ DEMO_USERS: list[tuple[str, list[str]]] = [
 
 class Command(BaseCommand):
     help = "Create the demo users and import the demo dataset (idempotent)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--with-model",
+            action="store_true",
+            help="also draft the demo's rubrics and judge it with the configured model, once",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         roles_sync()
@@ -85,6 +105,8 @@ class Command(BaseCommand):
         self.stdout.write(f"Demo dataset {summary.dataset.name!r}: {counts}.")
         self._demo_campaign(summary.dataset)
         self._demo_run(summary.dataset)
+        if options.get("with_model"):
+            self._model_demo(summary.dataset)
         self._demo_report_data()
         self.stdout.write("\nDemo logins (password for all: " + DEMO_PASSWORD + "):")
         for username, roles in DEMO_USERS:
@@ -108,6 +130,37 @@ class Command(BaseCommand):
             actor=get_user_model().objects.filter(username="lead").first(),
         )
         self.stdout.write(f"Campaign {campaign.name!r}: {campaign.assignments.count()} labels.")
+
+    def _model_demo(self, dataset: Dataset) -> None:
+        """The demo's rubrics drafted, and a run queued, on the configured model: once."""
+        config = llm_config()
+        if config.provider == Provider.OFFLINE:
+            raise CommandError(NO_MODEL)
+        target = config.target(LLMRequest(purpose="demo", messages=(), schema={}))
+        lead = get_user_model().objects.filter(username="lead").first()
+        drafted = Rubric.objects.filter(bug__dataset=dataset, variant=Rubric.Variant.TEMPLATED)
+        bugs = list(dataset.bugs.exclude(pk__in=drafted.values("bug_id")))
+        if bugs:
+            rubric_draft_request(
+                bugs=bugs,
+                variant=Rubric.Variant.TEMPLATED,
+                actor=lead,
+                provider=target.provider,
+                model=target.model,
+            )
+            self.stdout.write(f"{len(bugs)} rubric drafts queued on {target.model}.")
+        name = f"Demo: {MODEL_TEAM} on {target.model}"
+        if not dataset.judging_runs.filter(name=name).exists():
+            run = run_create(
+                actor=lead,
+                dataset=dataset,
+                strategies=MODEL_TEAM,
+                context=Context.REFERENCE,
+                provider=target.provider,
+                model=target.model,
+                name=name,
+            )
+            self.stdout.write(f"Judging run {run.pk} queued: team {MODEL_TEAM}, {target.model}.")
 
     def _demo_report_data(self) -> None:
         """A synthetic dataset the size of defects4j-le2019, labelled and judged, so the

@@ -25,6 +25,9 @@ class Completion:
     output_tokens: int
     cached_tokens: int
     output_mode: str  # how the schema was asked for: json_schema, json_object, prompt
+    # Why the model stopped, in OpenAI's words: "stop", or "length" when the output token
+    # limit cut the answer off (a truncated object must fail, never be guessed at).
+    finish_reason: str = ""
 
 
 class ProviderError(Exception):

@@ -108,6 +108,8 @@ class GeminiAdapter:
             reason = getattr(finish, "name", None) or str(finish or "none")
             raise ProviderError(BLOCKED.format(reason=reason), retryable=False)
         usage = response.usage_metadata
+        first = response.candidates[0] if response.candidates else None
+        stopped = str(getattr(first.finish_reason, "name", "") or "") if first else ""
         return Completion(
             text=text,
             input_tokens=(usage.prompt_token_count or 0) if usage else 0,
@@ -117,6 +119,7 @@ class GeminiAdapter:
             else 0,
             cached_tokens=(usage.cached_content_token_count or 0) if usage else 0,
             output_mode="json_schema",
+            finish_reason="length" if stopped == "MAX_TOKENS" else stopped.lower(),
         )
 
     def _provider_error(self, error: errors.APIError) -> ProviderError:

@@ -149,7 +149,8 @@ class OpenAIChatAdapter:
         )
         if not response.choices:
             raise ProviderError(NO_CHOICE, retryable=True)
-        message = response.choices[0].message
+        choice = response.choices[0]
+        message = choice.message
         if getattr(message, "refusal", None):
             raise ProviderError(REFUSAL.format(refusal=message.refusal), retryable=False)
         usage = response.usage
@@ -160,6 +161,7 @@ class OpenAIChatAdapter:
             output_tokens=int(usage.completion_tokens or 0) if usage else 0,
             cached_tokens=int(details.cached_tokens or 0) if details else 0,
             output_mode=mode,
+            finish_reason=str(choice.finish_reason or ""),
         )
 
     def _provider_error(self, error: openai.APIStatusError) -> ProviderError:
