@@ -269,6 +269,7 @@ def test_ctrl_c_stops_waiting_and_leaves_the_run_queued(tmp_path: Path) -> None:
         # A broker of its own: the message it queues must not reach other tests' workers.
         "CELERY_BROKER_URL": f"sqla+sqlite:///{tmp_path / 'broker.sqlite3'}",
         "PYTHONUNBUFFERED": "1",
+        "PYTHONFAULTHANDLER": "1",  # SIGABRT prints every thread's stack: see below
     }
     process = subprocess.Popen(
         [sys.executable, "manage.py", "judge", "--dataset", "demo-set", "--team", "s3",
@@ -281,7 +282,13 @@ def test_ctrl_c_stops_waiting_and_leaves_the_run_queued(tmp_path: Path) -> None:
             if line.startswith("0/6 judged"):  # it is following the run
                 break
         process.send_signal(signal.SIGINT)
-        stdout, stderr = process.communicate(timeout=30)
+        try:
+            stdout, stderr = process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            # Once seen in CI and never again: say where it hangs if it does.
+            process.send_signal(signal.SIGABRT)
+            _, stacks = process.communicate(timeout=10)
+            pytest.fail(f"judge did not stop within 60 s of Ctrl-C; its threads:\n{stacks}")
     finally:
         if process.poll() is None:
             process.kill()
