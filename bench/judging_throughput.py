@@ -2,7 +2,7 @@
 
 A dataset of P patches (P/5 bugs × 5 patches, every diff distinct, so no request is a cache
 hit by accident) is judged by the team s1b,s2,s3 in the "reference" context: four model calls
-per patch. The model is a local OpenAI-compatible server (``tests/llm/fake_servers.py``, in
+per patch. The model is a local OpenAI-compatible server (``tests/sejury_web/llm/fake_servers.py``, in
 its own process) that answers every request after L seconds with JSON valid against the
 request's schema. A real worker (``celery -A sejury_web worker``, threads pool) judges the run
 that ``run_create`` queues, exactly as for the web application; this process only polls the

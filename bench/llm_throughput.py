@@ -1,6 +1,6 @@
 """Benchmark: LLM-layer throughput against a server with a fixed latency.
 
-A local OpenAI-compatible server (``tests/llm/fake_servers.py``, in its own process so it
+A local OpenAI-compatible server (``tests/sejury_web/llm/fake_servers.py``, in its own process so it
 does not compete for this one's interpreter) answers every request after L seconds. N
 requests go through ``complete()`` from a pool of C threads, as a Celery worker with C
 threads would send them, with the layer's concurrency limit at C. Printed: wall time, the

@@ -18,8 +18,8 @@ from sejury_web.llm.providers import openai_chat
 from sejury_web.roles import Role
 from sejury_web.users import user_create
 from tests.helpers import LE2019_BUNDLE, PASSWORD, client_for
-from tests.llm.fake_servers import GeminiServer, OpenAIServer
-from tests.llm.helpers import Provided, point_at
+from tests.sejury_web.llm.fake_servers import GeminiServer, OpenAIServer
+from tests.sejury_web.llm.helpers import Provided, point_at
 from tests.workers import running_worker
 
 

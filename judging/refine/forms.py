@@ -4,10 +4,9 @@ from typing import Any
 
 from django import forms
 
+from judging.runs.forms import provider_choices
 from judging.runs.services import RunError
 from rubrics.ladders.operators import LEVELS
-from sejury_web.llm import Provider
-from sejury_web.llm.config import llm_config
 
 from .services import Config, parse_configs
 
@@ -43,11 +42,7 @@ class RefineForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        default = llm_config().provider
-        self.fields["provider"].choices = [  # type: ignore[attr-defined]
-            ("", f"Configured default ({default})"),
-            *[(provider.value, provider.value) for provider in Provider],
-        ]
+        self.fields["provider"].choices = provider_choices()  # type: ignore[attr-defined]
 
     def clean_configs(self) -> list[Config]:
         try:

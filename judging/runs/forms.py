@@ -38,6 +38,15 @@ class DatasetChoiceField(forms.ModelChoiceField):
         return f"{obj.name} ({obj.patch_count} patches)"
 
 
+def provider_choices() -> list[tuple[str, str]]:
+    """A run's provider: the configured default (named), or any provider."""
+    default = llm_config().provider
+    return [
+        ("", f"Configured default ({default})"),
+        *[(provider.value, provider.value) for provider in Provider],
+    ]
+
+
 class RunForm(forms.Form):
     """What ``run_create`` needs, from a lead."""
 
@@ -90,11 +99,7 @@ class RunForm(forms.Form):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["dataset"].queryset = dataset_list()  # type: ignore[attr-defined]
-        default = llm_config().provider
-        self.fields["provider"].choices = [  # type: ignore[attr-defined]
-            ("", f"Configured default ({default})"),
-            *[(provider.value, provider.value) for provider in Provider],
-        ]
+        self.fields["provider"].choices = provider_choices()  # type: ignore[attr-defined]
 
     def clean_webhook_url(self) -> str:
         url = self.cleaned_data.get("webhook_url", "")

@@ -13,7 +13,7 @@ from typing import Any
 from judging.models import JudgingRun
 from sejury_web.llm import LLMRequest, LLMResponse, Provider
 from sejury_web.llm.answers import schema_check
-from tests.llm.fake_servers import Reply, ok
+from tests.sejury_web.llm.fake_servers import Reply, ok
 
 # ``judge_now`` and ``resume_now`` (tests/judging/conftest.py): a service, run to the end.
 Judge = Callable[..., JudgingRun]

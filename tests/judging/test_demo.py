@@ -15,7 +15,7 @@ from judging.models import Annotation, Assignment, Campaign, JudgingRun
 from rubrics.models import Dataset, Rubric
 from sejury_web.roles import user_roles
 from tests.helpers import DEMO_BUNDLE, logs_in
-from tests.llm.helpers import point_at
+from tests.sejury_web.llm.helpers import point_at
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from pytest_django.fixtures import Settings
 
-from tests.llm.helpers import point_at
+from tests.sejury_web.llm.helpers import point_at
 
 DEFAULT_PORT = 8091  # scripts/llm_local.py's
 

@@ -10,8 +10,8 @@ from pytest_django.fixtures import Settings
 from judging.runs.selectors import run_progress
 from tests.judging.factories import bug_with_patches
 from tests.judging.helpers import Judge, scored
-from tests.llm.fake_servers import OpenAIServer
-from tests.llm.helpers import point_at
+from tests.sejury_web.llm.fake_servers import OpenAIServer
+from tests.sejury_web.llm.helpers import point_at
 
 pytestmark = pytest.mark.django_db
 

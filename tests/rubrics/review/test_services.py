@@ -24,7 +24,7 @@ from rubrics.review.services import (
 )
 from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.llm.models import LLMCall
-from tests.llm.fake_servers import OpenAIServer, error, ok
+from tests.sejury_web.llm.fake_servers import OpenAIServer, error, ok
 from tests.rubrics.factories import BugFactory
 
 pytestmark = pytest.mark.django_db

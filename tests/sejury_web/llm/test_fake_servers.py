@@ -27,7 +27,7 @@ from judging.strategies.rubric import SCHEMA as RUBRIC_SCHEMA
 from judging.strategies.s2 import REASONS_SCHEMA
 from judging.strategies.s4 import PROPERTIES_SCHEMA
 from judging.strategies.s5 import TESTS_SCHEMA
-from tests.llm.fake_servers import (
+from tests.sejury_web.llm.fake_servers import (
     BENCH_TEXT,
     GeminiServer,
     OpenAIServer,
@@ -40,7 +40,7 @@ from tests.llm.fake_servers import (
     schema_reply,
 )
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"score": {"type": "integer"}},
@@ -347,7 +347,7 @@ def test_gemini_unknown_path_is_a_json_404(gemini_server: GeminiServer) -> None:
 @pytest.mark.parametrize("protocol", ["openai", "gemini"])
 def test_cli_serves_until_sigterm_and_counts_requests(protocol: str) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.llm.fake_servers", protocol, "--latency", "0.05"],
+        [sys.executable, "-m", "tests.sejury_web.llm.fake_servers", protocol, "--latency", "0.05"],
         cwd=REPO_ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -3,7 +3,7 @@
 Tests script the replies (``server.script(ok(...), error(429, retry_after="1"), hang(5))``) and
 inspect what the SDK sent (``server.requests``). Benchmarks in another process use the CLI::
 
-    python -m tests.llm.fake_servers openai --latency 0.2 [--port 0]
+    python -m tests.sejury_web.llm.fake_servers openai --latency 0.2 [--port 0]
 
 which prints ``URL http://127.0.0.1:PORT``, serves until SIGTERM/SIGINT, then prints
 ``REQUESTS <count> PEAK <most requests in flight at once>`` (SIGUSR1 prints them so far and
@@ -625,7 +625,7 @@ def schema_reply(body: JsonObject) -> Reply:
 
 def main(argv: list[str] | None = None) -> int:
     """Serve one fake until SIGTERM/SIGINT; for benchmarks that run the server in a subprocess."""
-    parser = argparse.ArgumentParser(prog="python -m tests.llm.fake_servers")
+    parser = argparse.ArgumentParser(prog="python -m tests.sejury_web.llm.fake_servers")
     parser.add_argument("protocol", choices=sorted(SERVERS))
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before each reply")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
