@@ -1,6 +1,6 @@
-"""The fake OpenAI-protocol server (``tests/sejury_web/llm/fake_servers.py``) in a subprocess, as the
-throughput benchmarks use it: it counts requests (not connections) and says how many so far,
-and the most ever in flight, on SIGUSR1."""
+"""The fake OpenAI-protocol server (``tests/sejury_web/llm/fake_servers.py``) in a
+subprocess, as the throughput benchmarks use it: it counts requests (not connections) and
+says how many so far, and the most ever in flight, on SIGUSR1."""
 
 import contextlib
 import ctypes
@@ -23,7 +23,14 @@ class FakeServer:
 
     def __init__(self, latency: float) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "tests.sejury_web.llm.fake_servers", "openai", "--latency", str(latency)],
+            [
+                sys.executable,
+                "-m",
+                "tests.sejury_web.llm.fake_servers",
+                "openai",
+                "--latency",
+                str(latency),
+            ],
             cwd=ROOT,
             stdout=subprocess.PIPE,
             text=True,

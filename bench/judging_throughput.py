@@ -2,11 +2,12 @@
 
 A dataset of P patches (P/5 bugs × 5 patches, every diff distinct, so no request is a cache
 hit by accident) is judged by the team s1b,s2,s3 in the "reference" context: four model calls
-per patch. The model is a local OpenAI-compatible server (``tests/sejury_web/llm/fake_servers.py``, in
-its own process) that answers every request after L seconds with JSON valid against the
-request's schema. A real worker (``celery -A sejury_web worker``, threads pool) judges the run
-that ``run_create`` queues, exactly as for the web application; this process only polls the
-database until the run is finished.
+per patch. The model is a local OpenAI-compatible server
+(``tests/sejury_web/llm/fake_servers.py``, in its own process) that answers every request
+after L seconds with JSON valid against the request's schema. A real worker
+(``celery -A sejury_web worker``, threads pool) judges the run that ``run_create`` queues,
+exactly as for the web application; this process only polls the database until the run is
+finished.
 
 C is ``SEJURY_LLM_MAX_CONCURRENCY``: the LLM layer's machine-wide limit on calls in flight,
 the ideal's concurrency. As the README advises for a machine that judges, there is one

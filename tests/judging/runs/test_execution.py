@@ -18,9 +18,9 @@ from sejury_web.llm import OFFLINE_MARKER, LLMRequest, Message
 from sejury_web.llm.models import LLMCall
 from tests.judging.factories import bug_with_patches, make_golden
 from tests.judging.helpers import ANSWERS, Judge, reply, scored
+from tests.rubrics.factories import PatchFactory, make_diff
 from tests.sejury_web.llm.fake_servers import OpenAIServer, error
 from tests.sejury_web.llm.helpers import Provided, point_at
-from tests.rubrics.factories import PatchFactory, make_diff
 
 pytestmark = pytest.mark.django_db
 

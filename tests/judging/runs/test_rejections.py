@@ -45,8 +45,8 @@ from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.llm.models import LLMCall
 from sejury_web.llm.offline import PREFIX
 from tests.judging.factories import finished_run
-from tests.sejury_web.llm.fake_servers import OpenAIServer, error, ok
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory
+from tests.sejury_web.llm.fake_servers import OpenAIServer, error, ok
 
 pytestmark = pytest.mark.django_db
 

@@ -19,9 +19,9 @@ from pytest_django.fixtures import Settings
 from judging.models import JudgingRun, PatchJudgment, StrategyResult
 from judging.runs.services import run_create
 from sejury_web.llm.models import LLMCall
+from tests.rubrics.factories import BugFactory, PatchFactory, make_diff
 from tests.sejury_web.llm.fake_servers import OpenAIServer, ok
 from tests.sejury_web.llm.helpers import point_at
-from tests.rubrics.factories import BugFactory, PatchFactory, make_diff
 from tests.workers import running_worker, start_worker
 
 PATCHES = 12

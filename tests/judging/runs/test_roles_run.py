@@ -24,9 +24,9 @@ from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.llm.models import LLMCall
 from tests.judging.factories import bug_with_patches
 from tests.judging.helpers import Judge, scored
+from tests.rubrics.factories import BugFactory, PatchFactory
 from tests.sejury_web.llm.fake_servers import OpenAIServer, error
 from tests.sejury_web.llm.helpers import point_at
-from tests.rubrics.factories import BugFactory, PatchFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -11,9 +11,9 @@ from judging.runs.selectors import run_progress
 from judging.runs.services import run_create
 from tests.judging.factories import bug_with_patches
 from tests.judging.helpers import ANSWERS, Judge, reply, scored
+from tests.rubrics.factories import PatchFactory
 from tests.sejury_web.llm.fake_servers import OpenAIServer
 from tests.sejury_web.llm.helpers import point_at
-from tests.rubrics.factories import PatchFactory
 
 pytestmark = pytest.mark.django_db
 

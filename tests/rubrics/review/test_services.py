@@ -24,8 +24,8 @@ from rubrics.review.services import (
 )
 from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.llm.models import LLMCall
-from tests.sejury_web.llm.fake_servers import OpenAIServer, error, ok
 from tests.rubrics.factories import BugFactory
+from tests.sejury_web.llm.fake_servers import OpenAIServer, error, ok
 
 pytestmark = pytest.mark.django_db
 
