@@ -13,7 +13,7 @@ keyboard shortcuts and measures the time the page was visible.
 Label Studio (``*_labelstudio*``, leads only): a campaign's or a dataset's patches as Label
 Studio tasks (optionally with a run's verdicts as predictions) and the labelling config to
 match, and a Label Studio export of them imported back as labels
-(``judging.annotations.labelstudio``).
+(``judging.annotations.labelstudio``: ``export`` and ``import_``).
 """
 
 from collections.abc import Callable
@@ -34,13 +34,15 @@ from judging.annotations.forms import (
     LabelStudioExportForm,
     LabelStudioImportForm,
 )
-from judging.annotations.labelstudio import (
-    LabelStudioImportError,
+from judging.annotations.labelstudio.export import (
     config_with_rubric,
     export_filename,
     labelling_config,
-    labelstudio_import,
     tasks_json,
+)
+from judging.annotations.labelstudio.import_ import (
+    LabelStudioImportError,
+    labelstudio_import,
     users_mapping,
 )
 from judging.annotations.services import CampaignError

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from judging.annotations.labelstudio import config_with_rubric, labelling_config, tasks_json
+from judging.annotations.labelstudio.export import config_with_rubric, labelling_config, tasks_json
 from judging.management.commands._labelstudio_scope import scope_arguments, scope_from
 from judging.models import JudgingRun
 from judging.runs.selectors import run_get

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from judging.annotations.labelstudio import (
+from judging.annotations.labelstudio.import_ import (
     LabelStudioImportError,
     labelstudio_import,
     users_mapping,

@@ -11,16 +11,13 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 
-from judging.annotations.labelstudio import (
-    CAMPAIGN_FIELD,
-    DATASET_FIELD,
-    PATCH_FIELD,
+from judging.annotations.labelstudio.export import labelling_config, tasks_export
+from judging.annotations.labelstudio.import_ import (
     LabelStudioImportError,
-    labelling_config,
     labelstudio_import,
-    tasks_export,
     users_mapping,
 )
+from judging.annotations.labelstudio.names import CAMPAIGN_FIELD, DATASET_FIELD, PATCH_FIELD
 from judging.models import Annotation, AnnotationRevision, Campaign, Label
 from rubrics.models import BundleImport, Dataset
 from sejury_web.audit import audit_events

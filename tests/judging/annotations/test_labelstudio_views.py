@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from judging.annotations.labelstudio import PATCH_FIELD
+from judging.annotations.labelstudio.names import PATCH_FIELD
 from judging.models import Annotation, Campaign
 from rubrics.models import Dataset
 from tests.judging.annotations import test_labelstudio as shared

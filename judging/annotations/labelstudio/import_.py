@@ -1,29 +1,17 @@
-"""Label Studio both ways: patches out as Label Studio tasks, annotations back in as labels.
+"""Label Studio's JSON export of our tasks back in, as bundle ``label`` records.
 
-**Export.** :func:`tasks_export` gives a campaign's patches (or a whole dataset's) as the
-JSON list of tasks Label Studio imports (``[{"data": {…}, "predictions": [...]}]``), and
-:func:`labelling_config` the labelling config (XML) that shows them: the bug's title and
-description, the developer's fix, the golden rubric (where the campaign shows it), the
-candidate diff, a required single choice ``VALID`` / ``INVALID`` / ``UNSURE`` and a note.
-A task's ``data`` holds what the labelling page shows an annotator and our ids
-(``sejury_dataset``, ``sejury_patch_id``, ``sejury_campaign``), never a verdict, a label or
-the patch's source. Only when asked for a run's verdicts does a task carry one, as a Label
-Studio *prediction* (``model_version`` names the run, its team and model, and says so when
-the offline heuristic wrote it: it is not an LLM); its ``score`` is how sure the run is (the
-score's margin from the threshold as a share of the scale), so Label Studio's "lowest
-score first" shows the least certain verdicts first.
-
-**Import.** :func:`labelstudio_import` reads Label Studio's JSON export of those tasks
-(``[{"id", "data", "annotations": [{"completed_by", "result", "was_cancelled", …}]}]``).
-Each annotation that was not cancelled (skipped) becomes a label of its annotator: the
-choice of ``label`` and the text of ``note``. Predictions and drafts are not labels. The
-annotator is ``completed_by``: Label Studio writes the user's id, or, exported with user
-details, an object with the id and e-mail. The e-mail (or, given ``users``, the name the
-lead mapped the id to) is matched to a user by user name, then by e-mail, ignoring case; a
-name that matches nobody becomes a new annotator, as in a bundle. The labels are then
-imported as bundle ``label`` records (``rubrics.bundle.services.bundle_import``): the same
-checks, all or nothing, re-importing changes nothing. Every error names the task (its place
-in the file and Label Studio's id) and the annotation.
+:func:`labelstudio_import` reads Label Studio's JSON export of the tasks
+:mod:`.export` wrote (``[{"id", "data", "annotations": [{"completed_by", "result",
+"was_cancelled", …}]}]``). Each annotation that was not cancelled (skipped) becomes a label
+of its annotator: the choice of ``label`` and the text of ``note``. Predictions and drafts
+are not labels. The annotator is ``completed_by``: Label Studio writes the user's id, or,
+exported with user details, an object with the id and e-mail. The e-mail (or, given
+``users``, the name the lead mapped the id to) is matched to a user by user name, then by
+e-mail, ignoring case; a name that matches nobody becomes a new annotator, as in a bundle.
+The labels are then imported as bundle ``label`` records
+(``rubrics.bundle.services.bundle_import``): the same checks, all or nothing, re-importing
+changes nothing. Every error names the task (its place in the file and Label Studio's id)
+and the annotation.
 """
 
 import dataclasses
@@ -31,7 +19,6 @@ import io
 import json
 from collections.abc import Iterable
 from typing import IO, Any
-from xml.sax.saxutils import quoteattr
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -39,28 +26,16 @@ from django.db import transaction
 from django.db.models import Q
 
 from judging.annotations.bundle import UNKNOWN_LABEL
-from judging.annotations.selectors import campaign_patch_ids
-from judging.models import Campaign, JudgingRun, Label, PatchJudgment, StrategyResult
-from judging.runs.uncertainty import margin
+from judging.models import Campaign, Label
 from rubrics.bundle.base import BundleImportError, KindCounts
 from rubrics.bundle.read import BundleError
 from rubrics.bundle.services import bundle_import
 from rubrics.models import Dataset, Patch
-from rubrics.selectors import golden_rubric
 from sejury_web.audit import audit_record
-from sejury_web.llm import OFFLINE_MARKER, Provider
 
-# The names the config gives its tags: the results of the annotations refer to them.
-CHOICES_NAME = "label"
-NOTE_NAME = "note"
-DIFF_NAME = "diff"
+from .names import CAMPAIGN_FIELD, CHOICES_NAME, DATASET_FIELD, NOTE_NAME, PATCH_FIELD
+
 LABELS = ", ".join(Label.values)
-# Our ids in a task's data.
-DATASET_FIELD = "sejury_dataset"
-# The patch's id, not its key: keys can name the repair tool, and Label Studio shows task
-# data to its annotators.
-PATCH_FIELD = "sejury_patch_id"
-CAMPAIGN_FIELD = "sejury_campaign"
 
 NOT_JSON = "not JSON: {error} (line {line}, column {column})"
 NOT_A_LIST = "a Label Studio JSON export is a list of tasks, got {type}"
@@ -98,133 +73,6 @@ FIELDS = {
     "label": f"result ({CHOICES_NAME})",
     "note": f"result ({NOTE_NAME})",
 }
-
-
-# Export
-
-
-def labelling_config(*, with_rubric: bool = True) -> str:
-    """The labelling config that shows exported tasks and asks for one label and a note."""
-    rubric = (
-        '  <Header value="Golden rubric" size="5"/>\n  <Text name="rubric" value="$rubric"/>\n'
-        if with_rubric
-        else ""
-    )
-    choices = "\n".join(
-        f"    <Choice value={quoteattr(value)} hotkey={quoteattr(key)}/>"
-        for value, key in ((Label.VALID, "v"), (Label.INVALID, "i"), (Label.UNSURE, "u"))
-    )
-    return (
-        "<View>\n"
-        '  <Header value="$title"/>\n'
-        '  <Text name="description" value="$description"/>\n'
-        '  <Header value="Developer\'s fix" size="5"/>\n'
-        '  <View style="font-family: monospace; white-space: pre-wrap;">\n'
-        '    <Text name="reference_patch" value="$reference_patch"/>\n'
-        "  </View>\n"
-        f"{rubric}"
-        '  <Header value="Candidate patch" size="5"/>\n'
-        '  <View style="font-family: monospace; white-space: pre-wrap;">\n'
-        f'    <Text name="{DIFF_NAME}" value="$diff"/>\n'
-        "  </View>\n"
-        f'  <Choices name="{CHOICES_NAME}" toName="{DIFF_NAME}" choice="single-radio"'
-        ' showInline="true" required="true">\n'
-        f"{choices}\n"
-        "  </Choices>\n"
-        f'  <TextArea name="{NOTE_NAME}" toName="{DIFF_NAME}" placeholder="Note (optional)"'
-        ' rows="3" maxSubmissions="1" editable="true"/>\n'
-        "</View>\n"
-    )
-
-
-def config_with_rubric(campaign: Campaign | None) -> bool:
-    """Whether the tasks show the golden rubric: as the campaign's annotators see it."""
-    return campaign is None or campaign.show_rubric
-
-
-def _model_version(run: JudgingRun, offline: bool) -> str:
-    source = OFFLINE_MARKER if offline else f"{run.provider} {run.model}"
-    return f"SE-Jury run {run.pk}: {'+'.join(run.strategies)} ({source})"
-
-
-def _predictions(run: JudgingRun, patch_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
-    """The run's finished verdicts of ``patch_ids`` as Label Studio predictions, by patch."""
-    judgments = PatchJudgment.objects.filter(
-        run=run, patch_id__in=list(patch_ids), status=PatchJudgment.Status.DONE
-    ).exclude(verdict="")
-    offline_ids = set(
-        StrategyResult.objects.filter(judgment__in=judgments, is_offline=True).values_list(
-            "judgment_id", flat=True
-        )
-    )
-    run_offline = run.provider == Provider.OFFLINE
-    predictions = {}
-    for judgment in judgments.only("id", "patch_id", "verdict", "score"):
-        offline = run_offline or judgment.pk in offline_ids
-        predictions[judgment.patch_id] = {
-            "model_version": _model_version(run, offline),
-            "score": None if judgment.score is None else round(margin(judgment.score, run), 4),
-            "result": [
-                {
-                    "id": f"run{run.pk}-{judgment.pk}",
-                    "from_name": CHOICES_NAME,
-                    "to_name": DIFF_NAME,
-                    "type": "choices",
-                    "value": {"choices": [judgment.verdict]},
-                }
-            ],
-        }
-    return predictions
-
-
-def tasks_export(
-    *, dataset: Dataset, campaign: Campaign | None = None, run: JudgingRun | None = None
-) -> list[dict[str, Any]]:
-    """The patches of ``campaign`` (or all of ``dataset``'s) as Label Studio tasks, in key
-    order; with ``run``, each with the run's verdict as a prediction (a lead's export only:
-    annotators never see verdicts)."""
-    patches = Patch.objects.filter(dataset=dataset).select_related("bug").order_by("sort_key")
-    if campaign is not None:
-        patches = patches.filter(pk__in=campaign_patch_ids(campaign))
-    with_rubric = config_with_rubric(campaign)
-    rubrics: dict[int, str] = {}
-    predictions = _predictions(run, [p.pk for p in patches]) if run is not None else {}
-    tasks = []
-    for patch in patches:
-        bug = patch.bug
-        if with_rubric and bug.pk not in rubrics:
-            golden = golden_rubric(bug_id=bug.pk)
-            rubrics[bug.pk] = golden.text if golden else "(no golden rubric yet)"
-        data: dict[str, Any] = {
-            "title": f"{bug.key}: {bug.title}" if bug.title else bug.key,
-            "description": bug.description,
-            "reference_patch": bug.reference_patch,
-            "diff": patch.diff,
-        }
-        if with_rubric:
-            data["rubric"] = rubrics[bug.pk]
-        data |= {
-            DATASET_FIELD: dataset.slug,
-            PATCH_FIELD: patch.pk,
-            CAMPAIGN_FIELD: campaign.pk if campaign is not None else None,
-        }
-        task: dict[str, Any] = {"data": data}
-        if run is not None:
-            task["predictions"] = [predictions[patch.pk]] if patch.pk in predictions else []
-        tasks.append(task)
-    return tasks
-
-
-def tasks_json(**scope: Any) -> str:
-    return json.dumps(tasks_export(**scope), ensure_ascii=False, indent=1) + "\n"
-
-
-def export_filename(dataset: Dataset, campaign: Campaign | None, what: str) -> str:
-    scope = f"campaign-{campaign.pk}" if campaign is not None else dataset.slug
-    return f"labelstudio-{scope}-{what}"
-
-
-# Import
 
 
 @dataclasses.dataclass(frozen=True, order=True)
