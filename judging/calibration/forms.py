@@ -4,7 +4,7 @@ from typing import Any
 
 from django import forms
 
-from judging.calibration.data import RunCoverage, calibration_campaigns, calibration_runs
+from judging.calibration.selectors import RunCoverage, calibration_campaigns, calibration_runs
 from judging.models import Campaign, JudgingRun
 from sejury_web.llm import OFFLINE_MARKER, Provider
 

@@ -1,5 +1,6 @@
-"""Team calibration from the database: a campaign's consensus and a run's member results in,
-the ranked teams out (``judging.calibration``), and the team a lead chose stored.
+"""Team calibration's reads: a campaign's consensus and a run's member results in, the
+ranked teams out (``judging.calibration.teams``); the calibration page's campaigns and runs,
+and the calibrations kept (``judging.calibration.services`` keeps one).
 
 No model is called: every score and every cost is one the run already recorded. A team's
 cost is what running it would cost, not what this run paid: every call a member needed
@@ -11,9 +12,7 @@ import dataclasses
 from collections import Counter
 from decimal import Decimal
 
-from django.contrib.auth.models import User
 from django.core.paginator import Page, Paginator
-from django.db import transaction
 from django.db.models import Case, Count, QuerySet, When
 
 from judging.annotations.selectors import campaign_patch_ids
@@ -31,7 +30,6 @@ from judging.consensus.rules import PatchConsensus, consensus_rule_for, dataset_
 from judging.models import BugStep, Calibration, Campaign, JudgingRun, PatchJudgment, StrategyResult
 from judging.strategies import STRATEGIES, get_strategy
 from rubrics.models import Dataset, Patch
-from sejury_web.audit import audit_record
 from sejury_web.llm.models import LLMCall
 
 OTHER_DATASET = "run {run} judged {run_dataset}, and campaign “{campaign}” labels {dataset}"
@@ -48,9 +46,6 @@ ONE_LABEL = (
     "the consensus of all {n} patches is {label}: a correlation with the human label is "
     "undefined; the campaign needs both VALID and INVALID patches"
 )
-NOT_A_CANDIDATE = "{team} is not a candidate team of run {run}"
-
-CALIBRATION_KEEP = "calibration.keep"  # audit action (sejury_web.audit)
 CALIBRATIONS_PER_PAGE = 25
 
 
@@ -221,32 +216,6 @@ def calibration_evaluate(*, campaign: Campaign, run: JudgingRun) -> CalibrationO
     data = calibration_load(campaign=campaign, run=run)
     ranking = teams_rank(data.patches, data.strategies, threshold=data.threshold)
     return CalibrationOutcome(data, ranking)
-
-
-def calibration_create(
-    *, campaign: Campaign, run: JudgingRun, team: list[str], actor: User
-) -> Calibration:
-    """Store the lead's team with the ranking it was chosen from (recomputed, not trusted)."""
-    outcome = calibration_evaluate(campaign=campaign, run=run)
-    by_team = {evaluation.team: evaluation for evaluation in outcome.ranking}
-    chosen = tuple(name for name in STRATEGIES if name in set(team))
-    if chosen not in by_team or len(chosen) != len(team):
-        raise CalibrationError(NOT_A_CANDIDATE.format(team=", ".join(team), run=run.pk))
-    with transaction.atomic():
-        calibration = Calibration.objects.create(
-            campaign=campaign,
-            run=run,
-            team=list(chosen),
-            ranking=[evaluation.as_json() for evaluation in outcome.ranking],
-            patch_count=len(outcome.data.patches),
-            chosen_by=actor,
-        )
-        detail = {"team": list(chosen), "campaign": campaign.pk, "run": run.pk}
-        audit_record(actor=actor, action=CALIBRATION_KEEP, target=calibration, detail=detail)
-    return calibration
-
-
-# Selectors of the calibration page and of reports.
 
 
 def calibration_campaigns() -> QuerySet[Campaign]:

@@ -13,9 +13,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from judging.calibration import data as calibration_data
-from judging.calibration.data import CalibrationError
+from judging.calibration import selectors, services
 from judging.calibration.forms import CalibrationChooseForm, CalibrationPickForm
+from judging.calibration.selectors import CalibrationError
 from judging.models import Calibration
 from sejury_web.htmx import AuthenticatedHtmxRequest
 from sejury_web.llm import OFFLINE_MARKER
@@ -40,11 +40,11 @@ def calibration(request: AuthenticatedHtmxRequest) -> HttpResponse:
         run = form.chosen_run()
         if campaign is not None and run is not None:
             try:
-                outcome = calibration_data.calibration_evaluate(campaign=campaign, run=run)
+                outcome = selectors.calibration_evaluate(campaign=campaign, run=run)
             except CalibrationError as exc:
                 error = str(exc)
             else:
-                kept = calibration_data.calibration_kept(campaign=campaign, run=run)
+                kept = selectors.calibration_kept(campaign=campaign, run=run)
     context = {
         "form": form,
         "campaign": campaign,
@@ -56,10 +56,8 @@ def calibration(request: AuthenticatedHtmxRequest) -> HttpResponse:
         "chosen_key": ",".join(kept.team) if kept else "",
         "error": error,
         "offline_marker": OFFLINE_MARKER,
-        "calibrations": (
-            calibration_data.dataset_calibrations(campaign.dataset) if campaign else []
-        ),
-        "kept_page": None if campaign else calibration_data.calibrations_page(page=page),
+        "calibrations": (selectors.dataset_calibrations(campaign.dataset) if campaign else []),
+        "kept_page": None if campaign else selectors.calibrations_page(page=page),
     }
     if request.htmx and request.htmx.target == BODY_TARGET:
         # htmx swaps only 2xx answers: a form error is shown all the same
@@ -82,7 +80,7 @@ def calibration_choose(request: AuthenticatedHtmxRequest) -> HttpResponse:
     back = reverse("judging:calibration")
     back += "?" + urlencode({"campaign": data["campaign"].pk, "run": data["run"].pk})
     try:
-        chosen = calibration_data.calibration_create(
+        chosen = services.calibration_create(
             campaign=data["campaign"],
             run=data["run"],
             team=data["team"],
@@ -105,7 +103,7 @@ def run_with_team_url(chosen: Calibration) -> str:
 @role_required(Role.LEAD)
 def calibration_detail(request: AuthenticatedHtmxRequest, calibration_id: int) -> HttpResponse:
     try:
-        chosen = calibration_data.calibration_get(calibration_id=calibration_id)
+        chosen = selectors.calibration_get(calibration_id=calibration_id)
     except Calibration.DoesNotExist:
         raise Http404(f"no calibration {calibration_id}") from None
     reopen = reverse("judging:calibration")
@@ -116,7 +114,7 @@ def calibration_detail(request: AuthenticatedHtmxRequest, calibration_id: int) -
         "reopen_url": reopen,
         "chosen_key": ",".join(chosen.team),
         "offline": any(row.get("is_offline") for row in chosen.ranking),
-        "calibrations": calibration_data.dataset_calibrations(chosen.campaign.dataset),
+        "calibrations": selectors.dataset_calibrations(chosen.campaign.dataset),
         "offline_marker": OFFLINE_MARKER,
     }
     return render(request, "judging/calibration/calibration_detail.html", context)

@@ -89,8 +89,10 @@ def _checks(answers: dict) -> tuple[RequirementCheck, ...]:
     return tuple(sorted(checks, key=lambda check: check.index))
 
 
-class RubricDisagreements:
-    """The disagreements of rubric judges with humans, per rubric."""
+class ConsensusDisagreements:
+    """The rubric judge's disagreements with the human consensus, per rubric: the
+    ``DisagreementSource`` of this app (``rubrics.review.disagreements.RubricDisagreements``
+    is one rubric's, split into open and answered)."""
 
     def rubric_keys(self) -> dict[int, set[str]]:
         rows = _rubric_results().values_list(

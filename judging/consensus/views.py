@@ -14,15 +14,15 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.http import Http404, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from judging.consensus import adjudication
-from judging.consensus.adjudication import AdjudicationError, AdjudicationItem
+from judging.consensus import selectors, services
 from judging.consensus.forms import AdjudicationForm, ConsensusRuleForm
 from judging.consensus.rules import ConsensusRule
+from judging.consensus.selectors import AdjudicationError, AdjudicationItem
 from judging.models import Campaign, DisagreementTheme, Label
 from rubrics.models import Dataset, Patch
 from rubrics.selectors import dataset_get
@@ -30,6 +30,7 @@ from sejury_web.htmx import AuthenticatedHtmxRequest
 from sejury_web.roles import Role, role_required
 
 RECORDED = "Recorded the consensus of {patch}: {label}."
+NO_PATCH = "{dataset} has no patch {patch}"
 PER_PAGE = 10
 SHOW_ADJUDICATED = "adjudicated"
 # The keys of the queue's shortcuts (static/js/adjudicate.js), as the page documents them.
@@ -50,7 +51,7 @@ def _campaign(dataset: Dataset, value: Any) -> Campaign | None:
     if value in (None, ""):
         return None
     try:
-        return adjudication.dataset_campaign(dataset=dataset, campaign_id=int(value))
+        return selectors.dataset_campaign(dataset=dataset, campaign_id=int(value))
     except (ValueError, Campaign.DoesNotExist):
         raise Http404(f"{dataset} has no campaign {value}") from None
 
@@ -126,20 +127,20 @@ def _queue_context(
 ) -> dict[str, Any]:
     """The queue page at ``place`` (``_place``); ``refused`` is a patch id and its form, shown
     with its errors, and ``rule_form`` a refused change of the rule."""
-    queue = adjudication.adjudication_queue(dataset=dataset, campaign=campaign)
+    queue = selectors.adjudication_queue(dataset=dataset, campaign=campaign)
     if rule_form is None:
         initial = {"rule": queue.rule, "campaign": campaign.pk if campaign else None}
         rule_form = ConsensusRuleForm(initial=initial)
     refused_id, form = refused or (None, None)
     show_adjudicated = place["show"] == SHOW_ADJUDICATED
-    window = adjudication.queue_window(
+    window = selectors.queue_window(
         queue,
         adjudicated=show_adjudicated,
         after=place["after"],
         before=place["before"],
         size=PER_PAGE,
     )
-    diffs = adjudication.adjudication_diffs(patch_ids=[item.patch.pk for item in window.items])
+    diffs = selectors.adjudication_diffs(patch_ids=[item.patch.pk for item in window.items])
     cards = [
         _card(item, diffs.get(item.patch.pk, ""), form if item.patch.pk == refused_id else None)
         for item in window.items
@@ -169,7 +170,7 @@ def _queue_context(
 @require_GET
 @role_required(Role.LEAD)
 def adjudication_index(request: AuthenticatedHtmxRequest) -> HttpResponse:
-    datasets = adjudication.adjudication_datasets()
+    datasets = selectors.adjudication_datasets()
     return render(request, "judging/consensus/adjudication_index.html", {"datasets": datasets})
 
 
@@ -188,14 +189,16 @@ def adjudication_queue(request: AuthenticatedHtmxRequest, slug: str) -> HttpResp
 def adjudication_save(request: AuthenticatedHtmxRequest, slug: str, patch_id: int) -> HttpResponse:
     """Record a patch's consensus; htmx gets the patch's card back (and the counts)."""
     dataset = dataset_get(slug=slug)
-    patches = Patch.objects.select_related("bug__dataset", "dataset")
-    patch = get_object_or_404(patches, dataset=dataset, pk=patch_id)
+    try:
+        patch = selectors.adjudication_patch(dataset=dataset, patch_id=patch_id)
+    except Patch.DoesNotExist:
+        raise Http404(NO_PATCH.format(patch=patch_id, dataset=dataset)) from None
     form = AdjudicationForm(request.POST)
     campaign = _campaign(dataset, request.POST.get("campaign"))
     if form.is_valid():
         data = form.cleaned_data
         try:
-            adjudication.adjudication_record(
+            services.adjudication_record(
                 patch=patch,
                 label=data["label"],
                 themes=data["themes"],
@@ -212,12 +215,12 @@ def adjudication_save(request: AuthenticatedHtmxRequest, slug: str, patch_id: in
             return redirect(f"{_queue_url(dataset, campaign, place)}#adjudication-{patch.pk}")
         context = _queue_context(dataset, campaign, place, refused=(patch.pk, form))
         return render(request, "judging/consensus/adjudication_queue.html", context, status=400)
-    item = adjudication.adjudication_item(patch=patch, campaign=campaign)
+    item = selectors.adjudication_item(patch=patch, campaign=campaign)
     context = {
         "card": _card(item, patch.diff, form),
         "place": place,
         "saved": not form.errors,
-        "counts": adjudication.adjudication_counts(dataset=dataset, campaign=campaign),
+        "counts": selectors.adjudication_counts(dataset=dataset, campaign=campaign),
         "oob": True,
         **_item_context(dataset, campaign),
     }
@@ -234,7 +237,7 @@ def consensus_rule_set(request: AuthenticatedHtmxRequest, slug: str) -> HttpResp
     campaign = _campaign(dataset, request.POST.get("campaign"))
     if form.is_valid():
         try:
-            changed = adjudication.consensus_rule_set(
+            changed = services.consensus_rule_set(
                 dataset=dataset,
                 campaign=campaign,
                 rule=form.cleaned_data["rule"],

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from django.contrib.auth.models import User
 
 from judging.annotations.selectors import campaign_patch_ids
-from judging.calibration.data import calibration_patch_ids
+from judging.calibration.selectors import calibration_patch_ids
 from judging.consensus.rules import ConsensusRule, consensus_rule_for, dataset_consensus
 from judging.models import Campaign, Context, JudgingRun, PatchJudgment, RejectionTheme
 from judging.reports.figures import PatchRecord, Sampling

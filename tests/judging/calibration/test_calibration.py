@@ -9,22 +9,20 @@ import pytest
 from django.contrib.auth.models import User
 from scipy import stats
 
-from judging.calibration.data import (
-    CALIBRATION_KEEP,
+from judging.calibration.selectors import (
     MISSING_NOTE,
     NO_TEAMS,
-    NOT_A_CANDIDATE,
     ONE_LABEL,
     OTHER_DATASET,
     TOO_FEW,
     CalibrationError,
-    calibration_create,
     calibration_evaluate,
     calibration_load,
     calibration_patch_ids,
     calibration_runs,
     run_threshold,
 )
+from judging.calibration.services import CALIBRATION_KEEP, NOT_A_CANDIDATE, calibration_create
 from judging.calibration.teams import (
     NO_CANDIDATES,
     ONE_CLASS,

@@ -4,7 +4,8 @@ calls per patch count in the team's cost, and a team a lead can keep."""
 import pytest
 from django.contrib.auth.models import User
 
-from judging.calibration.data import calibration_create, calibration_evaluate
+from judging.calibration.selectors import calibration_evaluate
+from judging.calibration.services import calibration_create
 from judging.calibration.teams import candidate_teams
 from judging.models import Label
 from tests.judging.calibration.factories import campaign_of

@@ -14,10 +14,10 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from judging.calibration.data import ONE_LABEL, calibration_evaluate
 from judging.calibration.forms import NO_CAMPAIGN
+from judging.calibration.selectors import ONE_LABEL, calibration_evaluate
 from judging.calibration.views import BODY_TARGET
-from judging.consensus.adjudication import THEMES_REQUIRED
+from judging.consensus.services import THEMES_REQUIRED
 from judging.consensus.views import PER_PAGE
 from judging.models import (
     Adjudication,

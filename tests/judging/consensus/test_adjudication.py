@@ -5,25 +5,27 @@ changing the rule."""
 import pytest
 from django.contrib.auth.models import User
 
-from judging.consensus.adjudication import (
-    CAMPAIGN_CONSENSUS_RULE,
+from judging.consensus.rules import ConsensusRule, State
+from judging.consensus.selectors import (
     CAMPAIGN_ELSEWHERE,
+    AdjudicationError,
+    QueueWindow,
+    adjudication_counts,
+    adjudication_item,
+    adjudication_queue,
+    queue_window,
+)
+from judging.consensus.services import (
+    CAMPAIGN_CONSENSUS_RULE,
     DATASET_CONSENSUS_RULE,
     NOT_DECISIVE,
     OTHER_NEEDS_NOTE,
     THEMES_REQUIRED,
     UNKNOWN_RULE,
     UNKNOWN_THEME,
-    AdjudicationError,
-    QueueWindow,
-    adjudication_counts,
-    adjudication_item,
-    adjudication_queue,
     adjudication_record,
     consensus_rule_set,
-    queue_window,
 )
-from judging.consensus.rules import ConsensusRule, State
 from judging.models import Adjudication, Assignment, Campaign, DisagreementTheme, Label
 from rubrics.models import Dataset, Patch
 from sejury_web.audit import audit_events

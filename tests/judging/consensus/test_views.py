@@ -9,8 +9,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
-from judging.consensus.adjudication import CAMPAIGN_CONSENSUS_RULE, DATASET_CONSENSUS_RULE
 from judging.consensus.rules import ConsensusRule
+from judging.consensus.services import CAMPAIGN_CONSENSUS_RULE, DATASET_CONSENSUS_RULE
 from judging.consensus.views import PER_PAGE
 from judging.models import Campaign, Label
 from rubrics.models import Dataset, Patch

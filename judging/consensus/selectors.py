@@ -1,0 +1,310 @@
+"""The lead's adjudication, its reads: the queue of patches whose labels give no consensus.
+
+Under the consensus rule in force (``consensus_rule_for``: the campaign's when the queue
+shows a campaign, else the dataset's), a waiting patch (annotators disagree, or too few
+decisive labels) gets its consensus from a lead, who also says why the annotators disagreed
+with the themes of paper 004 §5.2.1. Recording again updates the adjudication: the queue
+lists adjudicated patches too. Recording an adjudication, and changing the rule of a
+campaign or a dataset (which changes which patches wait), are ``judging.consensus.services``.
+
+At scale the queue is read a window at a time (``queue_window``): the window after (or
+before) a patch, by the queue's order, so that patches adjudicated meanwhile leave the
+waiting list without making the next window skip any; only a window's diffs are read
+(``adjudication_diffs``).
+"""
+
+import bisect
+import dataclasses
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from django.db.models import Count, QuerySet
+
+from judging.annotations.selectors import campaign_patch_ids
+from judging.consensus.rules import (
+    FROM_LABELS,
+    ConsensusRule,
+    PatchConsensus,
+    State,
+    consensus_rule_for,
+    dataset_consensus,
+)
+from judging.models import Adjudication, Annotation, Campaign, DisagreementTheme, Label
+from rubrics.models import Dataset, Patch
+
+CAMPAIGN_ELSEWHERE = "campaign {campaign} is on dataset {other}, not {dataset}"
+
+# Waiting patches in this order: a disagreement is what the lead is there for.
+WAITING_ORDER = (State.DISPUTED, State.TOO_FEW)
+
+
+class AdjudicationError(ValueError):
+    """An adjudication cannot be recorded as given; ``field`` names the form field at fault."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+@dataclasses.dataclass(frozen=True)
+class GivenLabel:
+    """One annotator's label of a patch, as the lead sees it when adjudicating."""
+
+    annotator: str
+    label: str
+    note: str
+    imported: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class AdjudicationItem:
+    patch: Patch  # with its bug
+    consensus: PatchConsensus
+    labels: list[GivenLabel]  # by annotator name
+    adjudication: Adjudication | None
+
+    @property
+    def disputed(self) -> bool:
+        """The decisive labels disagree: the lead must tag the disagreement."""
+        return len(set(self.consensus.decisive.values())) > 1
+
+    @property
+    def theme_labels(self) -> list[str]:
+        themes = self.adjudication.themes if self.adjudication else []
+        return [DisagreementTheme(theme).label for theme in themes]
+
+    @property
+    def label_counts(self) -> list[tuple[str, int]]:
+        """How many annotators gave each label, VALID, INVALID then UNSURE (the labels the
+        consensus is computed from)."""
+        given = Counter(self.consensus.labels.values())
+        return [(label, given[label]) for label in (Label.VALID, Label.INVALID, Label.UNSURE)]
+
+    @property
+    def majority(self) -> str | None:
+        """The decisive label more annotators gave than the other, if one did (a plain
+        majority: it is the consensus only under the rule in force)."""
+        given = Counter(self.consensus.decisive.values())
+        valid, invalid = given[Label.VALID], given[Label.INVALID]
+        if valid == invalid:
+            return None
+        return Label.VALID if valid > invalid else Label.INVALID
+
+    @property
+    def decisive_count(self) -> int:
+        return len(self.consensus.decisive)
+
+    @property
+    def majority_count(self) -> int:
+        return Counter(self.consensus.decisive.values())[self.majority] if self.majority else 0
+
+
+def waiting_order(item: AdjudicationItem) -> tuple[Any, ...]:
+    """An item's place among waiting patches: disputed first (whether or not adjudicated
+    since: the order holds while the lead works through it), then by bug and patch key
+    (numbers in keys as numbers)."""
+    return (0 if item.disputed else 1, item.patch.bug.sort_key, item.patch.sort_key, item.patch.pk)
+
+
+def adjudicated_order(item: AdjudicationItem) -> tuple[Any, ...]:
+    return (item.patch.bug.sort_key, item.patch.sort_key, item.patch.pk)
+
+
+@dataclasses.dataclass(frozen=True)
+class QueueCounts:
+    unanimous: int
+    majority: int  # a two-thirds majority, not unanimous (0 under the unanimous rule)
+    adjudicated: int
+    disputed: int
+    too_few: int
+    unlabelled: int  # a campaign's patches nobody has labelled yet (0 without a campaign)
+
+    @property
+    def waiting(self) -> int:
+        return self.disputed + self.too_few
+
+
+@dataclasses.dataclass(frozen=True)
+class AdjudicationQueue:
+    dataset: Dataset
+    campaign: Campaign | None
+    rule: ConsensusRule  # the campaign's, or else the dataset's
+    waiting: list[AdjudicationItem]  # disputed first, then too few labels
+    adjudicated: list[AdjudicationItem]
+    counts: QueueCounts
+
+
+def campaign_check(*, dataset: Dataset, campaign: Campaign | None) -> None:
+    """Refuse a campaign of another dataset (``AdjudicationError`` on the campaign field)."""
+    if campaign is not None and campaign.dataset_id != dataset.pk:
+        message = CAMPAIGN_ELSEWHERE.format(
+            campaign=campaign, other=campaign.dataset, dataset=dataset
+        )
+        raise AdjudicationError(message, field="campaign")
+
+
+def _consensus(
+    dataset: Dataset, campaign: Campaign | None
+) -> tuple[dict[int, PatchConsensus], QueueCounts]:
+    campaign_check(dataset=dataset, campaign=campaign)
+    patch_ids = None if campaign is None else campaign_patch_ids(campaign)
+    consensus = dataset_consensus(
+        dataset,
+        patch_ids=None if patch_ids is None else sorted(patch_ids),
+        rule=consensus_rule_for(dataset, campaign),
+    )
+    states = Counter(state.state for state in consensus.values())
+    counts = QueueCounts(
+        unanimous=states[State.UNANIMOUS],
+        majority=states[State.MAJORITY],
+        adjudicated=states[State.ADJUDICATED],
+        disputed=states[State.DISPUTED],
+        too_few=states[State.TOO_FEW],
+        unlabelled=0 if patch_ids is None else len(patch_ids - consensus.keys()),
+    )
+    return consensus, counts
+
+
+def adjudication_counts(*, dataset: Dataset, campaign: Campaign | None = None) -> QueueCounts:
+    """How many patches are unanimous, a majority's, adjudicated and waiting (optionally in a
+    campaign), under the rule in force."""
+    return _consensus(dataset, campaign)[1]
+
+
+def _labels_by_patch(patch_ids: Iterable[int]) -> dict[int, list[GivenLabel]]:
+    rows = (
+        Annotation.objects.filter(patch_id__in=list(patch_ids))
+        .order_by("patch_id", "annotator__username")
+        .values_list("patch_id", "annotator__username", "label", "note", "origin")
+    )
+    labels: dict[int, list[GivenLabel]] = {}
+    for patch_id, name, label, note, origin in rows:
+        given = GivenLabel(name, label, note, origin == Annotation.Origin.IMPORTED)
+        labels.setdefault(patch_id, []).append(given)
+    return labels
+
+
+def adjudication_queue(*, dataset: Dataset, campaign: Campaign | None = None) -> AdjudicationQueue:
+    """The dataset's patches whose labels give no consensus under the rule in force, and the
+    adjudicated ones (optionally a campaign's only)."""
+    consensus, counts = _consensus(dataset, campaign)
+    shown = [c for c in consensus.values() if c.state not in FROM_LABELS]
+    ids = [c.patch_id for c in shown]
+    # Without their diffs: the page shows a window of the queue, whose diffs it reads alone.
+    patches = (
+        Patch.objects.select_related("bug__dataset", "dataset")
+        .defer("diff", "bug__reference_patch")
+        .in_bulk(ids)
+    )
+    adjudications = Adjudication.objects.select_related("decided_by").in_bulk(
+        ids, field_name="patch_id"
+    )
+    labels = _labels_by_patch(ids)
+    items = [
+        AdjudicationItem(
+            patches[c.patch_id], c, labels.get(c.patch_id, []), adjudications.get(c.patch_id)
+        )
+        for c in shown
+    ]
+    return AdjudicationQueue(
+        dataset=dataset,
+        campaign=campaign,
+        rule=consensus_rule_for(dataset, campaign),
+        waiting=sorted(
+            (item for item in items if item.consensus.state in WAITING_ORDER), key=waiting_order
+        ),
+        adjudicated=sorted(
+            (item for item in items if item.consensus.state == State.ADJUDICATED),
+            key=adjudicated_order,
+        ),
+        counts=counts,
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class QueueWindow:
+    """Some consecutive items of a list of the queue, and where they are in it."""
+
+    items: list[AdjudicationItem]
+    first: int  # 1-based place of the first item in the list (0 when empty)
+    total: int
+    before: int | None  # the first item's patch id, when items come before it
+    after: int | None  # the last item's patch id, when items come after it
+
+    @property
+    def last(self) -> int:
+        return self.first + len(self.items) - 1 if self.items else 0
+
+
+def queue_window(
+    queue: AdjudicationQueue,
+    *,
+    adjudicated: bool = False,
+    after: int | None = None,
+    before: int | None = None,
+    size: int,
+) -> QueueWindow:
+    """``size`` items of the waiting list (or the adjudicated one): the first ones, those
+    after the patch ``after`` or those before the patch ``before`` (the first ones when
+    fewer come before it), by the list's order.
+
+    A patch given as ``after`` or ``before`` need not be in the list any more (adjudicated
+    since the lead read its window): its place is found from its labels and keys, so no
+    waiting patch is skipped. A patch unknown to the queue starts from the beginning.
+    """
+    items = queue.adjudicated if adjudicated else queue.waiting
+    order = adjudicated_order if adjudicated else waiting_order
+    places = [order(item) for item in items]
+    known = {item.patch.pk: item for item in (*queue.waiting, *queue.adjudicated)}
+    start = 0
+    if after is not None and after in known:
+        start = bisect.bisect_right(places, order(known[after]))
+    elif before is not None and before in known:
+        start = max(bisect.bisect_left(places, order(known[before])) - size, 0)
+    shown = items[start : start + size]
+    return QueueWindow(
+        items=shown,
+        first=start + 1 if shown else 0,
+        total=len(items),
+        before=shown[0].patch.pk if shown and start > 0 else None,
+        after=shown[-1].patch.pk if shown and start + len(shown) < len(items) else None,
+    )
+
+
+def adjudication_diffs(*, patch_ids: Iterable[int]) -> dict[int, str]:
+    """The diffs of a window's patches, by patch id."""
+    return dict(Patch.objects.filter(pk__in=list(patch_ids)).values_list("pk", "diff"))
+
+
+def adjudication_item(*, patch: Patch, campaign: Campaign | None = None) -> AdjudicationItem:
+    """One patch as the queue (of ``campaign``, if given) shows it, after the lead records
+    its adjudication."""
+    rule = consensus_rule_for(patch.dataset, campaign)
+    consensus = dataset_consensus(patch.dataset, patch_ids=[patch.pk], rule=rule)
+    state = consensus.get(patch.pk) or PatchConsensus(patch.pk, {}, State.TOO_FEW, None)
+    adjudication = Adjudication.objects.select_related("decided_by").filter(patch=patch).first()
+    return AdjudicationItem(
+        patch, state, _labels_by_patch([patch.pk]).get(patch.pk, []), adjudication
+    )
+
+
+def adjudication_datasets() -> QuerySet[Dataset]:
+    """Datasets with labels, each with its label count and campaigns (the queue's index)."""
+    return (
+        Dataset.objects.annotate(label_count=Count("patches__annotations"))
+        .filter(label_count__gt=0)
+        .prefetch_related("campaigns")
+        .order_by("name")
+    )
+
+
+def adjudication_patch(*, dataset: Dataset, patch_id: int) -> Patch:
+    """One of the dataset's patches, with its bug, as the queue records it
+    (``Patch.DoesNotExist`` otherwise)."""
+    return Patch.objects.select_related("bug__dataset", "dataset").get(dataset=dataset, pk=patch_id)
+
+
+def dataset_campaign(*, dataset: Dataset, campaign_id: int) -> Campaign:
+    """One of the dataset's campaigns (``Campaign.DoesNotExist`` otherwise)."""
+    return Campaign.objects.get(dataset=dataset, pk=campaign_id)
