@@ -12,7 +12,7 @@ class JudgingConfig(AppConfig):
     def ready(self) -> None:
         from judging.annotations.bundle import LabelKind
         from judging.annotations.selectors import LabelCounts
-        from judging.consensus.rubric_feedback import RubricDisagreements
+        from judging.consensus.rubric_feedback import ConsensusDisagreements
         from judging.runs.webhooks import webhook_sender_register
         from judging.tasks import queue_delivery
         from rubrics.bundle.base import register_kind
@@ -22,7 +22,7 @@ class JudgingConfig(AppConfig):
         register_kind(LabelKind())
         webhook_sender_register(queue_delivery)
         label_source_register(LabelCounts())
-        disagreement_source_register(RubricDisagreements())
+        disagreement_source_register(ConsensusDisagreements())
 
         from celery.signals import worker_ready
 

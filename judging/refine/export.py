@@ -37,21 +37,21 @@ def ordering_record(figures: Ordering, *, worst: int = WORST_SHOWN) -> dict[str,
 def refine_record(ladder: Dataset, ranking: list[Ranked], levels: list[int]) -> dict[str, Any]:
     configurations = []
     for rank, row in enumerate(ranking, start=1):
-        config = row.configuration
+        evaluator = row.evaluator
         configurations.append(
             {
                 "rank": rank,
-                "config": config.label,
-                "team": list(config.team),
-                "member_of": list(config.member_of) or None,
-                "context": config.run.context,
-                "run": config.run.pk,
-                "run_status": config.run.status,
-                "provider": config.run.provider,
-                "model": config.run.model,
-                "offline": config.offline,
-                "patches_judged": config.judged,
-                "patches_failed": config.failed,
+                "config": evaluator.label,
+                "team": list(evaluator.team),
+                "member_of": list(evaluator.member_of) or None,
+                "context": evaluator.run.context,
+                "run": evaluator.run.pk,
+                "run_status": evaluator.run.status,
+                "provider": evaluator.run.provider,
+                "model": evaluator.run.model,
+                "offline": evaluator.offline,
+                "patches_judged": evaluator.judged,
+                "patches_failed": evaluator.failed,
                 **ordering_record(row.ordering),
             }
         )
@@ -63,7 +63,7 @@ def refine_record(ladder: Dataset, ranking: list[Ranked], levels: list[int]) -> 
         "configurations": configurations,
         "notes": (
             [f"Offline configurations' scores come from the {OFFLINE_MARKER}."]
-            if any(row.configuration.offline for row in ranking)
+            if any(row.evaluator.offline for row in ranking)
             else []
         ),
     }

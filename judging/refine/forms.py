@@ -8,7 +8,7 @@ from judging.runs.forms import provider_choices
 from judging.runs.services import RunError
 from rubrics.ladders.operators import LEVELS
 
-from .services import Config, parse_configs
+from .services import Configuration, parse_configs
 
 DEFAULT_CONFIGS = "s1b; s3; rubric@golden; s1b,s2,s3"
 LEVEL_CHOICES = [(str(level), f"L{level} {name}") for level, name in LEVELS.items()]
@@ -44,7 +44,7 @@ class RefineForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["provider"].choices = provider_choices()  # type: ignore[attr-defined]
 
-    def clean_configs(self) -> list[Config]:
+    def clean_configs(self) -> list[Configuration]:
         try:
             return parse_configs(self.cleaned_data["configs"])
         except RunError as error:

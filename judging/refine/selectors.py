@@ -21,8 +21,9 @@ LEVEL_OF_SOURCE = re.compile(rf"^{re.escape(SOURCE_PREFIX)}(\d)$")
 
 
 @dataclass(frozen=True)
-class Configuration:
-    """One row of the ranking: a run's team, or one member of it."""
+class Evaluator:
+    """What one row of the ranking scores: a run's team, or one member of it (a
+    configuration as a lead writes it is ``services.Configuration``)."""
 
     run: JudgingRun
     team: tuple[str, ...]  # the strategies whose score this row orders
@@ -51,7 +52,7 @@ class Configuration:
 
 @dataclass(frozen=True)
 class Ranked:
-    configuration: Configuration
+    evaluator: Evaluator
     ordering: Ordering
 
 
@@ -145,7 +146,7 @@ def refine_ranking(
         team_scores[run_id][bug][level] = _to_hundred(run_by_id[run_id], score)
     ranked = [
         Ranked(
-            Configuration(run, tuple(run.strategies), judged=judged[run.pk], failed=failed[run.pk]),
+            Evaluator(run, tuple(run.strategies), judged=judged[run.pk], failed=failed[run.pk]),
             ordering(team_scores[run.pk], levels=levels),
         )
         for run in runs
@@ -173,13 +174,13 @@ def refine_ranking(
         for run in teams:
             for strategy in run.strategies:
                 scores = member_scores[(run.pk, strategy)]
-                configuration = Configuration(
+                evaluator = Evaluator(
                     run,
                     (strategy,),
                     member_of=tuple(run.strategies),
                     judged=sum(len(levels_) for levels_ in scores.values()),
                 )
-                ranked.append(Ranked(configuration, ordering(scores, levels=levels)))
+                ranked.append(Ranked(evaluator, ordering(scores, levels=levels)))
     ranked.sort(key=_rank_key)
     return ranked
 
@@ -191,5 +192,5 @@ def _rank_key(row: Ranked) -> tuple[float, float, int]:
     return (
         -(alignment if alignment is not None else -1.0),
         -(tau if tau is not None else -2.0),
-        row.configuration.run.pk,
+        row.evaluator.run.pk,
     )

@@ -29,7 +29,9 @@ UNKNOWN_CONTEXT = "unknown context {context!r}; the contexts are {known}"
 
 
 @dataclass(frozen=True)
-class Config:
+class Configuration:
+    """A judge configuration to test, as a lead writes it: a team and the context it reads."""
+
     team: tuple[str, ...]
     context: str
 
@@ -44,9 +46,9 @@ def default_context(team: tuple[str, ...]) -> str:
     return Context.REFERENCE
 
 
-def parse_configs(text: str) -> list[Config]:
+def parse_configs(text: str) -> list[Configuration]:
     """``"s1b;s3;rubric@golden;s1b,s2,s3"`` → configurations; a ``RunError`` names the bad one."""
-    configs: list[Config] = []
+    configs: list[Configuration] = []
     for part in (p.strip() for p in text.replace("\n", ";").split(";")):
         if not part:
             continue
@@ -59,7 +61,7 @@ def parse_configs(text: str) -> list[Config]:
         if context not in LEAD_CONTEXTS:
             unknown = UNKNOWN_CONTEXT.format(context=context, known=", ".join(LEAD_CONTEXTS))
             raise RunError(BAD_CONFIG.format(text=part, error=unknown))
-        config = Config(team, context)
+        config = Configuration(team, context)
         if config not in configs:
             configs.append(config)
     if not configs:
@@ -67,7 +69,9 @@ def parse_configs(text: str) -> list[Config]:
     return configs
 
 
-def _reusable(ladder: Dataset, config: Config, provider: str, model: str) -> JudgingRun | None:
+def _reusable(
+    ladder: Dataset, config: Configuration, provider: str, model: str
+) -> JudgingRun | None:
     candidates = ladder.judging_runs.filter(
         kind=JudgingRun.Kind.RUN,
         context=config.context,
@@ -85,7 +89,7 @@ def _reusable(ladder: Dataset, config: Config, provider: str, model: str) -> Jud
 def refine_start(
     *,
     ladder: Dataset,
-    configs: list[Config],
+    configs: list[Configuration],
     provider: str = "",
     model: str = "",
     actor: User | None,

@@ -125,8 +125,8 @@ def _chart(rows: list[Row], levels: list[int]) -> SafeString | None:
     last = max(LEVELS)
     series = [  # the best drawn last, on top; only its band, or the bands would hide the lines
         Series(
-            name=row.ranked.configuration.label
-            + (" (member)" if row.ranked.configuration.member_of else ""),
+            name=row.ranked.evaluator.label
+            + (" (member)" if row.ranked.evaluator.member_of else ""),
             points=[
                 CurvePoint(
                     level / last,
@@ -136,11 +136,11 @@ def _chart(rows: list[Row], levels: list[int]) -> SafeString | None:
                 for level in levels
             ],
             colour=row.colour or ACCENT,
-            dashed=bool(row.ranked.configuration.member_of),
+            dashed=bool(row.ranked.evaluator.member_of),
         )
         for row in reversed(charted)
     ]
-    best = charted[0].ranked.configuration.label
+    best = charted[0].ranked.evaluator.label
     return curve_chart(
         series,
         lo=0,
@@ -204,7 +204,7 @@ def _detail_context(
         "chart": _chart(rows, levels),
         "active": [(run, run_progress(run)) for run in active],
         "offline_marker": OFFLINE_MARKER,
-        "any_offline": any(row.ranked.configuration.offline for row in rows),
+        "any_offline": any(row.ranked.evaluator.offline for row in rows),
         "results_target": RESULTS_TARGET,
     }
 

@@ -1,6 +1,6 @@
 """The agreement report's charts, drawn on the server as inline SVG: no JavaScript.
 
-Pure functions of plain dataclasses (``Estimate``, ``ReliabilityBin``) that the report code
+Pure functions of plain dataclasses (``Estimate``, ``BinEstimate``) that the report code
 builds from its tables:
 
 - ``interval_chart``: a forest plot, one row per estimate, a dot at its value and a line for
@@ -68,8 +68,10 @@ class Estimate:
 
 
 @dataclasses.dataclass(frozen=True)
-class ReliabilityBin:
-    """The patches whose team score falls in [lo, hi) (the top bin: [lo, hi])."""
+class BinEstimate:
+    """One bin of a reliability diagram as drawn: the patches whose team score falls in
+    [lo, hi) (the top bin: [lo, hi]), plain numbers (``judges.ReliabilityBin`` is the same
+    bin as the report computes it, with its ``Figure``)."""
 
     lo: float
     hi: float
@@ -391,7 +393,7 @@ def _radius(n: int) -> float:
 
 
 def reliability_diagram(
-    bins: Sequence[ReliabilityBin],
+    bins: Sequence[BinEstimate],
     *,
     scale_lo: float,
     scale_hi: float,

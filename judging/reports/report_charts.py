@@ -12,9 +12,9 @@ from django.utils.safestring import SafeString
 
 from judging.reports.charts import (
     MUTED,
+    BinEstimate,
     CurvePoint,
     Estimate,
-    ReliabilityBin,
     Series,
     confusion_heatmap,
     curve_chart,
@@ -149,7 +149,7 @@ def reliability_chart(column: JudgeColumn) -> SafeString | None:
         return None
     run = column.run.run
     bins = [
-        ReliabilityBin(
+        BinEstimate(
             lo=b.lo,
             hi=b.hi,
             n=b.n,

@@ -71,7 +71,7 @@ def test_a_lead_builds_ladders_tests_two_configurations_and_reads_the_ranking(
     rows = page.locator("#refine-ranking tbody tr")
     for index, ranked in enumerate(ranking):
         cells = rows.nth(index).locator("td")
-        expect(cells.nth(1)).to_contain_text(ranked.configuration.label)
+        expect(cells.nth(1)).to_contain_text(ranked.evaluator.label)
         expect(cells.nth(2)).to_contain_text("offline")
         value = ranked.ordering.alignment.value
         assert value is not None
@@ -82,7 +82,7 @@ def test_a_lead_builds_ladders_tests_two_configurations_and_reads_the_ranking(
     chart = page.locator("svg#refine-levels")
     expect(chart).to_be_visible()
     best = ranking[0]
-    series = best.configuration.label + (" (member)" if best.configuration.member_of else "")
+    series = best.evaluator.label + (" (member)" if best.evaluator.member_of else "")
     points = chart.locator(f'.chart-point[data-series="{series}"]')
     expect(points).to_have_count(5)
     for level in range(5):

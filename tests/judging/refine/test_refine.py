@@ -16,7 +16,7 @@ from pytest_django import DjangoCaptureOnCommitCallbacks as OnCommit
 from judging.models import Context, JudgingRun
 from judging.refine.scores import ordering
 from judging.refine.selectors import ladder_runs, refine_ranking
-from judging.refine.services import Config, parse_configs, refine_start
+from judging.refine.services import Configuration, parse_configs, refine_start
 from judging.runs.services import RunError
 from rubrics.ladders.services import ladders_build
 from rubrics.models import Dataset, Patch
@@ -63,10 +63,10 @@ def ladder() -> Dataset:
 def test_configurations_parse_with_default_contexts_and_name_the_bad_one() -> None:
     configs = parse_configs("s1b; s3;rubric@golden; s1b,s2,s3 ;rubric;; s1b")
     assert configs == [
-        Config(("s1b",), Context.REFERENCE),
-        Config(("s3",), Context.REFERENCE),
-        Config(("rubric",), Context.GOLDEN),
-        Config(("s1b", "s2", "s3"), Context.REFERENCE),
+        Configuration(("s1b",), Context.REFERENCE),
+        Configuration(("s3",), Context.REFERENCE),
+        Configuration(("rubric",), Context.GOLDEN),
+        Configuration(("s1b", "s2", "s3"), Context.REFERENCE),
     ]  # "rubric" alone is rubric@golden; the repeated s1b is dropped
     with pytest.raises(RunError, match="configuration 's9@golden': unknown strategy 's9'"):
         parse_configs("s1b;s9@golden")
@@ -105,7 +105,7 @@ def test_the_ranking_orders_runs_and_team_members_by_alignment(ladder: Dataset) 
     )
     _scores(five, lambda level, bug: 1.0 if (bug, level) == ("Calc-2", 1) else 5.0 - level)
     ranking = refine_ranking(ladder, runs=ladder_runs(ladder))
-    labels = [(r.configuration.label, r.configuration.member_of) for r in ranking]
+    labels = [(r.evaluator.label, r.evaluator.member_of) for r in ranking]
     assert labels == [
         ("s1b", ("s1b", "s3")),
         ("s1a@golden", ()),
@@ -127,7 +127,7 @@ def test_the_ranking_orders_runs_and_team_members_by_alignment(ladder: Dataset) 
     assert single.alignment == ordering(expected).alignment
     assert single.level_means[0].value == 100.0
     assert [bug.bug for bug in single.worst()] == ["Calc-2"]
-    assert ranking[1].configuration.judged == len(patches)
+    assert ranking[1].evaluator.judged == len(patches)
 
 
 def test_a_failed_judgment_is_counted_and_left_out(ladder: Dataset) -> None:
@@ -135,7 +135,7 @@ def test_a_failed_judgment_is_counted_and_left_out(ladder: Dataset) -> None:
     run = finished_run(ladder, {p: ("VALID" if i else "", {}) for i, p in enumerate(patches)},
                        team=["s1b"], context="reference")  # fmt: skip
     [row] = refine_ranking(ladder, runs=[run])
-    assert (row.configuration.failed, row.configuration.judged) == (1, len(patches) - 1)
+    assert (row.evaluator.failed, row.evaluator.judged) == (1, len(patches) - 1)
 
 
 def test_refine_start_creates_a_run_per_configuration_and_reuses_them(

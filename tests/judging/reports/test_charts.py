@@ -16,8 +16,8 @@ from judging.reports.charts import (
     IC_WIDTH,
     RD_R_MAX,
     RD_R_MIN,
+    BinEstimate,
     Estimate,
-    ReliabilityBin,
     confusion_heatmap,
     interval_chart,
     nice_ticks,
@@ -300,10 +300,10 @@ def test_an_empty_heatmap_draws_the_grid_and_says_no_patches() -> None:
 
 def test_the_reliability_diagram_draws_a_dot_per_non_empty_bin() -> None:
     bins = [
-        ReliabilityBin(1, 2, 4, 0.25, (0.05, 0.6), 1.5),
-        ReliabilityBin(2, 3, 0, None, None, None),  # empty: no dot
-        ReliabilityBin(3, 4, 100, 0.7, (0.6, 0.78), 3.6),
-        ReliabilityBin(4, 5, 9, 0.9, None, None),  # no mean score: drawn at the middle
+        BinEstimate(1, 2, 4, 0.25, (0.05, 0.6), 1.5),
+        BinEstimate(2, 3, 0, None, None, None),  # empty: no dot
+        BinEstimate(3, 4, 100, 0.7, (0.6, 0.78), 3.6),
+        BinEstimate(4, 5, 9, 0.9, None, None),  # no mean score: drawn at the middle
     ]
     root = parse_svg(
         reliability_diagram(
@@ -351,7 +351,7 @@ def test_the_reliability_diagram_draws_a_dot_per_non_empty_bin() -> None:
 
 
 def test_an_empty_reliability_diagram_says_so() -> None:
-    bins: list[ReliabilityBin] = []
+    bins: list[BinEstimate] = []
     root = parse_svg(
         reliability_diagram(
             bins, scale_lo=0, scale_hi=10, threshold=None, title="t", desc="d", chart_id="r"
