@@ -1,13 +1,18 @@
 # SE-Jury web: `make run` starts the app with demo data; `make test` runs every test;
-# `make test-fast` skips lint and the browser, worker and real-model tests, for the inner loop.
+# `make test-fast` skips lint and the browser, worker and real-model tests, for the inner loop;
+# `make docs` serves the documentation site (docs/, mkdocs.yml).
 SHELL := /bin/bash
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
+DOCS_PORT ?= 8001
+# Where `make test` builds the documentation site (var/ is ignored by git).
+DOCS_SITE ?= var/docs-site
 
-.PHONY: run test test-fast lint format install migrate demo bench clean llm-local llm-local-stop
+.PHONY: run test test-fast lint format install migrate demo bench clean llm-local llm-local-stop \
+	docs docs-build
 
 # LLM=local: a real model on this machine (llama.cpp's server and Qwen2.5-Coder-1.5B-Instruct,
 # built and fetched once into ~/.cache/sejury-web by scripts/llm_local.py); `make run LLM=local`
@@ -50,11 +55,20 @@ format: install
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
-test: lint
+test: lint docs-build
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 test-fast: install
 	$(PY) -m pytest -m "not e2e and not worker and not real_llm" $(PYTEST_ARGS)
+
+# The documentation site, served on HOST:DOCS_PORT and rebuilt as docs/ changes.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --dev-addr $(HOST):$(DOCS_PORT)
+
+# --strict: a broken link, a missing page or a page left out of the nav fails the build
+# (not with --quiet, which hides the warnings that --strict counts).
+docs-build: install
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir $(DOCS_SITE)
 
 bench: install
 	$(PY) bench/dataset_page.py
