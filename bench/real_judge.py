@@ -93,8 +93,9 @@ from judging.agreement import binary_metrics, gwet_ac1  # noqa: E402
 from judging.consensus.rules import dataset_consensus  # noqa: E402
 from judging.models import JudgingRun  # noqa: E402
 from judging.runs.services import run_create  # noqa: E402
-from rubrics.bundle.services import bundle_import, dataset_resolve  # noqa: E402
+from rubrics.bundle.services import bundle_import  # noqa: E402
 from rubrics.models import ConsensusRule  # noqa: E402
+from rubrics.selectors import dataset_resolve  # noqa: E402
 from sejury_web.celery import app as celery_app  # noqa: E402
 from sejury_web.llm.config import loopback  # noqa: E402
 from sejury_web.llm.models import LLMCall  # noqa: E402

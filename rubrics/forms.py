@@ -1,7 +1,20 @@
+"""Forms of the dataset pages, and the dataset field that judging's forms share (a new run, a
+new campaign): a field about datasets lives with them, below both its users."""
+
+from typing import Any
+
 from django import forms
 from django.conf import settings
 
 from rubrics.bundle.base import FILE_TOO_LARGE
+
+
+class DatasetChoiceField(forms.ModelChoiceField):
+    """A dataset picked by its slug, shown with its patch count (its queryset must annotate
+    ``patch_count``, as ``rubrics.selectors.dataset_list`` does)."""
+
+    def label_from_instance(self, obj: Any) -> str:
+        return f"{obj.name} ({obj.patch_count} patches)"
 
 
 class BundleUploadForm(forms.Form):

@@ -93,6 +93,13 @@ def dataset_get(*, slug: str) -> Dataset:
     )
 
 
+def dataset_resolve(name: str) -> Dataset | None:
+    """The dataset called ``name``, or whose slug is ``name`` (how commands, the API and a
+    bundle upload name one); None when there is none."""
+    name = name.strip()
+    return Dataset.objects.filter(name=name).first() or Dataset.objects.filter(slug=name).first()
+
+
 def dataset_bugs_page(*, dataset: Dataset, query: str = "", page: int | str = 1) -> Page:
     """One page of a dataset's bugs, with their patch and label counts, filtered by ``query``.
 

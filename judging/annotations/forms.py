@@ -10,7 +10,7 @@ from judging.annotations.services import DEFAULT_CALIBRATION_SAMPLE, clamp_secon
 from judging.consensus.forms import RULES_EXPLAINED
 from judging.consensus.rules import ConsensusRule
 from judging.models import Campaign, JudgingRun, Label
-from judging.runs.forms import DatasetChoiceField
+from rubrics.forms import DatasetChoiceField
 from rubrics.models import Dataset
 from rubrics.selectors import dataset_list
 from sejury_web.forms import split_keys

@@ -4,9 +4,9 @@ from typing import Any
 
 from django import forms
 
-from judging.runs.forms import provider_choices
 from judging.runs.services import RunError
 from rubrics.ladders.operators import LEVELS
+from sejury_web.forms import provider_choices
 
 from .services import Configuration, parse_configs
 

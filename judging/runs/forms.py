@@ -8,11 +8,10 @@ from judging.models import Context
 from judging.runs.webhooks import URL_MAX, WebhookError, webhook_url_check
 from judging.strategies import STRATEGIES
 from judging.strategies.ensemble import check_scale
+from rubrics.forms import DatasetChoiceField
 from rubrics.models import Dataset
 from rubrics.selectors import dataset_list, dataset_patches_named
-from sejury_web.forms import split_keys
-from sejury_web.llm import Provider
-from sejury_web.llm.config import llm_config
+from sejury_web.forms import provider_choices, split_keys
 
 # A reference-based team that runs on any dataset: the rubric judge, plus SE-Jury's direct
 # assessment with the reference (S1b) and its equivalence check (S3).
@@ -31,20 +30,6 @@ NUMBER = forms.NumberInput(attrs={"step": "any"})
 NO_TEAM = "pick at least one strategy for the team"
 UNKNOWN_PATCHES = "no patch {keys} in {dataset}"
 BAD_SCALE_FIELD = "scale_hi"
-
-
-class DatasetChoiceField(forms.ModelChoiceField):
-    def label_from_instance(self, obj: Any) -> str:
-        return f"{obj.name} ({obj.patch_count} patches)"
-
-
-def provider_choices() -> list[tuple[str, str]]:
-    """A run's provider: the configured default (named), or any provider."""
-    default = llm_config().provider
-    return [
-        ("", f"Configured default ({default})"),
-        *[(provider.value, provider.value) for provider in Provider],
-    ]
 
 
 class RunForm(forms.Form):

@@ -1,5 +1,5 @@
-"""Reads of judging runs: progress and totals (the run page, ``judge --wait``, exports), and
-the pre-flight of a new run (which patches lack what its team and context need).
+"""Reads of judging runs: the run list, progress and totals (the run page, ``judge --wait``,
+exports), and the pre-flight of a new run (which patches lack what its team and context need).
 
 What a run spent counts the results that re-judging replaced, too.
 """
@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from django.core.paginator import Page, Paginator
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
 from django.utils import timezone
 
@@ -23,6 +24,37 @@ from judging.models import (
 from judging.strategies import get_strategy
 from rubrics.models import Dataset, Rubric, RubricRevision
 from sejury_web.llm import Provider
+
+RUNS_PER_PAGE = 50
+
+
+@dataclass(frozen=True)
+class RunRow:
+    run: JudgingRun
+    total: int
+    finished: int  # done or failed
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.finished / self.total) if self.total else 100
+
+
+def runs_page(*, page: int | str = 1) -> Page:
+    """Judging runs (not rubric previews), newest first, as ``RunRow``s."""
+    finished = [PatchJudgment.Status.DONE, PatchJudgment.Status.FAILED]
+    runs: QuerySet[Any] = (
+        JudgingRun.objects.filter(kind=JudgingRun.Kind.RUN)
+        .select_related("dataset", "created_by")
+        .annotate(
+            total=Count("judgments"),
+            finished=Count("judgments", filter=Q(judgments__status__in=finished)),
+        )
+        .order_by("-created_at", "-id")
+    )
+    result = Paginator(runs, RUNS_PER_PAGE).get_page(page)
+    rows: list[Any] = [RunRow(run, run.total, run.finished) for run in result.object_list]
+    result.object_list = rows
+    return result
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
-"""Reads of judging runs for their pages: the run list, a run's verdict table, one verdict
-with every prompt and answer behind it, and two runs compared patch by patch.
+"""Reads of judging runs for their pages: a run's verdict table, one verdict with every
+prompt and answer behind it, and two runs compared patch by patch (the run list is
+``judging.runs.selectors.runs_page``).
 
 A page of the verdict table costs the same at 10,000 patches as at 10: a count, one query
 for the page of judgments and one for their members' results (with the rubric revisions they
@@ -32,7 +33,6 @@ from judging.strategies import Strategy, get_strategy
 from judging.strategies.base import clamp_score
 from sejury_web.llm.models import LLMCall
 
-RUNS_PER_PAGE = 50
 VERDICTS_PER_PAGE = 50
 VERDICTS = (Label.VALID, Label.INVALID)
 # Sort keys of the verdict table besides the members' names, and the field each orders by.
@@ -60,35 +60,6 @@ OTHER_DATASETS = (
 
 class CompareError(ValueError):
     """Two runs cannot be compared; the message says why."""
-
-
-@dataclass(frozen=True)
-class RunRow:
-    run: JudgingRun
-    total: int
-    finished: int  # done or failed
-
-    @property
-    def percent(self) -> int:
-        return round(100 * self.finished / self.total) if self.total else 100
-
-
-def runs_page(*, page: int | str = 1) -> Page:
-    """Judging runs (not rubric previews), newest first, as ``RunRow``s."""
-    finished = [PatchJudgment.Status.DONE, PatchJudgment.Status.FAILED]
-    runs: QuerySet[Any] = (
-        JudgingRun.objects.filter(kind=JudgingRun.Kind.RUN)
-        .select_related("dataset", "created_by")
-        .annotate(
-            total=Count("judgments"),
-            finished=Count("judgments", filter=Q(judgments__status__in=finished)),
-        )
-        .order_by("-created_at", "-id")
-    )
-    result = Paginator(runs, RUNS_PER_PAGE).get_page(page)
-    rows: list[Any] = [RunRow(run, run.total, run.finished) for run in result.object_list]
-    result.object_list = rows
-    return result
 
 
 def run_team(run: JudgingRun) -> list[Strategy]:

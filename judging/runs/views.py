@@ -87,7 +87,7 @@ def _offline_note(run: JudgingRun) -> str:
 @require_GET
 @role_required(Role.LEAD)
 def run_list(request: AuthenticatedHtmxRequest) -> HttpResponse:
-    page = verdict_selectors.runs_page(page=request.GET.get("page", 1))
+    page = run_selectors.runs_page(page=request.GET.get("page", 1))
     return render(request, "judging/runs/run_list.html", {"page": page})
 
 

@@ -55,6 +55,7 @@ from rubrics.bundle.base import (
 )
 from rubrics.bundle.read import BundleError, Record, parse_line, read_lines, shorten
 from rubrics.models import BundleImport, Dataset
+from rubrics.selectors import dataset_resolve
 
 INVALID_DATASET_NAME = "a dataset name needs at least one ASCII letter or digit"
 DATASET_NAME_TOO_LONG = "a dataset name may have at most 200 characters"
@@ -73,12 +74,6 @@ Progress = Callable[[str, float], None]
 
 def dataset_slug(name: str) -> str:
     return slugify(name)[:200]
-
-
-def dataset_resolve(name: str) -> Dataset | None:
-    """The dataset called ``name``, or whose slug is ``name``."""
-    name = name.strip()
-    return Dataset.objects.filter(name=name).first() or Dataset.objects.filter(slug=name).first()
 
 
 def _dataset_name_errors(name: str) -> list[BundleError]:

@@ -8,8 +8,8 @@ from django.core.management.base import CommandError
 
 from judging.annotations.selectors import campaign_get
 from judging.models import Campaign
-from rubrics.bundle.services import dataset_resolve
 from rubrics.models import Dataset
+from rubrics.selectors import dataset_resolve
 
 UNKNOWN_CAMPAIGN = "no campaign {id}"
 UNKNOWN_DATASET = "no dataset {name!r}"

@@ -28,8 +28,7 @@ from judging.runs.services import (
     run_resume,
 )
 from judging.runs.stale import rejudge_summary, stale_count
-from rubrics.bundle.services import dataset_resolve
-from rubrics.selectors import dataset_patches_named
+from rubrics.selectors import dataset_patches_named, dataset_resolve
 from sejury_web.llm import OFFLINE_MARKER, Provider
 
 UNKNOWN_DATASET = "no dataset named {name!r}"

@@ -22,9 +22,9 @@ from judging.refine.export import refine_record
 from judging.refine.selectors import ladder_runs, refine_ranking
 from judging.refine.services import parse_configs, refine_start
 from judging.runs.services import RunError
-from rubrics.bundle.services import dataset_resolve
 from rubrics.ladders.operators import LEVELS
 from rubrics.ladders.services import DERIVATION, LadderError, check_levels, ladders_build
+from rubrics.selectors import dataset_resolve
 
 UNKNOWN_DATASET = "no dataset named {name!r}"
 NO_WORKER = (

@@ -4,10 +4,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from rubrics.bundle.services import dataset_resolve
 from rubrics.models import DraftBatch, Rubric
 from rubrics.review.services import rubric_draft_request
-from rubrics.selectors import dataset_bugs_named, draft_batch_progress
+from rubrics.selectors import dataset_bugs_named, dataset_resolve, draft_batch_progress
 
 NO_WORKER = (
     "no draft has moved for {seconds:g} s: is a Celery worker running? Start one with "

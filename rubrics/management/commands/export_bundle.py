@@ -4,7 +4,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from rubrics.bundle.services import bundle_export, dataset_resolve
+from rubrics.bundle.services import bundle_export
+from rubrics.selectors import dataset_resolve
 
 
 class Command(BaseCommand):

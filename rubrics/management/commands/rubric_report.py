@@ -11,8 +11,8 @@ from rubrics.analytics import (
     dataset_rubric_report,
     report_dict,
 )
-from rubrics.bundle.services import dataset_resolve
 from rubrics.models import Rubric
+from rubrics.selectors import dataset_resolve
 from rubrics.templatetags.charts import number, percent
 
 UNKNOWN_DATASET = "no dataset named {name!r}"
