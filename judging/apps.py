@@ -10,17 +10,21 @@ class JudgingConfig(AppConfig):
     verbose_name = "Judging, annotations and agreement"
 
     def ready(self) -> None:
+        # Importing them registers what the offline model answers to each strategy's prompts
+        # and to the rejection-theme prompt.
+        import judging.runs.rejections_offline
+        import judging.strategies  # noqa: F401
         from judging.annotations.bundle import LabelKind
         from judging.annotations.selectors import LabelCounts
         from judging.consensus.rubric_feedback import ConsensusDisagreements
-        from judging.runs.webhooks import webhook_sender_register
-        from judging.tasks import queue_delivery
+        from judging.runs.webhooks import webhook_task_register
+        from judging.tasks import delivery_attempt_task
         from rubrics.bundle.base import register_kind
         from rubrics.review.disagreements import disagreement_source_register
         from rubrics.selectors import label_source_register
 
         register_kind(LabelKind())
-        webhook_sender_register(queue_delivery)
+        webhook_task_register(delivery_attempt_task)
         label_source_register(LabelCounts())
         disagreement_source_register(ConsensusDisagreements())
 

@@ -12,3 +12,6 @@ class RubricsConfig(AppConfig):
 
         for kind in (BugKind(), PatchKind(), RubricKind()):
             register_kind(kind)
+
+        # What the offline model answers to the rubric prompts, registered at import.
+        import rubrics.review.offline  # noqa: F401

@@ -4,6 +4,7 @@ through others. Imports inside functions count: they are still dependencies, onl
 """
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -176,3 +177,23 @@ def test_rubrics_never_reads_a_judging_relation() -> None:
                     f"{module}:{node.lineno} {node.value!r}" for _ in lookups & relations
                 )
     assert readers == [], "rubrics reads judging's rows; ask judging's LabelSource instead"
+
+
+def test_the_llm_layer_names_no_domain_purpose() -> None:
+    """``sejury_web.llm`` answers any purpose and knows none: each offline rule is registered
+    from the app that asks (``offline_rule``), so no purpose an app registers may appear in
+    the layer's source, in code, docstring or comment."""
+    from sejury_web.llm.offline import offline_purposes
+
+    purposes = offline_purposes()
+    assert len(purposes) >= 10, "the apps register their offline rules from ready()"
+    named = re.compile(
+        "|".join(rf"(?<![\w.]){re.escape(purpose)}(?!\w|\.\w)" for purpose in purposes)
+    )
+    found: list[str] = []
+    for module, (path, _) in MODULES.items():
+        if not module.startswith("sejury_web.llm"):
+            continue
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            found.extend(f"{module}:{number} {m.group()!r}" for m in named.finditer(line))
+    assert found == [], "register the offline rule from the app whose prompt asks"

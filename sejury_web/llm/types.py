@@ -37,7 +37,7 @@ class LLMRequest:
     rest of the connection default to the environment (see ``config.py``).
     """
 
-    purpose: str  # "rubric.draft", "judge.s3", ...
+    purpose: str  # what the request is for: its log, and the offline rule that answers it
     messages: tuple[Message, ...]
     schema: JSONSchema
     inputs: dict[str, Any] = field(default_factory=dict)

@@ -7,9 +7,9 @@ from sejury_web.llm.offline import (
     BAD_INPUT,
     MISSING_INPUT,
     PREFIX,
-    SUPPORTED_PURPOSES,
     OfflineUnsupported,
     offline_answer,
+    offline_purposes,
 )
 
 PURPOSE = "judge.rejection_theme"
@@ -28,7 +28,7 @@ def theme(justification: str, failed: list[dict[str, object]] | None = None) -> 
 
 
 def test_it_is_a_supported_purpose() -> None:
-    assert PURPOSE in SUPPORTED_PURPOSES
+    assert PURPOSE in offline_purposes()
 
 
 def test_failed_requirements_come_first_whatever_the_words() -> None:

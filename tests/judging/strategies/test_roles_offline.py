@@ -5,10 +5,11 @@ that it does not play roles; the ``roles`` strategy's summary is marked too."""
 import pytest
 
 from judging.strategies import get_strategy
+from judging.strategies.offline import SCORE_PURPOSES
 from judging.strategies.roles import ROLES
 from judging.strategies.s1 import s1_inputs
 from sejury_web.llm import OFFLINE_MARKER, complete
-from sejury_web.llm.offline import PREFIX, SCORE_PURPOSES, SUPPORTED_PURPOSES, offline_answer
+from sejury_web.llm.offline import PREFIX, offline_answer, offline_purposes
 from tests.judging.strategies.test_strategies import CASE, REFERENCE, case
 
 NO_ROLES = "The offline heuristic does not play roles"
@@ -16,7 +17,7 @@ NO_ROLES = "The offline heuristic does not play roles"
 
 def test_every_role_gets_s1bs_heuristic_score_and_is_told_so() -> None:
     assert "judge.roles" in SCORE_PURPOSES
-    assert "judge.roles" in SUPPORTED_PURPOSES
+    assert "judge.roles" in offline_purposes()
     inputs = s1_inputs(CASE, with_reference=True)
     s1b = offline_answer(purpose="judge.s1b", inputs=inputs)
 

@@ -8,16 +8,16 @@ from typing import Any
 import jsonschema
 import pytest
 
+from rubrics.review import offline
 from rubrics.rubric_text import MAX_TEXT, structure_normalize
 from sejury_web.llm import OFFLINE_MARKER, LLMRequest, Message, Provider, complete
 from sejury_web.llm.offline import (
     BAD_INPUT,
     MISSING_INPUT,
     PREFIX,
-    SUPPORTED_PURPOSES,
     OfflineUnsupported,
     offline_answer,
-    revisions,
+    offline_purposes,
 )
 from sejury_web.llm.offline.patches import code_spans
 from tests.helpers import DEMO_BUNDLE
@@ -101,9 +101,9 @@ def added(before: str, after: str) -> str:
 
 
 def test_the_limit_is_the_rubric_texts_and_the_purpose_is_supported() -> None:
-    assert revisions.MAX_TEXT == MAX_TEXT
-    assert revisions.SECTION == SECTION
-    assert PURPOSE in SUPPORTED_PURPOSES
+    assert offline.MAX_TEXT == MAX_TEXT
+    assert offline.SECTION == SECTION
+    assert PURPOSE in offline_purposes()
 
 
 def test_a_valid_patch_the_judge_rejected_flags_its_failed_requirement() -> None:
@@ -115,7 +115,7 @@ def test_a_valid_patch_the_judge_rejected_flags_its_failed_requirement() -> None
     assert answer["requirements"][0] == RUBRIC["requirements"][0]
     assert answer["requirements"][1]["title"] == RUBRIC["requirements"][1]["title"]
     note = added("No global state. ", answer["requirements"][1]["detail"])
-    assert note == PREFIX + revisions.REQUIREMENT_NOTE.format(key="a/1")
+    assert note == PREFIX + offline.REQUIREMENT_NOTE.format(key="a/1")
     assert '"a/1"' in note
     assert "review it" in note
     assert code_spans(note) == []  # the offline judge reads code spans as code to find
@@ -189,7 +189,7 @@ def test_nothing_is_added_twice_and_revising_again_changes_nothing() -> None:
     answer = revise([same, same, other, invalid, invalid])
 
     detail = added("f() must return 2. ", answer["requirements"][0]["detail"])
-    sentences = [PREFIX + revisions.REQUIREMENT_NOTE.format(key=k) for k in ("a/1", "a/2")]
+    sentences = [PREFIX + offline.REQUIREMENT_NOTE.format(key=k) for k in ("a/1", "a/2")]
     assert detail == " ".join(sentences)  # one sentence per patch, each once
     assert len(answer["acceptable_solutions"]) == 3
     assert len(answer["unacceptable_solutions"]) == 2
@@ -301,7 +301,7 @@ def test_a_long_note_is_cut_on_one_line() -> None:
 
     item = answer["unacceptable_solutions"][-1]
     assert "\n" not in item
-    quoted = ("z " * revisions.NOTE_WIDTH)[: revisions.NOTE_WIDTH - 1] + "…"
+    quoted = ("z " * offline.NOTE_WIDTH)[: offline.NOTE_WIDTH - 1] + "…"
     assert f'a human noted: "{quoted}".' in item
 
 

@@ -1,20 +1,24 @@
-"""The ``judge.rejection_theme`` rule: why a judge rejected a patch, read off the words of its
-justification (a keyword rule, not an understanding of it).
+"""What the offline model, which is NOT an LLM, answers to the theme prompt of
+``rejections`` (``judge.rejection_theme``): a keyword rule over the judge's justification,
+not an understanding of it.
 
-The rule is stated in the package docstring; change it there too, and bump
-``OFFLINE_MODEL``.
+The rule is registered with ``@offline_rule`` at import (``JudgingConfig.ready()`` imports
+this module). Change it and bump ``sejury_web.llm.offline.OFFLINE_MODEL``: it is part of the
+cache key.
 """
 
 import re
 from typing import Any
 
-from .patches import PREFIX, say
+from sejury_web.llm.offline import PREFIX, Inputs, offline_rule, say
 
-VIOLATES_REQUIREMENT = "violates_requirement"
-ROOT_CAUSE = "root_cause"
-INCOMPLETE = "incomplete"
-NEW_ISSUES = "new_issues"
-OTHER = "other"
+from .rejections import PURPOSE, THEMES
+
+VIOLATES_REQUIREMENT = THEMES.VIOLATES_REQUIREMENT.value
+ROOT_CAUSE = THEMES.ROOT_CAUSE.value
+INCOMPLETE = THEMES.INCOMPLETE.value
+NEW_ISSUES = THEMES.NEW_ISSUES.value
+OTHER = THEMES.OTHER.value
 
 # In the order they are tried: the first theme with a word in the justification wins. A
 # word matches whole, case aside; one ending in "*" matches any word it starts
@@ -38,10 +42,21 @@ _PATTERNS = tuple(
 )
 
 
-def rejection_theme(
-    justification: str, failed_requirements: list[dict[str, Any]]
-) -> dict[str, Any]:
-    """``judge.rejection_theme``: the theme of a justification, and which rule chose it."""
+@offline_rule(PURPOSE)
+def rejection_theme(inputs: Inputs) -> dict[str, Any]:
+    """Why a judge rejected a test-passing patch, by the words of its ``justification`` (the
+    diff is not read).
+
+    ``violates_requirement`` when the inputs' ``failed_requirements`` are not empty (the
+    rubric judge marked some as failed); otherwise the first theme of ``KEYWORDS`` with one
+    of its words in the justification (case aside, the offline marker ignored; a word
+    matches whole, one written with ``*`` also as the start of a longer word); else
+    ``other``. The rationale names the rule and the word that decided.
+    """
+    justification = inputs.require("justification", str)
+    failed_requirements = inputs.objects(
+        "failed_requirements", inputs.require("failed_requirements", list)
+    )
     if failed_requirements:
         numbers = ", ".join(str(item.get("index", "?")) for item in failed_requirements)
         return {
