@@ -1,9 +1,6 @@
 """Writes of the judging app: judging runs, from creation to resume and re-judging."""
 
-import logging
-import time
 from collections.abc import Iterable
-from functools import partial
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -35,13 +32,12 @@ from judging.runs.stale import can_go_stale, stale_results
 from judging.runs.webhooks import delivery_open, webhook_host, webhook_url_check
 from judging.strategies import parse_team
 from judging.strategies.ensemble import check_scale
-from judging.tasks import sort_rejections, start_run
+from judging.tasks import run_rejections_sort_task, run_start_task
 from rubrics.models import Dataset, Patch, RubricRevision
 from sejury_web.audit import audit_record
+from sejury_web.durable import enqueue_on_commit
 from sejury_web.llm import LLMRequest, Provider
 from sejury_web.llm.config import llm_config
-
-log = logging.getLogger(__name__)
 
 NO_PATCHES = "there are no patches to judge"
 NOTHING_READY = (
@@ -230,38 +226,8 @@ def run_create(
         if webhook_url:
             detail["webhook"] = webhook_host(webhook_url)
         audit_record(actor=actor, action=RUN_CREATE, target=run, detail=detail)
-        transaction.on_commit(partial(_send_start, run.pk, run.generation))
+        enqueue_on_commit(run_start_task, run.pk, run.generation)
     return run
-
-
-def _send(task: Any, *args: Any) -> None:
-    """Queue ``task`` once the transaction has committed; if the broker refuses (on a fresh
-    SQLite broker a worker starting at the same moment may be creating the queue), try once
-    more, then leave the work for the next worker start or request to pick up."""
-    for attempt in (1, 2):
-        try:
-            task.delay(*args)
-            return
-        except Exception:
-            if attempt == 2:
-                log.exception("could not queue %s%s; a worker start will", task.name, args)
-                return
-            time.sleep(0.5)
-
-
-def _send_start(run_id: int, generation: int) -> None:
-    """Queue the run's first task. The run is committed already: if the broker refuses (on a
-    fresh SQLite broker a worker starting at the same moment may be creating the queue), try
-    once more, then leave the run queued for the next worker start or Resume to pick up."""
-    for attempt in (1, 2):
-        try:
-            start_run.delay(run_id, generation)
-            return
-        except Exception:
-            if attempt == 2:
-                log.exception("could not queue run %s; a worker start or Resume will", run_id)
-                return
-            time.sleep(0.5)
 
 
 def run_cancel(*, run: JudgingRun, actor: User | None) -> JudgingRun:
@@ -319,7 +285,7 @@ def _requeue(
         target=run,
         detail={"generation": run.generation, **(detail or {})},
     )
-    transaction.on_commit(partial(_send_start, run.pk, run.generation))
+    enqueue_on_commit(run_start_task, run.pk, run.generation)
     return run
 
 
@@ -450,7 +416,7 @@ def run_rejection_themes_request(*, run: JudgingRun, actor: User | None) -> int:
             target=run,
             detail={"patches": queued, "prompt_version": PROMPT_VERSION},
         )
-        transaction.on_commit(partial(_send, sort_rejections, run.pk))
+        enqueue_on_commit(run_rejections_sort_task, run.pk)
     return queued
 
 
@@ -465,7 +431,7 @@ def rejections_resume_unfinished() -> list[int]:
         )
     )
     for run_id in run_ids:
-        _send(sort_rejections, run_id)
+        enqueue_on_commit(run_rejections_sort_task, run_id)
     return run_ids
 
 

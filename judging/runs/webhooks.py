@@ -1,6 +1,7 @@
 """A run's webhook: one signed POST when the run ends, retried with backoff; what the
-``judging.deliver_webhook`` task calls. Imports no task: the task that sends a delivery is
-registered here from ``JudgingConfig.ready()`` (``webhook_sender_register``).
+``judging.tasks.delivery_attempt_task`` calls. Imports no task (the tasks import this
+module): ``JudgingConfig.ready()`` registers that task here (``webhook_task_register``), and
+it is queued as every task is, with ``sejury_web.durable.enqueue_on_commit``.
 
 A pipeline gives the URL when it starts the run (``"webhook"`` of ``POST /api/v1/runs``, or
 the new-run form). When the run ends, finished (``run.finished``) or cancelled by someone
@@ -35,9 +36,7 @@ import hmac
 import json
 import logging
 import time
-from collections.abc import Callable
 from datetime import timedelta
-from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -49,6 +48,7 @@ from django.utils import timezone
 
 from judging.models import JudgingRun, WebhookDelivery
 from judging.runs.selectors import run_summary
+from sejury_web.durable import enqueue_on_commit
 
 log = logging.getLogger(__name__)
 
@@ -188,22 +188,22 @@ def is_retried(status_code: int) -> bool:
 
 # -- opening a delivery -------------------------------------------------------------------
 
-# Queues ``judging.deliver_webhook(delivery_id, attempt)`` after ``countdown`` seconds.
-Sender = Callable[[int, int, float], None]
-_sender: Sender | None = None
+# ``judging.tasks.delivery_attempt_task(delivery_id, attempt)``, a Celery task.
+_task: Any = None
 
 
-def webhook_sender_register(sender: Sender) -> None:
-    """Called from ``JudgingConfig.ready()`` with what queues the delivery task."""
-    global _sender
-    _sender = sender
+def webhook_task_register(task: Any) -> None:
+    """Called from ``JudgingConfig.ready()`` with the task that makes a delivery's attempt."""
+    global _task
+    _task = task
 
 
 def _send(delivery_id: int, attempt: int, countdown: float = 0.0) -> None:
-    if _sender is None:
-        log.error("no webhook sender registered; delivery %s waits for a worker", delivery_id)
+    """Queue the attempt once the caller's transaction commits, after ``countdown`` seconds."""
+    if _task is None:
+        log.error("no webhook task registered; delivery %s waits for a worker", delivery_id)
         return
-    _sender(delivery_id, attempt, countdown)
+    enqueue_on_commit(_task, delivery_id, attempt, countdown=countdown)
 
 
 def delivery_open(*, run_id: int, event: str) -> WebhookDelivery | None:
@@ -220,7 +220,7 @@ def delivery_open(*, run_id: int, event: str) -> WebhookDelivery | None:
             )
     except IntegrityError:  # another worker ended this generation first
         return None
-    transaction.on_commit(partial(_send, delivery.pk, 1))
+    _send(delivery.pk, 1)
     return delivery
 
 

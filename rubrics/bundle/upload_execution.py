@@ -1,5 +1,5 @@
-"""What the worker does with an uploaded bundle (``rubrics.import_bundle_upload``); imports
-no task.
+"""What the worker does with an uploaded bundle (``bundle_upload_run``, which
+``rubrics.tasks.bundle_upload_run_task`` calls); imports no task.
 
 The import is all or nothing (``rubrics.bundle.services.bundle_import``): it writes in one
 transaction, which no other connection sees before it ends, so its live progress is not a

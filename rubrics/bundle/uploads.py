@@ -3,7 +3,7 @@ what its page shows (progress, errors).
 
 A bundle over ``worker_bytes()`` (4 MiB, or the setting ``SEJURY_BUNDLE_WORKER_BYTES``) is not
 imported by the request: it is saved under ``settings.VAR_DIR/bundle-uploads/``, a
-:class:`~rubrics.models.BundleUpload` row records it, and ``rubrics.import_bundle_upload``
+:class:`~rubrics.models.BundleUpload` row records it, and ``bundle_upload_run_task``
 imports it (``rubrics.bundle.upload_execution``) while the page shows its progress.
 """
 
@@ -21,7 +21,8 @@ from rubrics.bundle.base import BundleImportError
 from rubrics.bundle.read import BundleError
 from rubrics.bundle.upload_execution import progress_file
 from rubrics.models import BundleUpload
-from rubrics.tasks import import_bundle_upload
+from rubrics.tasks import bundle_upload_run_task
+from sejury_web.durable import enqueue_on_commit
 
 UPLOAD_DIR = "bundle-uploads"
 
@@ -50,7 +51,7 @@ def bundle_upload_queue(*, actor: User, file: UploadedFile, dataset_name: str) -
                 size=size,
                 uploaded_by=actor if actor.pk else None,
             )
-            import_bundle_upload.delay_on_commit(upload.pk)
+            enqueue_on_commit(bundle_upload_run_task, upload.pk)
     except BaseException:
         target.unlink(missing_ok=True)
         raise

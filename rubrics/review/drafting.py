@@ -1,4 +1,5 @@
-"""Drafting a rubric through the LLM layer: what the ``rubrics.draft_rubric`` task calls.
+"""Drafting a rubric through the LLM layer: ``rubric_draft_write`` is what
+``rubrics.tasks.rubric_draft_write_task`` calls.
 
 Imports no task, so that tasks can import it.
 """

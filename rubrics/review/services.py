@@ -16,7 +16,8 @@ from rubrics.review.disagreements import rubric_disagreements
 from rubrics.review.prompts import REVISE_PROMPT_VERSION
 from rubrics.rubric_text import RubricStructureError, rubric_markdown, structure_normalize
 from rubrics.selectors import rubric_reviewers_since_draft
-from rubrics.tasks import draft_rubric
+from rubrics.tasks import rubric_draft_write_task
+from sejury_web.durable import enqueue_on_commit
 
 JUSTIFICATION_REQUIRED = "every edit needs a justification: say why you changed the rubric"
 UNKNOWN_THEME = "unknown theme {theme!r}"
@@ -104,7 +105,7 @@ def rubric_draft_request(
                 queued.append(rubric.pk)
             batch.rubrics.add(rubric)
         for rubric_id in queued:
-            draft_rubric.delay_on_commit(rubric_id, provider=provider, model=model)
+            enqueue_on_commit(rubric_draft_write_task, rubric_id, provider=provider, model=model)
     return batch
 
 

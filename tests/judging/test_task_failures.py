@@ -42,7 +42,7 @@ def test_a_judge_patch_that_raises_fails_its_judgment_and_finishes_the_run(
     monkeypatch.setattr(tasks, "patch_judge", explode)
     judgments = list(run.judgments.order_by("patch__key"))
     for judgment in judgments:
-        result = tasks.judge_patch.apply(args=(judgment.pk, run.generation))
+        result = tasks.patch_judge_task.apply(args=(judgment.pk, run.generation))
         assert isinstance(result.result, ZeroDivisionError)
     error = TASK_FAILED.format(error="ZeroDivisionError: a bug nobody caught")
     assert statuses(run) == dict.fromkeys(("P-1", "P-2", "P-3"), ("failed", error))
@@ -55,7 +55,7 @@ def test_a_prepare_bug_that_raises_fails_only_that_bugs_judgments(
 ) -> None:
     monkeypatch.setattr(tasks, "bug_prepare", explode)
     bug_id = run.judgments.get(patch__key="P-1").patch.bug_id
-    tasks.prepare_bug.apply(args=(run.pk, bug_id, run.generation))
+    tasks.bug_prepare_task.apply(args=(run.pk, bug_id, run.generation))
     state = statuses(run)
     assert [state[key][0] for key in ("P-1", "P-2", "P-3")] == ["failed", "failed", "pending"]
     run.refresh_from_db()
@@ -67,7 +67,7 @@ def test_a_start_run_that_raises_fails_the_runs_pending_judgments(
 ) -> None:
     PatchJudgment.objects.filter(run=run, patch__key="P-3").update(status=PatchJudgment.Status.DONE)
     monkeypatch.setattr(tasks, "run_start", explode)
-    tasks.start_run.apply(args=(run.pk, run.generation))
+    tasks.run_start_task.apply(args=(run.pk, run.generation))
     state = statuses(run)
     assert [state[key][0] for key in ("P-1", "P-2", "P-3")] == ["failed", "failed", "done"]
 
@@ -75,7 +75,7 @@ def test_a_start_run_that_raises_fails_the_runs_pending_judgments(
 def test_a_draft_task_that_raises_marks_the_draft_failed(monkeypatch: pytest.MonkeyPatch) -> None:
     rubric = Rubric.objects.create(bug=BugFactory(), status=Rubric.Status.DRAFTING)
     monkeypatch.setattr(rubric_tasks, "rubric_draft_write", explode)
-    rubric_tasks.draft_rubric.apply(args=(rubric.pk,))
+    rubric_tasks.rubric_draft_write_task.apply(args=(rubric.pk,))
     rubric.refresh_from_db()
     assert rubric.status == Rubric.Status.DRAFT_FAILED
     assert "ZeroDivisionError: a bug nobody caught" in rubric.draft_error

@@ -38,7 +38,7 @@ from judging.runs.services import (
     RunError,
     run_rejection_themes_request,
 )
-from judging.tasks import sort_rejection, sort_rejections
+from judging.tasks import rejection_sort_task, run_rejections_sort_task
 from rubrics.models import Patch, Rubric, RubricRevision
 from sejury_web.audit import audit_events
 from sejury_web.llm import OFFLINE_MARKER
@@ -266,9 +266,9 @@ def test_asking_again_sorts_only_what_changed(
     with pytest.raises(NothingToSort) as refused:
         sort_now(run=run)
     assert str(refused.value) == ALL_SORTED.format(run=run.pk, version=PROMPT_VERSION)
-    assert sort_rejections(run.pk) == 0  # a redelivered task finds nothing pending
+    assert run_rejections_sort_task(run.pk) == 0  # a redelivered task finds nothing pending
     row = RejectionTheme.objects.get(judgment__patch__key="P-req")
-    assert sort_rejection(row.pk) == "done"  # nor does a redelivered row: no call
+    assert rejection_sort_task(row.pk) == "done"  # nor does a redelivered row: no call
     assert LLMCall.objects.count() == calls
     # The member was judged again and says something else: only that patch is sorted again.
     StrategyResult.objects.filter(
@@ -331,10 +331,12 @@ def test_the_task_failure_hook_fails_what_is_still_pending(world: dict[str, Any]
     run_rejection_themes_request(run=run, actor=None)  # queued, never sent: no commit here
     assert rejection_progress(run).pending == 5
     rows = RejectionTheme.objects.filter(judgment__run=run).order_by("pk")
-    sort_rejection.on_failure(KeyError("k"), "task-id", (rows[0].pk,), {}, None)  # one row
+    rejection_sort_task.on_failure(KeyError("k"), "task-id", (rows[0].pk,), {}, None)  # one row
     assert rejection_progress(run).pending == 4
     assert rows[0].error == TASK_FAILED.format(error="KeyError: 'k'")
-    sort_rejections.on_failure(RuntimeError("boom"), "task-id", (run.pk,), {}, None)  # the run
+    run_rejections_sort_task.on_failure(
+        RuntimeError("boom"), "task-id", (run.pk,), {}, None
+    )  # the run
     assert {(row.status, row.theme) for row in rows} == {("failed", "")}
     assert rows[1].error == TASK_FAILED.format(error="RuntimeError: boom")
     assert rows[0].error == TASK_FAILED.format(error="KeyError: 'k'")  # failed already: kept

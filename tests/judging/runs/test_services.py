@@ -107,7 +107,7 @@ def test_a_run_is_queued_over_the_chosen_patches_once_committed(
         # A generator, as any iterable of patches will do.
         run = create(bug, strategies=["s3", "rubric"], patches=(p for p in [chosen, chosen]))
 
-    assert len(callbacks) == 1  # start_run, after the commit
+    assert len(callbacks) == 1  # run_start_task, after the commit
     assert (run.status, run.generation) == (JudgingRun.Status.QUEUED, 0)
     assert (run.strategies, run.provider, run.model) == (
         ["s3", "rubric"],

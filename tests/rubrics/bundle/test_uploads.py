@@ -17,7 +17,7 @@ from rubrics.bundle import upload_execution
 from rubrics.bundle.upload_execution import FILE_MISSING, bundle_upload_run, progress_file
 from rubrics.bundle.uploads import upload_progress
 from rubrics.models import Bug, BundleUpload, Dataset, Patch
-from rubrics.tasks import import_bundle_upload
+from rubrics.tasks import bundle_upload_run_task
 from tests.rubrics.bundles import bug, jsonl, label, patch
 
 pytestmark = pytest.mark.django_db
@@ -150,7 +150,7 @@ def test_running_the_task_again_changes_nothing(
 ) -> None:
     post(lead_client, GOOD, django_capture_on_commit_callbacks, execute=True)
     upload = BundleUpload.objects.get()
-    assert import_bundle_upload.delay(upload.pk).get() == "done"
+    assert bundle_upload_run_task.delay(upload.pk).get() == "done"
     assert Dataset.objects.get().imports.count() == 1
 
 
@@ -166,7 +166,7 @@ def test_a_crash_in_the_worker_fails_the_upload_and_writes_nothing(
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr("judging.annotations.bundle.LabelKind.write", crash)
-    result = import_bundle_upload.apply(args=[upload.pk])
+    result = bundle_upload_run_task.apply(args=[upload.pk])
     assert result.failed()
     upload.refresh_from_db()
     assert upload.status == "failed"

@@ -1,0 +1,86 @@
+"""How every app declares a Celery task and queues one: the one pattern for tasks.
+
+``durable_task`` declares a task that loses no work: acknowledged late (a killed worker's
+message is delivered again, so the task must be idempotent), named explicitly (the name is
+what a queued message carries: renaming the function never strands a message), and given a
+failure function, called with the task's own arguments and ``error`` when the task raises
+what nothing caught, so that what the task was for is marked failed, never left pending::
+
+    def _run_failed(run_id: int, generation: int, *, error: str) -> None:
+        judgments_fail(judgment_ids=run_pending_judgment_ids(run_id=run_id), error=error)
+
+    @durable_task(name="judging.start_run", on_failure=_run_failed, ignore_result=True)
+    def run_start_task(run_id: int, generation: int) -> int: ...
+
+``enqueue_on_commit`` queues a task once the caller's transaction commits (at once outside
+one), so a worker never looks for a row that is not committed yet. Every service queues
+this way, whether it sends at once, later (``countdown``: a webhook's retry) or a task it
+cannot import (``judging.runs.webhooks`` is given its task by ``JudgingConfig.ready()``).
+If the broker refuses (a fresh SQLite broker may be creating its queue as a worker starts),
+it tries once more, then logs and leaves the work queued in the database: the caller's
+write is committed already, and raising would tell its user that it was not. A worker's
+start queues unfinished runs, sortings and webhook deliveries again (``JudgingConfig``'s
+``worker_ready`` resume).
+"""
+
+import logging
+import time
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from celery import shared_task
+from celery.contrib.django.task import DjangoTask
+from django.db import transaction
+
+log = logging.getLogger(__name__)
+
+SEND_ATTEMPTS = 2
+SEND_PAUSE = 0.5  # seconds between the two attempts
+
+# A task's failure function: the task's arguments, and ``error``, the exception as text.
+FailureFunction = Callable[..., None]
+
+_failure_functions: dict[str, FailureFunction] = {}
+
+
+class DurableTask(DjangoTask):
+    """The base of every ``durable_task``: on an exception nothing caught, the failure
+    function registered under the task's name."""
+
+    def on_failure(self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
+        failed = _failure_functions.get(self.name)
+        if failed is not None:
+            failed(*args, error=f"{type(exc).__name__}: {exc}", **kwargs)
+
+
+def durable_task(
+    *, name: str, on_failure: FailureFunction, **options: Any
+) -> Callable[[Callable[..., Any]], Any]:
+    """Declare a Celery task under ``name``, acknowledged late, whose exceptions nothing
+    caught call ``on_failure(*args, error=..., **kwargs)``; ``options`` go to Celery
+    (``bind``, ``ignore_result``, ``max_retries``)."""
+
+    def declare(run: Callable[..., Any]) -> Any:
+        _failure_functions[name] = on_failure
+        return shared_task(name=name, base=DurableTask, acks_late=True, **options)(run)
+
+    return declare
+
+
+def enqueue_on_commit(task: Any, *args: Any, countdown: float = 0.0, **kwargs: Any) -> None:
+    """Queue ``task(*args, **kwargs)`` once the current transaction commits, to start after
+    ``countdown`` seconds; what the broker refuses twice is logged, not raised."""
+    transaction.on_commit(partial(_send, task, args, kwargs, countdown))
+
+
+def _send(task: Any, args: tuple[Any, ...], kwargs: dict[str, Any], countdown: float) -> None:
+    for attempt in range(1, SEND_ATTEMPTS + 1):
+        try:
+            task.apply_async(args, kwargs, countdown=countdown or None)
+            return
+        except Exception:
+            if attempt == SEND_ATTEMPTS:
+                log.exception("could not queue %s%s; a worker start will", task.name, args)
+                return
+            time.sleep(SEND_PAUSE)
