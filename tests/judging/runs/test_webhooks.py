@@ -33,7 +33,7 @@ from judging.runs.webhooks import (
     signature_verify,
     webhook_url_check,
 )
-from judging.tasks import deliver_webhook
+from judging.tasks import delivery_attempt_task
 from rubrics.models import Bug
 from sejury_web.celery import app as celery_app
 from tests.helpers import client_for
@@ -189,8 +189,8 @@ def test_a_finished_run_calls_its_webhook_once_signed(
     # The run ending again, a redelivered task: nothing more is sent.
     assert run_finish_if_done(run.pk)
     assert delivery_open(run_id=run.pk, event=WebhookDelivery.Event.FINISHED) is None
-    deliver_webhook.delay(delivery.pk, 1)
-    deliver_webhook.delay(delivery.pk, 2)
+    delivery_attempt_task.delay(delivery.pk, 1)
+    delivery_attempt_task.delay(delivery.pk, 2)
     assert len(receiver.calls) == 1
     assert WebhookDelivery.objects.count() == 1
 
@@ -277,8 +277,12 @@ def test_a_retry_waits_for_the_backoff_and_the_page_says_so(
     assert "HTTP 429 Too Many Requests" in page
     # A worker starting queues the next attempt, with the wait that is left.
     sent: list[tuple[int, int, float]] = []
+
+    def enqueue(task: Any, delivery_id: int, attempt: int, *, countdown: float) -> None:
+        sent.append((delivery_id, attempt, countdown))
+
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("judging.runs.webhooks._sender", lambda *args: sent.append(args))
+        patch.setattr("judging.runs.webhooks.enqueue_on_commit", enqueue)
         assert deliveries_resume_unfinished() == [delivery.pk]
     assert sent[0][:2] == (delivery.pk, 2)
     assert 250 < sent[0][2] <= 300
