@@ -10,6 +10,7 @@ table again. The poll that sees the run end stops the polling (status 286) and f
 """
 
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
@@ -210,27 +211,47 @@ def _progress_context(run: JudgingRun) -> dict[str, Any]:
     }
 
 
+def _table_context(request: AuthenticatedHtmxRequest, run: JudgingRun) -> dict[str, Any]:
+    """The verdict table: the page of rows the query asks for (filters, sort, page)."""
+    query = TableQuery.from_params(request.GET, run.strategies)
+    return {"run": run, "table": verdict_selectors.run_verdicts(run=run, query=query)}
+
+
+# Each card of the run page an htmx request may ask for alone, by the id it swaps: its
+# partial, and what that partial shows (computed for it only, never the whole page).
+RUN_PARTIALS: dict[
+    str, tuple[str, Callable[[AuthenticatedHtmxRequest, JudgingRun], dict[str, Any]]]
+] = {
+    TABLE_TARGET: ("judging/runs/_run_table.html", _table_context),
+    REJUDGE_TARGET: ("judging/runs/_run_rejudge.html", lambda _, run: _rejudge_context(run)),
+    REJECTIONS_TARGET: (
+        "judging/runs/_run_rejections.html",
+        lambda _, run: _rejections_context(run),
+    ),
+    WEBHOOK_TARGET: ("judging/runs/_run_webhook.html", lambda _, run: _webhook_context(run)),
+}
+
+
 @require_GET
 @role_required(Role.LEAD)
 @vary_on_headers("HX-Request")
 def run_detail(request: AuthenticatedHtmxRequest, run_id: int) -> HttpResponse:
+    """The run page; an htmx request for one of its cards (``RUN_PARTIALS``) gets that card
+    alone, and only its reads run."""
     run = _run(run_id)
-    table = verdict_selectors.run_verdicts(
-        run=run, query=TableQuery.from_params(request.GET, run.strategies)
-    )
-    context = {"table": table, "statuses": PatchJudgment.Status.choices, **_run_context(run)}
-    if request.htmx and request.htmx.target == TABLE_TARGET:
-        return render(request, "judging/runs/_run_table.html", context)
-    if request.htmx and request.htmx.target == REJUDGE_TARGET:
-        return render(request, "judging/runs/_run_rejudge.html", _rejudge_context(run))
-    if request.htmx and request.htmx.target == REJECTIONS_TARGET:
-        return render(request, "judging/runs/_run_rejections.html", _rejections_context(run))
-    if request.htmx and request.htmx.target == WEBHOOK_TARGET:
-        return render(request, "judging/runs/_run_webhook.html", _webhook_context(run))
-    context.update(_progress_context(run))
-    context.update(_rejudge_context(run))
-    context.update(_rejections_context(run))
-    context.update(_webhook_context(run))
+    partial = RUN_PARTIALS.get(request.htmx.target or "") if request.htmx else None
+    if partial is not None:
+        template, card_context = partial
+        return render(request, template, card_context(request, run))
+    context = {
+        "statuses": PatchJudgment.Status.choices,
+        **_run_context(run),
+        **_table_context(request, run),
+        **_progress_context(run),
+        **_rejudge_context(run),
+        **_rejections_context(run),
+        **_webhook_context(run),
+    }
     return render(request, "judging/runs/run_detail.html", context)
 
 

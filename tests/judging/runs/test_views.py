@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from judging.models import BugStep, JudgingRun, PatchJudgment, StrategyResult
@@ -329,6 +331,28 @@ def test_htmx_gets_only_the_table(lead_client: Client, run: JudgingRun) -> None:
     assert "<html" not in html
     assert patch_keys(html)[0] == "P-0-a"
     assert "HX-Request" in response["Vary"]
+
+
+@pytest.mark.parametrize(
+    "target", [run_views.TABLE_TARGET, run_views.REJUDGE_TARGET, run_views.WEBHOOK_TARGET]
+)
+def test_htmx_asking_for_one_card_reads_only_what_it_shows(
+    lead_client: Client, run: JudgingRun, target: str
+) -> None:
+    """The card's reads, not the page's: no verdict table for another card, no run history,
+    webhook or rejection themes for the table."""
+    lead_client.get(run.get_absolute_url())  # the session and roles, once
+    with CaptureQueriesContext(connection) as captured:
+        response = lead_client.get(
+            run.get_absolute_url(), headers={"HX-Request": "true", "HX-Target": target}
+        )
+    assert response.status_code == 200
+    sql = " ".join(query["sql"] for query in captured.captured_queries)
+    assert ("judging_strategyresult" in sql) == (target == run_views.TABLE_TARGET)
+    assert "sejury_web_auditevent" not in sql
+    assert "judging_rejectiontheme" not in sql
+    if target != run_views.WEBHOOK_TARGET:
+        assert "judging_webhookdelivery" not in sql
 
 
 def test_the_run_page_costs_the_same_queries_at_any_size(
