@@ -192,6 +192,11 @@ class RunIn(Schema):
     provider: str = ""
     model: str = ""
     threshold: float = 50.0
+    reducer: str = Field(
+        "mean",
+        description="How the members' scores become the team's: `mean` (the default), `median`, "
+        "`majority` (of the members' verdicts; a tie is INVALID) or `min`.",
+    )
     patches: list[str] | None = None
     only_ready: bool = False
     name: str = ""
@@ -246,6 +251,7 @@ class RunOut(Schema):
     model: str
     offline: bool
     threshold: float
+    reducer: str
     created_at: str
     started_at: str | None
     finished_at: str | None

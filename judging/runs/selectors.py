@@ -146,6 +146,7 @@ def run_summary(run: JudgingRun) -> dict[str, Any]:
         "model": run.model,
         "offline": run.provider == Provider.OFFLINE,
         "threshold": run.threshold,
+        "reducer": run.reducer,
         "created_at": _time(run.created_at),
         "started_at": _time(run.started_at),
         "finished_at": _time(run.finished_at),

@@ -32,6 +32,7 @@ from judging.runs.stale import can_go_stale, stale_results
 from judging.runs.webhooks import delivery_open, webhook_host, webhook_url_check
 from judging.strategies import parse_team
 from judging.strategies.ensemble import check_scale
+from judging.strategies.reducers import DEFAULT_REDUCER, get_reducer
 from judging.tasks import run_rejections_sort_task, run_start_task
 from rubrics.models import Dataset, Patch, RubricRevision
 from sejury_web.audit import audit_record
@@ -117,6 +118,7 @@ def run_check(
     scale_hi: float = 100.0,
     rubric_revision: RubricRevision | None = None,
     webhook_url: str = "",
+    reducer: str = DEFAULT_REDUCER,
 ) -> tuple[list[str], str, str]:
     """What ``run_create`` checks of its settings before it looks at any patch: the team, the
     scale, the context, the webhook, the provider; the team, provider and model it would
@@ -125,6 +127,7 @@ def run_check(
     try:
         team = parse_team(strategies)
         check_scale(scale_lo, scale_hi, threshold)
+        get_reducer(reducer)
         if webhook_url:
             webhook_url_check(webhook_url)
     except ValueError as error:  # WebhookError too
@@ -155,6 +158,7 @@ def run_create(
     only_ready: bool = False,
     webhook_url: str = "",
     webhook_origin: str = "",
+    reducer: str = DEFAULT_REDUCER,
 ) -> JudgingRun:
     """Create a run over ``patches`` (default: every patch of the dataset) and queue it; with
     ``only_ready``, over those of them that have what the team needs in ``context``
@@ -173,6 +177,7 @@ def run_create(
         scale_hi=scale_hi,
         rubric_revision=rubric_revision,
         webhook_url=webhook_url,
+        reducer=reducer,
     )
     webhook_url = webhook_url.strip()
     chosen_ids = None
@@ -213,6 +218,7 @@ def run_create(
             scale_lo=scale_lo,
             scale_hi=scale_hi,
             threshold=threshold,
+            reducer=reducer,
             created_by=actor,
             webhook_url=webhook_url,
             webhook_origin=webhook_origin[:300] if webhook_url else "",

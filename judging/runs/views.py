@@ -111,6 +111,7 @@ def run_new(request: AuthenticatedHtmxRequest) -> HttpResponse:
                 provider=data["provider"],
                 model=data["model"],
                 threshold=data["threshold"],
+                reducer=data["reducer"],
                 scale_lo=data["scale_lo"],
                 scale_hi=data["scale_hi"],
             )
@@ -140,6 +141,7 @@ def run_new(request: AuthenticatedHtmxRequest) -> HttpResponse:
                     provider=data["provider"],
                     model=data["model"],
                     threshold=data["threshold"],
+                    reducer=data["reducer"],
                     scale_lo=data["scale_lo"],
                     scale_hi=data["scale_hi"],
                     name=data["name"],
