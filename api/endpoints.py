@@ -536,6 +536,7 @@ def run_create(request: HttpRequest, payload: RunIn) -> HttpResponse:
                 provider=payload.provider,
                 model=payload.model,
                 threshold=payload.threshold,
+                reducer=payload.reducer,
                 webhook_url=payload.webhook,
             )
             preflight = run_selectors.run_preflight(
@@ -563,6 +564,7 @@ def run_create(request: HttpRequest, payload: RunIn) -> HttpResponse:
                 provider=payload.provider,
                 model=payload.model,
                 threshold=payload.threshold,
+                reducer=payload.reducer,
                 name=payload.name,
                 actor=user,
                 only_ready=payload.only_ready,

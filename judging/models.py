@@ -248,6 +248,11 @@ class JudgingRun(models.Model):
     scale_lo = models.FloatField(default=0.0)
     scale_hi = models.FloatField(default=100.0)
     threshold = models.FloatField(default=50.0, help_text="On the scale lo–hi.")
+    reducer = models.CharField(
+        max_length=32,
+        default="mean",
+        help_text="How the team's scores become one (judging.strategies.reducers).",
+    )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     # Bumped by every resume: a task of an older generation stops before its next call, so
     # a message redelivered after a resume never judges a patch twice at once.

@@ -264,6 +264,7 @@ def _conclude(judgment: PatchJudgment) -> None:
             lo=run.scale_lo,
             hi=run.scale_hi,
             threshold=run.threshold,
+            reducer=run.reducer,
         )
         judgment.status = PatchJudgment.Status.DONE
         judgment.score, judgment.verdict, judgment.spread = team.score, team.verdict, team.spread

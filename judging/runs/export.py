@@ -153,6 +153,7 @@ def _chunk_records(
             threshold=run.threshold,
             scale_lo=run.scale_lo,
             scale_hi=run.scale_hi,
+            reducer=run.reducer,
             error=row["error"],
             offline=offline,
         )
@@ -175,7 +176,8 @@ def csv_columns(run: JudgingRun, *, final: bool = False) -> list[str]:
         columns += ["final_label", "final_from"]
     return [
         *columns,
-        *("provider", "model", "context", "threshold", "scale_lo", "scale_hi", "error", "offline"),
+        *("provider", "model", "context", "threshold", "scale_lo", "scale_hi", "reducer"),
+        *("error", "offline"),
     ]
 
 

@@ -8,6 +8,7 @@ from judging.models import Context
 from judging.runs.webhooks import URL_MAX, WebhookError, webhook_url_check
 from judging.strategies import STRATEGIES
 from judging.strategies.ensemble import check_scale
+from judging.strategies.reducers import DEFAULT_REDUCER, reducer_choices
 from rubrics.forms import DatasetChoiceField
 from rubrics.models import Dataset
 from rubrics.selectors import dataset_list, dataset_patches_named
@@ -53,6 +54,12 @@ class RunForm(forms.Form):
     )
     threshold = forms.FloatField(
         initial=50.0, widget=NUMBER, help_text="A score at or above it is VALID."
+    )
+    reducer = forms.ChoiceField(
+        label="Team score",
+        choices=reducer_choices,
+        initial=DEFAULT_REDUCER,
+        help_text="How the members' scores become the team's.",
     )
     scale_lo = forms.FloatField(label="Scale from", initial=0.0, widget=NUMBER)
     scale_hi = forms.FloatField(

@@ -91,6 +91,7 @@ def test_jsonl_records_carry_the_stored_values(judged: JudgingRun) -> None:
             "threshold": 3,
             "scale_lo": 1,
             "scale_hi": 5,
+            "reducer": "mean",
             "error": judgment.error,
             "offline": OFFLINE_MARKER,
         }
