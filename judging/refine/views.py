@@ -12,17 +12,7 @@ from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from judging.reports.charts import (
-    ACCENT,
-    AMBER,
-    GREEN,
-    MUTED,
-    NAVY,
-    RED,
-    CurvePoint,
-    Series,
-    curve_chart,
-)
+from judging.reports.charts import CurvePoint, Series, curve_chart
 from judging.runs.selectors import run_progress
 from judging.runs.services import RunError
 from rubrics.ladders.operators import LEVELS
@@ -31,6 +21,7 @@ from rubrics.models import Dataset
 from sejury_web.htmx import AuthenticatedHtmxRequest
 from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.roles import Role, role_required
+from sejury_web.svg import ACCENT, SERIES
 
 from .forms import LevelsForm, RefineForm
 from .scores import TIER
@@ -46,8 +37,7 @@ from .selectors import (
 from .services import refine_start
 
 RESULTS_TARGET = "refine-results"
-COLOURS = (ACCENT, GREEN, AMBER, RED, NAVY, "#7b3fa0", "#00796b", MUTED)
-CHARTED = len(COLOURS)  # lines on the chart: the best-ranked configurations
+CHARTED = len(SERIES)  # lines on the chart: the best-ranked configurations
 LEVEL_HELP = {
     0: "the bug's reference fix, unchanged",
     1: "the same fix with a comment added and, where it can, a new local renamed",
@@ -186,7 +176,7 @@ def _detail_context(
     runs = ladder_runs(ladder)
     ranking = refine_ranking(ladder, runs=runs, levels=levels)
     rows = [
-        Row(rank, ranked, COLOURS[rank - 1] if rank <= CHARTED else None)
+        Row(rank, ranked, SERIES[rank - 1] if rank <= CHARTED else None)
         for rank, ranked in enumerate(ranking, start=1)
     ]
     active = [run for run in runs if run.is_active]

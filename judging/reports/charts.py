@@ -14,7 +14,8 @@ Every chart has a ``<title>`` and a ``<desc>`` (its text alternative, which the 
 writes) and ``role="img"``. Every mark carries a ``<title>`` tooltip and its numbers as
 ``data-`` attributes (``data-value``, ``data-ci-lo``, ``data-ci-hi`` as ``f"{x:.6f}"``), so
 tests can check that a chart says what the tables say. An undefined figure (``None``) draws
-no mark; its row keeps its label and says "undefined".
+no mark; its row keeps its label and says "undefined". The palette, the opening, the axes
+and their ticks are :mod:`sejury_web.svg`'s, shared with the rubric report's chart.
 """
 
 import dataclasses
@@ -22,13 +23,33 @@ import math
 from collections.abc import Sequence
 
 from django.utils.html import escape
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 
-# The site's colours (static/css/app.css; rubrics/templatetags/charts.py draws with them).
-INK, MUTED, GRID, ACCENT, RED = "#1d232b", "#667085", "#e3e7ee", "#2454c6", "#b3261e"
-GREEN, AMBER, NAVY = "#137333", "#8a5300", "#2d4a8a"
-WHITE = "#ffffff"
-FONT = 'font-family="system-ui, sans-serif" font-size="13"'
+from sejury_web.svg import (
+    ACCENT,
+    AMBER,
+    GREEN,
+    GRID,
+    INK,
+    MUTED,
+    NAVY,
+    RED,
+    WHITE,
+    data_number,
+    hex_colour,
+    nice_ticks,
+    svg_close,
+    svg_open,
+    text_on,
+    tick_label,
+    x_axis,
+    x_tick,
+    x_title,
+    y_axis,
+    y_gridline,
+    y_title,
+)
+
 # Rows are coloured by their group: these three by name, any other from OTHER_COLOURS in
 # the order the groups first appear.
 GROUP_COLOURS = {"judge": ACCENT, "humans": GREEN, "baseline": MUTED}
@@ -81,27 +102,6 @@ class BinEstimate:
     mean_score: float | None
 
 
-def nice_ticks(lo: float, hi: float, most: int = 7) -> tuple[float, ...]:
-    """Ticks at a round step (1, 2, 2.5 or 5 times a power of ten) from ``lo`` to ``hi``.
-
-    The step is the smallest that gives at most ``most`` ticks; ticks fall on its multiples.
-    """
-    if hi <= lo:
-        return (lo,)
-    span = hi - lo
-    power = 10.0 ** math.floor(math.log10(span / most))
-    for factor in (1.0, 2.0, 2.5, 5.0, 10.0, 20.0):
-        step = factor * power
-        first, last = math.ceil(lo / step - 1e-9), math.floor(hi / step + 1e-9)
-        if last - first + 1 <= most:
-            break
-    return tuple(round(i * step, 10) + 0.0 for i in range(first, last + 1))
-
-
-def _data(value: float) -> str:
-    return f"{value:.6f}"
-
-
 def _fmt(value: float | None, percent: bool) -> str:
     """A number as the report's tables show it: two decimals, or a percentage."""
     if value is None or math.isnan(value):
@@ -109,23 +109,8 @@ def _fmt(value: float | None, percent: bool) -> str:
     return f"{value:.1%}" if percent else f"{value:.2f}"
 
 
-def _tick_label(value: float, percent: bool) -> str:
-    return f"{value * 100:g}%" if percent else f"{value:g}"
-
-
 def _short(label: str) -> str:
     return label if len(label) <= MAX_LABEL else label[: MAX_LABEL - 1].rstrip() + "…"
-
-
-def _open(width: float, height: float, chart_id: str, title: str, desc: str) -> list[str]:
-    return [
-        f'<svg class="chart" id="{escape(chart_id)}" viewBox="0 0 {width} {height}"'
-        f' width="{width}" height="{height}" role="img"'
-        f' aria-labelledby="{escape(chart_id)}-title {escape(chart_id)}-desc"'
-        f' xmlns="http://www.w3.org/2000/svg" {FONT}>',
-        f'<title id="{escape(chart_id)}-title">{escape(title)}</title>',
-        f'<desc id="{escape(chart_id)}-desc">{escape(desc)}</desc>',
-    ]
 
 
 def _group_colours(groups: Sequence[str]) -> dict[str, str]:
@@ -212,19 +197,12 @@ def interval_chart(
     def row_y(index: int) -> float:
         return float(top + IC_ROW * index + IC_ROW / 2)
 
-    parts = _open(IC_WIDTH, height, chart_id, title, desc) + legend
+    parts = svg_open(IC_WIDTH, height, chart_id=chart_id, title=title, desc=desc) + legend
     for tick in nice_ticks(lo, hi):
-        x = sx(tick)
-        parts.append(
-            f'<line x1="{x}" y1="{top}" x2="{x}" y2="{bottom}" stroke="{GRID}"/>'
-            f'<line x1="{x}" y1="{bottom}" x2="{x}" y2="{bottom + 5}" stroke="{INK}"/>'
-            f'<text x="{x}" y="{bottom + 18}" text-anchor="middle" fill="{INK}">'
-            f"{_tick_label(tick, percent)}</text>"
-        )
+        parts.append(x_tick(sx(tick), bottom=bottom, label=tick_label(tick, percent), grid_top=top))
     parts += [
-        f'<line x1="{IC_LEFT}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="{INK}"/>',
-        f'<text x="{round(IC_LEFT + plot_w / 2, 2)}" y="{height - 10}" text-anchor="middle"'
-        f' fill="{INK}">{escape(x_label)}</text>',
+        x_axis(left=IC_LEFT, right=right, bottom=bottom),
+        x_title(round(IC_LEFT + plot_w / 2, 2), height - 10, x_label),
         f'<text x="{right + IC_N_GAP}" y="{top - 4}" fill="{MUTED}" font-size="12">n</text>',
     ]
     if reference is not None and lo <= reference <= hi:
@@ -236,9 +214,9 @@ def interval_chart(
     if not estimates:
         parts.append(
             f'<text x="{round(IC_LEFT + plot_w / 2, 2)}" y="{row_y(0) + 4}"'
-            f' text-anchor="middle" fill="{MUTED}">No figures</text></svg>'
+            f' text-anchor="middle" fill="{MUTED}">No figures</text>'
         )
-        return mark_safe("".join(parts))  # noqa: S308 - every text above is escaped
+        return svg_close(parts)
     for index, estimate in enumerate(estimates):
         y, colour = row_y(index), colours[estimate.group]
         tooltip = _interval_tooltip(estimate, percent)
@@ -257,10 +235,10 @@ def interval_chart(
             )
             continue
         value = estimate.value
-        attributes = f'data-value="{_data(value)}"'
+        attributes = f'data-value="{data_number(value)}"'
         if estimate.ci is not None:
             ci_lo, ci_hi = estimate.ci
-            attributes += f' data-ci-lo="{_data(ci_lo)}" data-ci-hi="{_data(ci_hi)}"'
+            attributes += f' data-ci-lo="{data_number(ci_lo)}" data-ci-hi="{data_number(ci_hi)}"'
         clamped = not lo <= value <= hi
         parts.append(
             f'<g class="chart-mark{" chart-clamped" if clamped else ""}" {attributes}>'
@@ -284,8 +262,7 @@ def interval_chart(
                 ' stroke-width="1.5"/>'
             )
         parts.append("</g>")
-    parts.append("</svg>")
-    return mark_safe("".join(parts))  # noqa: S308 - every text above is escaped
+    return svg_close(parts)
 
 
 def _shade(share: float) -> tuple[int, int, int]:
@@ -294,25 +271,6 @@ def _shade(share: float) -> tuple[int, int, int]:
         round(light + (dark - light) * share) for light, dark in zip(HM_LIGHT, HM_DARK, strict=True)
     )
     return r, g, b
-
-
-def _luminance(rgb: tuple[int, int, int]) -> float:
-    """Relative luminance (WCAG 2)."""
-
-    def channel(c: int) -> float:
-        s = c / 255
-        return s / 12.92 if s <= 0.04045 else ((s + 0.055) / 1.055) ** 2.4
-
-    r, g, b = (channel(c) for c in rgb)
-    return 0.2126 * r + 0.7152 * g + 0.0722 * b
-
-
-def _text_on(rgb: tuple[int, int, int]) -> str:
-    """INK or white, whichever contrasts more with a cell of colour ``rgb``."""
-    background = _luminance(rgb)
-    on_white = (1.05) / (background + 0.05)
-    on_ink = (background + 0.05) / (_luminance((0x1D, 0x23, 0x2B)) + 0.05)
-    return WHITE if on_white > on_ink else INK
 
 
 def confusion_heatmap(
@@ -328,7 +286,7 @@ def confusion_heatmap(
     n = tp + fp + fn + tn
     side = 2 * HM_CELL
     width, height = HM_LEFT + side + HM_RIGHT, HM_TOP + side + HM_BOTTOM
-    parts = _open(width, height, chart_id, title, desc)
+    parts = svg_open(width, height, chart_id=chart_id, title=title, desc=desc)
     middle_x, middle_y = HM_LEFT + side / 2, HM_TOP + side / 2
     parts += [
         f'<text x="{middle_x}" y="14" text-anchor="middle" fill="{INK}" font-weight="600">'
@@ -370,11 +328,11 @@ def confusion_heatmap(
         )
         parts.append(
             f'<g class="chart-cell" data-row="{HM_ROWS[row]}" data-column="{HM_COLUMNS[column]}"'
-            f' data-count="{count}" data-value="{_data(share)}"><title>{tooltip}</title>'
+            f' data-count="{count}" data-value="{data_number(share)}"><title>{tooltip}</title>'
             f'<rect x="{x}" y="{y}" width="{HM_CELL}" height="{HM_CELL}"'
-            f' fill="#{rgb[0]:02x}{rgb[1]:02x}{rgb[2]:02x}" stroke="{WHITE}" stroke-width="2"/>'
+            f' fill="{hex_colour(rgb)}" stroke="{WHITE}" stroke-width="2"/>'
             f'<text x="{x + HM_CELL / 2}" y="{y + HM_CELL / 2 + 5}" text-anchor="middle"'
-            f' fill="{_text_on(rgb)}" font-size="{14 if len(text) <= 9 else 12}">{text}</text></g>'
+            f' fill="{text_on(rgb)}" font-size="{14 if len(text) <= 9 else 12}">{text}</text></g>'
         )
     if not n:
         parts.append(
@@ -383,8 +341,7 @@ def confusion_heatmap(
             f'<text x="{middle_x}" y="{middle_y + 4}" text-anchor="middle" fill="{MUTED}">'
             "no patches</text>"
         )
-    parts.append("</svg>")
-    return mark_safe("".join(parts))  # noqa: S308 - every text above is escaped
+    return svg_close(parts)
 
 
 def _radius(n: int) -> float:
@@ -422,30 +379,17 @@ def reliability_diagram(
         return float(round(RD_TOP + plot_h * (1 - min(max(share, 0.0), 1.0)), 2))
 
     left, right, bottom, top = sx(scale_lo), sx(scale_hi), sy(0), sy(1)
-    parts = _open(RD_WIDTH, RD_HEIGHT, chart_id, title, desc)
+    parts = svg_open(RD_WIDTH, RD_HEIGHT, chart_id=chart_id, title=title, desc=desc)
     for share in Y_TICKS:
-        y = sy(share)
-        parts.append(
-            f'<line x1="{left}" y1="{y}" x2="{right}" y2="{y}" stroke="{GRID}"/>'
-            f'<text x="{left - 8}" y="{y + 4}" text-anchor="end" fill="{INK}">'
-            f"{share:.0%}</text>"
-        )
+        parts.append(y_gridline(sy(share), left=left, right=right, label=f"{share:.0%}"))
     for tick in nice_ticks(scale_lo, scale_hi):
-        x = sx(tick)
-        parts.append(
-            f'<line x1="{x}" y1="{top}" x2="{x}" y2="{bottom}" stroke="{GRID}"/>'
-            f'<line x1="{x}" y1="{bottom}" x2="{x}" y2="{bottom + 5}" stroke="{INK}"/>'
-            f'<text x="{x}" y="{bottom + 18}" text-anchor="middle" fill="{INK}">'
-            f"{_tick_label(tick, False)}</text>"
-        )
+        parts.append(x_tick(sx(tick), bottom=bottom, label=tick_label(tick), grid_top=top))
     legend_y = RD_HEIGHT - 14
     parts += [
-        f'<line x1="{left}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="{INK}"/>',
-        f'<line x1="{left}" y1="{top}" x2="{left}" y2="{bottom}" stroke="{INK}"/>',
-        f'<text x="{round((left + right) / 2, 2)}" y="{bottom + 38}" text-anchor="middle"'
-        f' fill="{INK}">Team score</text>',
-        f'<text transform="translate(16 {sy(0.5)}) rotate(-90)" text-anchor="middle"'
-        f' fill="{INK}">Share VALID (humans)</text>',
+        x_axis(left=left, right=right, bottom=bottom),
+        y_axis(left=left, top=top, bottom=bottom),
+        x_title(round((left + right) / 2, 2), bottom + 38, "Team score"),
+        y_title(sy(0.5), "Share VALID (humans)"),
         f'<line class="chart-diagonal" x1="{left}" y1="{bottom}" x2="{right}" y2="{top}"'
         f' stroke="{MUTED}" stroke-dasharray="5 4"/>',
         # The legend, under the axis: no dot can hide it.
@@ -464,7 +408,7 @@ def reliability_diagram(
         anchor = "end" if x > right - 40 else "start" if x < left + 40 else "middle"
         parts.append(
             f'<line class="chart-threshold" x1="{x}" y1="{top}" x2="{x}" y2="{bottom}"'
-            f' stroke="{RED}" stroke-width="1.5" data-value="{_data(threshold)}">'
+            f' stroke="{RED}" stroke-width="1.5" data-value="{data_number(threshold)}">'
             f"<title>threshold {threshold:g}</title></line>"
             f'<text x="{x}" y="{top - 8}" text-anchor="{anchor}" fill="{RED}" font-size="12">'
             f"threshold {threshold:g}</text>"
@@ -475,9 +419,9 @@ def reliability_diagram(
         parts.append(
             f'<rect x="{middle - 70}" y="{sy(0.5) - 16}" width="140" height="24" rx="4"'
             f' fill="{WHITE}"/><text x="{middle}" y="{sy(0.5)}" text-anchor="middle"'
-            f' fill="{MUTED}">No scored patches</text></svg>'
+            f' fill="{MUTED}">No scored patches</text>'
         )
-        return mark_safe("".join(parts))  # noqa: S308 - every text above is escaped
+        return svg_close(parts)
     # The largest dots first, so a small one is never hidden under a large one.
     for b in sorted(drawn, key=lambda b: -b.n):
         assert b.valid_share is not None
@@ -489,12 +433,14 @@ def reliability_diagram(
             f" mean score {score:.2f}, {b.valid_share:.1%} VALID"
         )
         attributes = (
-            f'data-value="{_data(b.valid_share)}" data-score="{_data(score)}" data-n="{b.n}"'
-            f' data-lo="{_data(b.lo)}" data-hi="{_data(b.hi)}"'
+            f'data-value="{data_number(b.valid_share)}" data-score="{data_number(score)}"'
+            f' data-n="{b.n}" data-lo="{data_number(b.lo)}" data-hi="{data_number(b.hi)}"'
         )
         if b.ci is not None:
             tooltip += f" [{b.ci[0]:.1%}, {b.ci[1]:.1%}]"
-            attributes += f' data-ci-lo="{_data(b.ci[0])}" data-ci-hi="{_data(b.ci[1])}"'
+            attributes += (
+                f' data-ci-lo="{data_number(b.ci[0])}" data-ci-hi="{data_number(b.ci[1])}"'
+            )
         parts.append(f'<g class="chart-bin" {attributes}><title>{tooltip}</title>')
         if b.ci is not None:
             parts.append(
@@ -505,8 +451,7 @@ def reliability_diagram(
             f'<circle cx="{x}" cy="{y}" r="{_radius(b.n)}" fill="{ACCENT}" fill-opacity="0.75"'
             f' stroke="{WHITE}" stroke-width="1.5"/></g>'
         )
-    parts.append("</svg>")
-    return mark_safe("".join(parts))  # noqa: S308 - every text above is escaped
+    return svg_close(parts)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -562,30 +507,18 @@ def curve_chart(
         return float(round(CC_TOP + plot_h * (1 - (min(max(y, lo), hi) - lo) / (hi - lo)), 2))
 
     left, right, bottom, top = sx(0), sx(1), sy(lo), sy(hi)
-    parts = _open(CC_WIDTH, CC_HEIGHT, chart_id, title, desc)
+    parts = svg_open(CC_WIDTH, CC_HEIGHT, chart_id=chart_id, title=title, desc=desc)
     for tick in nice_ticks(lo, hi, most=6):
-        y = sy(tick)
-        parts.append(
-            f'<line x1="{left}" y1="{y}" x2="{right}" y2="{y}" stroke="{GRID}"/>'
-            f'<text x="{left - 8}" y="{y + 4}" text-anchor="end" fill="{INK}">'
-            f"{_tick_label(tick, False)}</text>"
-        )
+        parts.append(y_gridline(sy(tick), left=left, right=right, label=tick_label(tick)))
     ticks = x_ticks or [(share, f"{share:.0%}") for share in (0.0, 0.25, 0.5, 0.75, 1.0)]
     tick_names = dict(ticks)
     for share, name in ticks:
-        x = sx(share)
-        parts.append(
-            f'<line x1="{x}" y1="{bottom}" x2="{x}" y2="{bottom + 5}" stroke="{INK}"/>'
-            f'<text x="{x}" y="{bottom + 18}" text-anchor="middle" fill="{INK}">'
-            f"{escape(name)}</text>"
-        )
+        parts.append(x_tick(sx(share), bottom=bottom, label=name))
     parts += [
-        f'<line x1="{left}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="{INK}"/>',
-        f'<line x1="{left}" y1="{top}" x2="{left}" y2="{bottom}" stroke="{INK}"/>',
-        f'<text x="{round((left + right) / 2, 2)}" y="{bottom + 38}" text-anchor="middle"'
-        f' fill="{INK}">{escape(x_label)}</text>',
-        f'<text transform="translate(16 {sy((lo + hi) / 2)}) rotate(-90)" text-anchor="middle"'
-        f' fill="{INK}">{escape(y_label)}</text>',
+        x_axis(left=left, right=right, bottom=bottom),
+        y_axis(left=left, top=top, bottom=bottom),
+        x_title(round((left + right) / 2, 2), bottom + 38, x_label),
+        y_title(sy((lo + hi) / 2), y_label),
     ]
     legend_x = left + 8
     for line in series if legend else ():
@@ -617,15 +550,16 @@ def curve_chart(
         for p in defined:
             assert p.y is not None
             interval = f" [{p.ci[0]:.2f}, {p.ci[1]:.2f}]" if p.ci else ""
-            attributes = f'data-series="{escape(line.name)}" data-x="{_data(p.x)}"'
-            attributes += f' data-value="{_data(p.y)}"'
+            attributes = f'data-series="{escape(line.name)}" data-x="{data_number(p.x)}"'
+            attributes += f' data-value="{data_number(p.y)}"'
             if p.ci:
-                attributes += f' data-ci-lo="{_data(p.ci[0])}" data-ci-hi="{_data(p.ci[1])}"'
+                attributes += (
+                    f' data-ci-lo="{data_number(p.ci[0])}" data-ci-hi="{data_number(p.ci[1])}"'
+                )
             parts.append(
                 f'<g class="chart-point" {attributes}>'
                 f'<circle cx="{sx(p.x)}" cy="{sy(p.y)}" r="3" fill="{line.colour}"/>'
                 f"<title>{escape(line.name)}, {escape(tick_names.get(p.x, f'{p.x:.0%}'))}: "
                 f"{p.y:.2f}{interval}</title></g>"
             )
-    parts.append("</svg>")
-    return mark_safe("".join(parts))  # noqa: S308 - every text above is escaped
+    return svg_close(parts)

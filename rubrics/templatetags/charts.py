@@ -1,17 +1,30 @@
 """Charts drawn on the server as inline SVG: no JavaScript, no external files.
 
 ``{% cdf_chart report %}`` draws the CDF of normalized edit distance (paper 004, Figure 2)
-as a step chart; ``cdf_svg`` is the pure function behind it.
+as a step chart; ``cdf_svg`` is the pure function behind it, drawn with the palette, axes
+and ticks of :mod:`sejury_web.svg`, as the agreement report's charts are.
 """
 
 import math
 from collections.abc import Sequence
 
 from django import template
-from django.utils.html import escape
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 
 from rubrics.analytics import NO_GOLDEN_RUBRICS, CdfPoint, RubricReport
+from sejury_web.svg import (
+    ACCENT,
+    RED,
+    svg_close,
+    svg_open,
+    tick_label,
+    x_axis,
+    x_tick,
+    x_title,
+    y_axis,
+    y_gridline,
+    y_title,
+)
 
 register = template.Library()
 
@@ -19,7 +32,7 @@ WIDTH, HEIGHT = 560, 320
 # Room for the tick labels and the axis titles.
 MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, MARGIN_BOTTOM = 64, 20, 16, 52
 Y_TICKS = (0.0, 0.25, 0.5, 0.75, 1.0)
-INK, GRID, LINE, MEDIAN = "#1d232b", "#e3e7ee", "#2454c6", "#b3261e"
+LINE, MEDIAN = ACCENT, RED
 
 
 def x_ticks(largest: float) -> tuple[float, ...]:
@@ -29,10 +42,6 @@ def x_ticks(largest: float) -> tuple[float, ...]:
     step = 0.5 if largest <= 3 else float(math.ceil(largest / 6))
     count = math.ceil(largest / step - 1e-9)
     return tuple(round(step * i, 1) for i in range(count + 1))
-
-
-def _tick_label(value: float) -> str:
-    return f"{value:g}"
 
 
 def cdf_svg(
@@ -61,42 +70,21 @@ def cdf_svg(
     def sy(share: float) -> float:
         return float(round(MARGIN_TOP + plot_h * (1 - share), 2))
 
-    bottom, left = sy(0), sx(0)
-    parts = [
-        f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}"'
-        f' role="img" aria-labelledby="{chart_id}-title {chart_id}-desc"'
-        f' xmlns="http://www.w3.org/2000/svg" font-family="system-ui, sans-serif" font-size="13">',
-        f'<title id="{chart_id}-title">{escape(title)}</title>',
-        f'<desc id="{chart_id}-desc">{escape(desc)}</desc>',
-    ]
+    bottom, left, right = sy(0), sx(0), sx(x_top)
+    parts = svg_open(WIDTH, HEIGHT, chart_id=chart_id, title=title, desc=desc)
     for share in Y_TICKS:
-        y = sy(share)
-        parts.append(
-            f'<line x1="{left}" y1="{y}" x2="{sx(x_top)}" y2="{y}" stroke="{GRID}"/>'
-            f'<text x="{left - 8}" y="{y + 4}" text-anchor="end" fill="{INK}">'
-            f"{share:.0%}</text>"
-        )
+        parts.append(y_gridline(sy(share), left=left, right=right, label=f"{share:.0%}"))
     for tick in ticks:
-        x = sx(tick)
-        parts.append(
-            f'<line x1="{x}" y1="{bottom}" x2="{x}" y2="{bottom + 5}" stroke="{INK}"/>'
-            f'<text x="{x}" y="{bottom + 18}" text-anchor="middle" fill="{INK}">'
-            f"{_tick_label(tick)}</text>"
-        )
+        parts.append(x_tick(sx(tick), bottom=bottom, label=tick_label(tick)))
     parts += [
-        f'<line x1="{left}" y1="{bottom}" x2="{sx(x_top)}" y2="{bottom}" stroke="{INK}"/>',
-        f'<line x1="{left}" y1="{sy(1)}" x2="{left}" y2="{bottom}" stroke="{INK}"/>',
-        f'<text x="{sx(x_top / 2)}" y="{HEIGHT - 10}" text-anchor="middle" fill="{INK}">'
-        f"{escape(x_label)}</text>",
-        f'<text transform="translate(16 {sy(0.5)}) rotate(-90)" text-anchor="middle"'
-        f' fill="{INK}">{escape(y_label)}</text>',
+        x_axis(left=left, right=right, bottom=bottom),
+        y_axis(left=left, top=sy(1), bottom=bottom),
+        x_title(sx(x_top / 2), HEIGHT - 10, x_label),
+        y_title(sy(0.5), y_label),
     ]
     if not points:
-        parts.append(
-            f'<text x="{sx(x_top / 2)}" y="{sy(0.5)}" text-anchor="middle" fill="{INK}">'
-            f"{escape(NO_GOLDEN_RUBRICS.capitalize())}</text></svg>"
-        )
-        return mark_safe("".join(parts))  # noqa: S308 - every text above is escaped
+        parts.append(x_title(sx(x_top / 2), sy(0.5), NO_GOLDEN_RUBRICS.capitalize()))
+        return svg_close(parts)
     if median is not None:
         x = sx(median)
         # Right of the line, near the bottom, the CDF is above 50%: no point hides the label.
@@ -121,8 +109,7 @@ def cdf_svg(
             f'<circle cx="{sx(point.x)}" cy="{sy(point.share)}" r="3" fill="{LINE}">'
             f"<title>≤ {point.x:.2f}: {point.share:.0%} of golden rubrics</title></circle>"
         )
-    parts.append("</svg>")
-    return mark_safe("".join(parts))  # noqa: S308 - every text above is escaped
+    return svg_close(parts)
 
 
 @register.simple_tag

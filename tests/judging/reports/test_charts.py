@@ -20,7 +20,6 @@ from judging.reports.charts import (
     Estimate,
     confusion_heatmap,
     interval_chart,
-    nice_ticks,
     reliability_diagram,
 )
 
@@ -230,15 +229,6 @@ def test_an_empty_interval_chart_says_so() -> None:
     root = kappa_chart([])
     assert "No figures" in texts(root)
     assert by_class(root, "chart-mark") == []
-
-
-def test_nice_ticks() -> None:
-    assert nice_ticks(-0.2, 1.0) == (-0.2, 0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
-    assert nice_ticks(0, 1) == (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
-    assert nice_ticks(-1, 1) == (-1.0, -0.5, 0.0, 0.5, 1.0)
-    assert nice_ticks(1, 5) == (1.0, 2.0, 3.0, 4.0, 5.0)
-    assert nice_ticks(0, 10) == (0.0, 2.0, 4.0, 6.0, 8.0, 10.0)
-    assert nice_ticks(0, 100) == (0.0, 20.0, 40.0, 60.0, 80.0, 100.0)
 
 
 # -- confusion heatmap ------------------------------------------------------------------------
