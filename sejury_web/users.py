@@ -1,9 +1,12 @@
-"""User services: accounts and their roles."""
+"""Users: accounts and their roles, made and changed (services, each with its audit event),
+and read for the Users page (the page of users, one user)."""
 
 from collections.abc import Iterable
 
 from django.contrib.auth.models import Group, User
+from django.core.paginator import Page, Paginator
 from django.db import transaction
+from django.db.models import Prefetch, Q
 from django.db.models.functions import Lower
 
 from .audit import audit_record
@@ -11,9 +14,12 @@ from .roles import Role, roles_sync
 
 UNKNOWN_ROLE = "unknown role {role!r}"
 
+USERS_PER_PAGE = 50
+
 # Audit actions (sejury_web.audit).
 USER_CREATE = "user.create"
 USER_ROLES = "user.roles"
+USER_PASSWORD = "user.password"  # noqa: S105 (an audit action, not a password)
 
 
 def _groups(roles: Iterable[str]) -> list[Group]:
@@ -65,6 +71,35 @@ def user_set_roles(*, user: User, roles: Iterable[str], actor: User | None) -> N
     if after != before:
         detail = {"before": before, "after": after}
         audit_record(actor=actor, action=USER_ROLES, target=user, detail=detail)
+
+
+@transaction.atomic
+def user_password_set(*, user: User, password: str, actor: User | None) -> None:
+    """Set ``user``'s password (a lead's, e.g. for an annotator first named by an import);
+    the audit event says who set it, never the password."""
+    user.set_password(password)
+    user.save(update_fields=["password"])
+    audit_record(actor=actor, action=USER_PASSWORD, target=user, detail={})
+
+
+def users_page(*, query: str = "", role: str = "", page: int | str | None = 1) -> Page:
+    """A page of users by name, each with their roles: searched by name or e-mail
+    (``query``), and filtered by ``role`` (or ``"none"``: users without one)."""
+    users = User.objects.order_by("username").prefetch_related(
+        Prefetch("groups", queryset=Group.objects.filter(name__in=Role.values))
+    )
+    if query:
+        users = users.filter(Q(username__icontains=query) | Q(email__icontains=query))
+    if role in Role.values:
+        users = users.filter(groups__name=role)
+    elif role == "none":
+        users = users.exclude(groups__name__in=Role.values)
+    return Paginator(users, USERS_PER_PAGE).get_page(page)
+
+
+def user_get(*, user_id: int) -> User:
+    """One user with their groups (``User.DoesNotExist`` otherwise)."""
+    return User.objects.prefetch_related("groups").get(pk=user_id)
 
 
 def users_by_folded_name(names: set[str]) -> dict[str, User]:

@@ -1,19 +1,21 @@
 from typing import Any
 
 from django.contrib.auth.forms import SetPasswordForm
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.contrib.messages import success
-from django.core.paginator import Page, Paginator
-from django.db.models import Prefetch, Q
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.core.paginator import Page
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from . import users
 from .forms import RolesForm, UserCreateForm
 from .htmx import AuthenticatedHtmxRequest
 from .roles import Role, role_required, user_roles
-from .users import user_create, user_set_roles
+from .users import user_create, user_get, user_set_roles, users_page
+
+NO_USER = "there is no user {user}"
 
 
 @require_GET
@@ -26,23 +28,20 @@ def home(request: AuthenticatedHtmxRequest) -> HttpResponse:
     return render(request, "sejury_web/no_role.html", status=403)
 
 
-USERS_PER_PAGE = 50
-
-
 def _user_rows(request: HttpRequest) -> Page:
     """A page of the users, searched by name or e-mail (``q``) and filtered by role."""
-    users = User.objects.order_by("username").prefetch_related(
-        Prefetch("groups", queryset=Group.objects.filter(name__in=Role.values))
+    return users_page(
+        query=request.GET.get("q", "").strip(),
+        role=request.GET.get("role", ""),
+        page=request.GET.get("page"),
     )
-    query = request.GET.get("q", "").strip()
-    if query:
-        users = users.filter(Q(username__icontains=query) | Q(email__icontains=query))
-    role = request.GET.get("role", "")
-    if role in Role.values:
-        users = users.filter(groups__name=role)
-    elif role == "none":
-        users = users.exclude(groups__name__in=Role.values)
-    return Paginator(users, USERS_PER_PAGE).get_page(request.GET.get("page"))
+
+
+def _user(user_id: int) -> User:
+    try:
+        return user_get(user_id=user_id)
+    except User.DoesNotExist:
+        raise Http404(NO_USER.format(user=user_id)) from None
 
 
 @require_http_methods(["GET", "POST"])
@@ -86,10 +85,11 @@ def user_password_set(request: AuthenticatedHtmxRequest, user_id: int) -> HttpRe
     answer, so a 400 would leave the lead looking at the form as it was. Without htmx, a
     refused password shows the users page with the row's errors (400).
     """
-    user = get_object_or_404(User, pk=user_id)
+    user = _user(user_id)
     form = SetPasswordForm(user, request.POST)
     if form.is_valid():
-        form.save()
+        password = form.cleaned_data["new_password1"]
+        users.user_password_set(user=user, password=password, actor=request.user)
         success(request, f"Password set for {user.username}.")
     if request.htmx:
         context = {"u": user, "roles": Role.choices, "password_form": form}
@@ -103,14 +103,14 @@ def user_password_set(request: AuthenticatedHtmxRequest, user_id: int) -> HttpRe
 @role_required(Role.LEAD)
 @vary_on_headers("HX-Request")
 def user_roles_update(request: AuthenticatedHtmxRequest, user_id: int) -> HttpResponse:
-    user = get_object_or_404(User, pk=user_id)
+    user = _user(user_id)
     form = RolesForm(request.POST)
     if form.is_valid():
         if user == request.user and Role.LEAD not in form.cleaned_data["roles"]:
             form.add_error("roles", "You cannot remove your own lead role.")
         else:
             user_set_roles(user=user, roles=form.cleaned_data["roles"], actor=request.user)
-    user = get_object_or_404(User.objects.prefetch_related("groups"), pk=user_id)
+    user = _user(user_id)  # again: its roles as they are now
     context = {"u": user, "roles": Role.choices, "roles_form": form, "roles_form_user": user.pk}
     if request.htmx:
         return render(request, "sejury_web/_user_row.html", context)

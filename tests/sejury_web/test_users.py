@@ -3,8 +3,9 @@ from django.contrib.auth.models import Group, User
 from django.test import Client
 from django.urls import reverse
 
+from sejury_web.audit import audit_events
 from sejury_web.roles import ROLE_PERMISSIONS, Role, user_roles
-from sejury_web.users import user_create, user_set_roles
+from sejury_web.users import USER_PASSWORD, user_create, user_set_roles
 from tests.helpers import logs_in
 
 pytestmark = pytest.mark.django_db
@@ -108,7 +109,7 @@ def test_login_page_works_for_a_real_password(lead: User) -> None:
     assert client.get(reverse("rubrics:dataset_list")).status_code == 200
 
 
-def test_lead_sets_a_password_for_an_imported_annotator(lead_client: Client) -> None:
+def test_lead_sets_a_password_for_an_imported_annotator(lead: User, lead_client: Client) -> None:
     user = user_create(actor=None, username="rater-01", password=None, roles=[Role.ANNOTATOR])
     url = reverse("user_password_set", args=[user.pk])
     bad = lead_client.post(
@@ -124,6 +125,9 @@ def test_lead_sets_a_password_for_an_imported_annotator(lead_client: Client) -> 
     )
     assert good.status_code == 200
     assert logs_in(Client(), "rater-01", password)
+    event = audit_events(user).first()  # who set it, never the password
+    assert event is not None
+    assert (event.action, event.actor, event.detail) == (USER_PASSWORD, lead, {})
 
 
 def test_only_leads_set_passwords(reviewer_client: Client, annotator: User) -> None:
