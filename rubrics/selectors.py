@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404
 
 from rubrics.models import Patch, Rubric, RubricRevision
 
-from .models import Bug, Dataset, DraftBatch
+from .models import Bug, BundleImport, Dataset, DraftBatch
 
 BUGS_PER_PAGE = 50
 
@@ -187,6 +187,25 @@ class DraftProgress:
     @property
     def percent(self) -> int:
         return round(100 * (self.drafted + self.failed) / self.total) if self.total else 100
+
+
+def dataset_imports_recent(dataset: Dataset, *, limit: int = 5) -> list[BundleImport]:
+    """The dataset's last bundle imports, newest first, with who imported them."""
+    return list(dataset.imports.select_related("imported_by")[:limit])
+
+
+def dataset_draft_batches_recent(dataset: Dataset, *, limit: int = 3) -> list[DraftBatch]:
+    """The dataset's last draft requests, newest first, with who asked."""
+    return list(dataset.draft_batches.select_related("requested_by")[:limit])
+
+
+def draft_batch_get(*, dataset_slug: str, batch_id: int) -> DraftBatch:
+    """One of the dataset's draft requests, or 404."""
+    return get_object_or_404(
+        DraftBatch.objects.select_related("dataset", "requested_by"),
+        pk=batch_id,
+        dataset__slug=dataset_slug,
+    )
 
 
 def draft_batch_progress(batch: DraftBatch) -> DraftProgress:

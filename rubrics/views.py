@@ -12,7 +12,7 @@ from django.http import (
     JsonResponse,
     StreamingHttpResponse,
 )
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
@@ -21,6 +21,7 @@ from rubrics.analytics import dataset_rubric_report, report_dict
 from rubrics.bundle.base import BundleImportError, import_counts_text, summary_text
 from rubrics.bundle.services import bundle_export, bundle_import
 from rubrics.bundle.uploads import (
+    bundle_upload_get,
     bundle_upload_queue,
     upload_errors,
     upload_progress,
@@ -28,7 +29,7 @@ from rubrics.bundle.uploads import (
 )
 from rubrics.forms import BundleUploadForm
 from rubrics.long_diffs import DiffExpired, DiffGone, diff_for_token
-from rubrics.models import BundleUpload, Rubric
+from rubrics.models import Rubric
 from rubrics.review.forms import DraftRequestForm
 from rubrics.swebench.forms import SwebenchUploadForm
 from rubrics.swebench.services import NamedFile, SwebenchImportError, swebench_import
@@ -62,12 +63,12 @@ def dataset_detail(request: AuthenticatedHtmxRequest, slug: str) -> HttpResponse
         return render(request, "rubrics/_bug_table.html", context)
     context["imports"] = [
         (bundle_import, import_counts_text(bundle_import))
-        for bundle_import in dataset.imports.select_related("imported_by")[:5]
+        for bundle_import in selectors.dataset_imports_recent(dataset)
     ]
     context["label_count"] = selectors.dataset_label_count(dataset)
     context["rubric_counts"] = selectors.dataset_rubric_counts(dataset)
     context["draft_form"] = DraftRequestForm(dataset=dataset)
-    context["draft_batches"] = dataset.draft_batches.select_related("requested_by")[:3]
+    context["draft_batches"] = selectors.dataset_draft_batches_recent(dataset)
     return render(request, "rubrics/dataset_detail.html", context)
 
 
@@ -185,12 +186,7 @@ def swebench_upload(request: AuthenticatedHtmxRequest) -> HttpResponse:
 def bundle_upload_status(request: AuthenticatedHtmxRequest, upload_id: int) -> HttpResponse:
     """A large upload's import by the worker: live progress (htmx polls the partial), then
     what it imported or why nothing was."""
-    upload = get_object_or_404(
-        BundleUpload.objects.select_related(
-            "uploaded_by", "bundle_import", "bundle_import__dataset"
-        ),
-        pk=upload_id,
-    )
+    upload = bundle_upload_get(upload_id=upload_id)
     context = {
         "upload": upload,
         "progress": upload_progress(upload),

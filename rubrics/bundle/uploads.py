@@ -16,6 +16,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
+from django.shortcuts import get_object_or_404
 
 from rubrics.bundle.base import BundleImportError
 from rubrics.bundle.read import BundleError
@@ -56,6 +57,16 @@ def bundle_upload_queue(*, actor: User, file: UploadedFile, dataset_name: str) -
         target.unlink(missing_ok=True)
         raise
     return upload
+
+
+def bundle_upload_get(*, upload_id: int) -> BundleUpload:
+    """One upload with who sent it and what it imported, or 404."""
+    return get_object_or_404(
+        BundleUpload.objects.select_related(
+            "uploaded_by", "bundle_import", "bundle_import__dataset"
+        ),
+        pk=upload_id,
+    )
 
 
 @dataclass(frozen=True)

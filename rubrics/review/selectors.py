@@ -276,6 +276,11 @@ def review_queue(*, user: User) -> ReviewQueue:
     )
 
 
+def rubric_current_revision(rubric: Rubric) -> RubricRevision:
+    """The revision the editor shows (``RubricRevision.DoesNotExist`` before a draft)."""
+    return rubric.revisions.get(number=rubric.current_number)
+
+
 def revision_get(*, rubric: Rubric, number: int) -> RubricRevision | None:
     """Revision ``number`` of ``rubric``, if it exists."""
     return rubric.revisions.filter(number=number).first()

@@ -13,12 +13,12 @@ from django.contrib import messages
 from django.contrib.auth.models import User
 from django.contrib.messages import error as message_error
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from rubrics import selectors
-from rubrics.models import DraftBatch, Rubric, RubricRevision
+from rubrics.models import Rubric, RubricRevision
 from rubrics.review import selectors as review_selectors
 from rubrics.review.disagreements import rubric_disagreements
 from rubrics.review.forms import (
@@ -356,7 +356,7 @@ def rubric_suggest(
     except _BadForm:
         return HttpResponseBadRequest(BAD_FORM)
     posted = _posted_context(request, rubric, state, form)
-    current = rubric.revisions.get(number=rubric.current_number)
+    current = review_selectors.rubric_current_revision(rubric)
     problem = ""
     try:
         posted["suggestion"] = suggestion_request(
@@ -486,11 +486,7 @@ def rubric_draft_bug(
 @vary_on_headers("HX-Request")
 def draft_batch(request: AuthenticatedHtmxRequest, slug: str, batch_id: int) -> HttpResponse:
     """The live progress of a draft request; htmx polls the progress partial."""
-    batch = get_object_or_404(
-        DraftBatch.objects.select_related("dataset", "requested_by"),
-        pk=batch_id,
-        dataset__slug=slug,
-    )
+    batch = selectors.draft_batch_get(dataset_slug=slug, batch_id=batch_id)
     context = {"batch": batch, "progress": selectors.draft_batch_progress(batch)}
     if request.htmx:
         return render(request, "rubrics/review/_draft_progress.html", context)
