@@ -45,6 +45,7 @@ from judging.runs.uncertainty import SIGNALS
 from judging.runs.verdicts import CompareError, TableQuery
 from judging.runs.webhooks import webhook_state
 from judging.strategies import parse_team
+from judging.strategies.reducers import REDUCERS
 from rubrics.models import Rubric
 from sejury_web.audit import audit_history
 from sejury_web.htmx import AuthenticatedHtmxRequest
@@ -174,6 +175,7 @@ def _run_context(run: JudgingRun) -> dict[str, Any]:
             None if run.provider == Provider.OFFLINE else model_profile(run.provider, run.model)
         ),
         "context_help": CONTEXT_HELP.get(Context(run.context), ""),
+        "reducer": REDUCERS.get(run.reducer),  # None for a reducer removed since the run
         "history": audit_history(run),
     }
 

@@ -10,6 +10,7 @@ gives the verdict (VALID from the threshold). Pure arithmetic, no ORM.
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 DEFAULT_REDUCER = "mean"
 UNKNOWN_REDUCER = "unknown reducer {name!r}; the reducers are {known}"
@@ -26,6 +27,7 @@ class Reducer:
     label: str
     description: str
     reduce: ReduceFunction
+    do_not_call_in_templates: ClassVar[bool] = True  # a template reads its label
 
     def __call__(self, scores: Sequence[float], threshold: float) -> float:
         return self.reduce(scores, threshold)

@@ -28,6 +28,7 @@ from judging.runs.services import (
     run_resume,
 )
 from judging.runs.stale import rejudge_summary, stale_count
+from judging.strategies.reducers import DEFAULT_REDUCER, REDUCERS
 from rubrics.selectors import dataset_patches_named, dataset_resolve
 from sejury_web.llm import OFFLINE_MARKER, Provider
 
@@ -112,6 +113,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--threshold", type=float, help="VALID from this score on (default: mid-scale)"
         )
+        parser.add_argument(
+            "--reducer",
+            choices=list(REDUCERS),
+            help="how the members' scores become the team's (default: mean)",
+        )
         parser.add_argument("--name", default="")
         parser.add_argument(
             "--only-ready",
@@ -182,6 +188,7 @@ class Command(BaseCommand):
             "threshold": (lo + hi) / 2 if threshold is None else threshold,
             "scale_lo": lo,
             "scale_hi": hi,
+            "reducer": options["reducer"] or DEFAULT_REDUCER,
         }
         try:  # a wrong setting is said before what the patches lack
             team, _, _ = run_check(**settings)
@@ -238,7 +245,9 @@ class Command(BaseCommand):
             )
             if options[name]
         ]
-        given += [f"--{name}" for name in ("scale", "threshold") if options[name] is not None]
+        given += [
+            f"--{name}" for name in ("scale", "threshold", "reducer") if options[name] is not None
+        ]
         if given:
             raise CommandError(RESUME_ALONE.format(options=", ".join(given)))
         try:
@@ -293,10 +302,11 @@ class Command(BaseCommand):
             self.stdout.write(f"  and {summary.more} more.")
 
     def _describe(self, run: JudgingRun, what: str) -> None:
+        reduced = "" if run.reducer == DEFAULT_REDUCER else f"; team score: {run.reducer}"
         self.stdout.write(
             f"{what}, judged by {', '.join(run.strategies)} with context {run.context}, "
             f"on {run.provider}/{run.model} (VALID from {run.threshold:g} on "
-            f"{run.scale_lo:g}–{run.scale_hi:g})."
+            f"{run.scale_lo:g}–{run.scale_hi:g}{reduced})."
         )
         if run.provider == Provider.OFFLINE:
             self.stdout.write(OFFLINE_NOTE)
