@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.db.models import Count, Q, QuerySet
+from django.shortcuts import get_object_or_404
 
 from judging.models import JudgingRun, PatchJudgment, StrategyResult
 from rubrics.ladders.operators import LEVELS
@@ -66,6 +67,12 @@ def ladder_datasets() -> QuerySet[Dataset]:
         )
         .order_by("name")
     )
+
+
+def ladder_get(*, slug: str) -> Dataset:
+    """A ladder dataset with the dataset it was built from, or 404."""
+    ladders = Dataset.objects.select_related("derived_from").filter(derivation=DERIVATION)
+    return get_object_or_404(ladders, slug=slug)
 
 
 def source_datasets() -> QuerySet[Dataset]:

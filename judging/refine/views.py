@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from django.contrib import messages
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
@@ -16,8 +16,9 @@ from judging.reports.charts import CurvePoint, Series, curve_chart
 from judging.runs.selectors import run_progress
 from judging.runs.services import RunError
 from rubrics.ladders.operators import LEVELS
-from rubrics.ladders.services import DERIVATION, LadderError, ladders_build
+from rubrics.ladders.services import LadderError, ladders_build
 from rubrics.models import Dataset
+from rubrics.selectors import dataset_get
 from sejury_web.htmx import AuthenticatedHtmxRequest
 from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.roles import Role, role_required
@@ -28,6 +29,7 @@ from .scores import TIER
 from .selectors import (
     Ranked,
     ladder_datasets,
+    ladder_get,
     ladder_level_counts,
     ladder_runs,
     ladder_skips,
@@ -77,7 +79,7 @@ def refine_index(request: AuthenticatedHtmxRequest) -> HttpResponse:
 @require_POST
 @role_required(Role.LEAD)
 def refine_build(request: AuthenticatedHtmxRequest, slug: str) -> HttpResponse:
-    source = get_object_or_404(Dataset, slug=slug)
+    source = dataset_get(slug=slug)
     form = LevelsForm(request.POST)
     if not form.is_valid():
         messages.error(
@@ -160,19 +162,17 @@ def _ci(ranked: Ranked, level: int) -> tuple[float, float] | None:
 @vary_on_headers("HX-Request")
 def refine_detail(request: AuthenticatedHtmxRequest, slug: str) -> HttpResponse:
     """A ladder dataset: its levels, the configurations tested on it ranked, the chart."""
-    ladder = get_object_or_404(
-        Dataset.objects.select_related("derived_from"), slug=slug, derivation=DERIVATION
-    )
-    context = _detail_context(request, ladder, RefineForm())
+    ladder = ladder_get(slug=slug)
     if request.htmx and request.htmx.target == RESULTS_TARGET:
-        return render(request, "judging/refine/_results.html", context)
-    return render(request, "judging/refine/detail.html", context)
+        return render(request, "judging/refine/_results.html", _results_context(request, ladder))
+    return render(
+        request, "judging/refine/detail.html", _detail_context(request, ladder, RefineForm())
+    )
 
 
-def _detail_context(
-    request: AuthenticatedHtmxRequest, ladder: Dataset, form: RefineForm
-) -> dict[str, object]:
-    levels_form, levels = _levels(request)
+def _results_context(request: AuthenticatedHtmxRequest, ladder: Dataset) -> dict[str, object]:
+    """The results card: the configurations tested on the ladder ranked, and the chart."""
+    _, levels = _levels(request)
     runs = ladder_runs(ladder)
     ranking = refine_ranking(ladder, runs=runs, levels=levels)
     rows = [
@@ -184,13 +184,6 @@ def _detail_context(
         "ladder": ladder,
         "rows": rows,
         "levels": levels,
-        "all_levels": LEVELS,
-        "help": LEVEL_HELP,
-        "tiers": TIER,
-        "counts": ladder_level_counts(ladder),
-        "skips": ladder_skips(ladder),
-        "levels_form": levels_form,
-        "form": form,
         "chart": _chart(rows, levels),
         "active": [(run, run_progress(run)) for run in active],
         "offline_marker": OFFLINE_MARKER,
@@ -199,13 +192,28 @@ def _detail_context(
     }
 
 
+def _detail_context(
+    request: AuthenticatedHtmxRequest, ladder: Dataset, form: RefineForm
+) -> dict[str, object]:
+    """The whole page: the ladder's levels and forms, and the results card."""
+    levels_form, _ = _levels(request)
+    return {
+        **_results_context(request, ladder),
+        "all_levels": LEVELS,
+        "help": LEVEL_HELP,
+        "tiers": TIER,
+        "counts": ladder_level_counts(ladder),
+        "skips": ladder_skips(ladder),
+        "levels_form": levels_form,
+        "form": form,
+    }
+
+
 @require_POST
 @role_required(Role.LEAD)
 def refine_test(request: AuthenticatedHtmxRequest, slug: str) -> HttpResponse:
     """Start (or reuse) a run per configuration on the ladder dataset."""
-    ladder = get_object_or_404(
-        Dataset.objects.select_related("derived_from"), slug=slug, derivation=DERIVATION
-    )
+    ladder = ladder_get(slug=slug)
     form = RefineForm(request.POST)
     if form.is_valid():
         try:
