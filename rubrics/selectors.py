@@ -252,6 +252,11 @@ def dataset_patches_named(dataset: Dataset, keys: Iterable[str]) -> tuple[list[P
     return found, sorted(wanted - {patch.key for patch in found})
 
 
+def rubric_get(*, rubric_id: int) -> Rubric:
+    """One rubric with its bug and dataset, or 404."""
+    return get_object_or_404(Rubric.objects.select_related("bug__dataset"), pk=rubric_id)
+
+
 def rubric_reviewers_since_draft(rubric: Rubric) -> set[int]:
     """Ids of users who edited the rubric after its draft, or submitted it."""
     authors = set(

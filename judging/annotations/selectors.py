@@ -128,6 +128,16 @@ def campaign_get(*, campaign_id: int) -> Campaign:
     return Campaign.objects.select_related("dataset", "created_by").get(pk=campaign_id)
 
 
+def dataset_campaigns(dataset: Dataset) -> QuerySet[Campaign]:
+    """The dataset's campaigns, in ``Campaign``'s order (a report's campaign picker)."""
+    return Campaign.objects.filter(dataset=dataset)
+
+
+def campaign_assignment_count(campaign: Campaign) -> int:
+    """How many labels the campaign asks for: one per assignment."""
+    return Assignment.objects.filter(campaign=campaign).count()
+
+
 def campaign_patch_ids(campaign: Campaign) -> set[int]:
     """The patches a campaign asked labels for (its assignments' patches)."""
     return set(

@@ -108,7 +108,7 @@ def campaign_new(request: AuthenticatedHtmxRequest) -> HttpResponse:
         except CampaignError as error:
             form.add_error(None, str(error))
         else:
-            assignments = campaign.assignments.count()
+            assignments = selectors.campaign_assignment_count(campaign)
             messages.success(
                 request,
                 CREATED.format(

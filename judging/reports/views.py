@@ -17,7 +17,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from judging.agreement import SMALL_SAMPLE
-from judging.models import Campaign
+from judging.annotations.selectors import dataset_campaigns
 from judging.reports import report_charts
 from judging.reports.export import HUMAN_ROWS, report_csv, report_dict
 from judging.reports.figures import Figure, Sampling, count
@@ -387,7 +387,7 @@ def report(request: AuthenticatedHtmxRequest, slug: str) -> HttpResponse:
         {
             "dataset": dataset,
             "shell": shell,
-            "campaigns": Campaign.objects.filter(dataset=dataset),
+            "campaigns": dataset_campaigns(dataset),
             "run_choices": [(run, run.pk in in_report) for run in run_choices(dataset)],
             "runs_chosen_field": RUNS_CHOSEN,
             "sections": [

@@ -39,7 +39,7 @@ from judging.runs.rejections import PROMPT_VERSION as REJECTION_PROMPT_VERSION
 from judging.runs.rejections import rejection_of, rejection_progress
 from judging.runs.routing import DEFAULT_SECONDS_PER_LABEL, RoutingError, route, routing_plan
 from judging.runs.routing_forms import RouteForm
-from judging.runs.services import RunError
+from judging.runs.services import RunError, RunNotReady
 from judging.runs.stale import can_go_stale, rejudge_summary, stale_count
 from judging.runs.uncertainty import SIGNALS
 from judging.runs.verdicts import CompareError, TableQuery
@@ -96,72 +96,57 @@ def run_list(request: AuthenticatedHtmxRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @role_required(Role.LEAD)
 def run_new(request: AuthenticatedHtmxRequest) -> HttpResponse:
+    """The new-run form. The service decides whether the run starts; when some patches lack
+    what the run needs, the page shows its refusal with the pre-flight, and starts the run
+    once the lead agrees to judge the others (the number they agreed to, should the form
+    have changed since)."""
     initial: dict[str, Any] = {"dataset": request.GET.get("dataset")}
     if request.GET.get("team"):  # e.g. the team a calibration picked
         with contextlib.suppress(ValueError):
             initial["strategies"] = parse_team(request.GET["team"])
     form = RunForm(request.POST or None, initial=initial)
-    preflight = None
+    not_ready = None
     if request.method == "POST" and form.is_valid() and GO_BACK not in request.POST:
         data = form.cleaned_data
-        patches = data["patches"]
-        try:  # a wrong setting is said before what the patches lack
-            services.run_check(
+        agreed = data["only_ready"]  # the ready patches the lead agreed to judge, if asked
+        try:
+            run = services.run_create(
+                dataset=data["dataset"],
                 strategies=data["strategies"],
                 context=data["context"],
+                patches=data["patches"],
                 provider=data["provider"],
                 model=data["model"],
                 threshold=data["threshold"],
                 reducer=data["reducer"],
                 scale_lo=data["scale_lo"],
                 scale_hi=data["scale_hi"],
+                name=data["name"],
+                actor=request.user,
+                only_ready=agreed is not None,
+                expected_ready=agreed,
+                webhook_url=data["webhook_url"],
+                webhook_origin=request.build_absolute_uri("/").rstrip("/"),
             )
+        except RunNotReady as error:
+            if error.preflight.ready:
+                not_ready = error  # the pre-flight card asks
+            else:
+                form.add_error(None, str(error))
         except RunError as error:
             form.add_error(None, str(error))
         else:
-            preflight = run_selectors.run_preflight(
-                dataset=data["dataset"],
-                strategies=data["strategies"],
-                context=data["context"],
-                patch_ids=None if patches is None else [patch.pk for patch in patches],
-            )
-        # Some patches lack what the run needs: say so, and start only once the lead agrees
-        # to judge the others (the number they agreed to, should the form have changed since).
-        asks = (
-            preflight is not None
-            and 0 < preflight.ready < preflight.total
-            and data["only_ready"] != preflight.ready
-        )
-        if preflight is not None and not asks:
-            try:
-                run = services.run_create(
-                    dataset=data["dataset"],
-                    strategies=data["strategies"],
-                    context=data["context"],
-                    patches=patches,
-                    provider=data["provider"],
-                    model=data["model"],
-                    threshold=data["threshold"],
-                    reducer=data["reducer"],
-                    scale_lo=data["scale_lo"],
-                    scale_hi=data["scale_hi"],
-                    name=data["name"],
-                    actor=request.user,
-                    only_ready=bool(preflight.missing),
-                    webhook_url=data["webhook_url"],
-                    webhook_origin=request.build_absolute_uri("/").rstrip("/"),
-                )
-            except RunError as error:
-                form.add_error(None, str(error))
-                preflight = None  # the error says it all
-            else:
-                left_out = preflight.missing
-                if left_out:
-                    plural = "" if left_out == 1 else "es"
-                    messages.info(request, LEFT_OUT.format(count=left_out, plural=plural))
-                return redirect(run)
+            left_out = run_selectors.run_left_out(run)
+            if left_out:
+                plural = "" if left_out.count == 1 else "es"
+                messages.info(request, LEFT_OUT.format(count=left_out.count, plural=plural))
+            return redirect(run)
     status = 400 if form.errors else 200
-    context = {"form": form, "preflight": preflight}
+    context = {
+        "form": form,
+        "not_ready": not_ready,
+        "preflight": not_ready.preflight if not_ready else None,
+    }
     return render(request, "judging/runs/run_new.html", context, status=status)
 
 
