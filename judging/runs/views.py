@@ -16,7 +16,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.models import User
 from django.http import Http404, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
@@ -46,7 +46,7 @@ from judging.runs.verdicts import CompareError, TableQuery
 from judging.runs.webhooks import webhook_state
 from judging.strategies import parse_team
 from judging.strategies.reducers import REDUCERS
-from rubrics.models import Rubric
+from rubrics.selectors import rubric_get
 from sejury_web.audit import audit_history
 from sejury_web.htmx import AuthenticatedHtmxRequest
 from sejury_web.llm import OFFLINE_MARKER, Provider
@@ -392,7 +392,7 @@ STARTED = "Judging the candidates with revision {number}: the comparison follows
 def rubric_preview(request: AuthenticatedHtmxRequest, rubric_id: int) -> HttpResponse:
     """GET: the judge-preview panel (a page without htmx). POST: start a preview, then the
     panel (htmx) or a redirect to the page."""
-    rubric = get_object_or_404(Rubric.objects.select_related("bug__dataset"), pk=rubric_id)
+    rubric = rubric_get(rubric_id=rubric_id)
     url = reverse("judging:rubric_preview", kwargs={"rubric_id": rubric.pk})
     problem = ""
     if request.method == "POST":
