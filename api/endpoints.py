@@ -62,10 +62,9 @@ WRONG_TYPE = (
 )
 TOO_LARGE = "the bundle is over the size limit of {limit:,} bytes"
 BUNDLE_INVALID = "the bundle is invalid: nothing was imported"
-SOME_NOT_READY = (
-    '{missing} of the {total} patches cannot be judged, since {lacks}; send "only_ready": '
-    "true to judge the other {ready}, or {hints}"
-)
+# How to judge the ready patches of a run the service refused (``RunNotReady``), said after
+# its message.
+ONLY_READY = 'Send "only_ready": true to judge the other {ready}.'
 INTERNAL = "the server failed to answer; nothing more is known here (see the server's log)"
 
 LEADS = (Role.LEAD,)
@@ -530,35 +529,9 @@ def run_create(request: HttpRequest, payload: RunIn) -> HttpResponse:
                 detail = UNKNOWN_PATCHES.format(dataset=dataset.name, keys=", ".join(unknown))
                 return 422, {"detail": detail}, {}
         try:
-            team, _provider, _model = run_services.run_check(
-                strategies=payload.team,
-                context=payload.context,
-                provider=payload.provider,
-                model=payload.model,
-                threshold=payload.threshold,
-                reducer=payload.reducer,
-                webhook_url=payload.webhook,
-            )
-            preflight = run_selectors.run_preflight(
-                dataset=dataset,
-                strategies=team,
-                context=payload.context,
-                patch_ids=None if patches is None else [p.pk for p in patches],
-            )
-            if 0 < preflight.ready < preflight.total and not payload.only_ready:
-                hints = "; ".join(dict.fromkeys(lack.hint for lack in preflight.lacks))
-                detail = SOME_NOT_READY.format(
-                    missing=preflight.missing,
-                    total=preflight.total,
-                    lacks=preflight.summary(),
-                    ready=preflight.ready,
-                    hints=hints,
-                )
-                counts = {"total": preflight.total, "ready": preflight.ready}
-                return 422, {"detail": detail, **counts, "missing": preflight.missing}, {}
             created = run_services.run_create(
                 dataset=dataset,
-                strategies=team,
+                strategies=payload.team,
                 context=payload.context,
                 patches=patches,
                 provider=payload.provider,
@@ -571,6 +544,13 @@ def run_create(request: HttpRequest, payload: RunIn) -> HttpResponse:
                 webhook_url=payload.webhook,
                 webhook_origin=request.build_absolute_uri("/").rstrip("/"),
             )
+        except run_services.RunNotReady as error:
+            preflight = error.preflight
+            detail = str(error)
+            if preflight.ready:
+                detail += " " + ONLY_READY.format(ready=preflight.ready)
+            counts = {"total": preflight.total, "ready": preflight.ready}
+            return 422, {"detail": detail, **counts, "missing": preflight.missing}, {}
         except run_services.RunError as error:
             return 422, {"detail": str(error), "total": 0, "ready": 0, "missing": 0}, {}
         body = _run_dict(request, _run(created.pk))

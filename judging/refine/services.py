@@ -16,7 +16,7 @@ from django.contrib.auth.models import User
 
 from judging.models import Context, JudgingRun
 from judging.runs.selectors import run_preflight
-from judging.runs.services import RunError, nothing_ready, run_check, run_create
+from judging.runs.services import RunError, RunNotReady, run_check, run_create
 from judging.strategies.registry import get_strategy
 from rubrics.ladders.services import DERIVATION
 from rubrics.models import Dataset
@@ -111,7 +111,7 @@ def refine_start(
                 dataset=ladder, strategies=config.team, context=config.context
             )
             if preflight.total and not preflight.ready:
-                raise RunError(nothing_ready(preflight))
+                raise RunNotReady(preflight)
         except RunError as error:
             raise RunError(BAD_CONFIG.format(text=config.text, error=error)) from None
         targets.append((config, chosen_provider, chosen_model))

@@ -23,7 +23,14 @@ from judging.models import (
 )
 from judging.strategies import get_strategy
 from rubrics.models import Dataset, Rubric, RubricRevision
+from sejury_web.audit import audit_events
 from sejury_web.llm import Provider
+
+# The audit action (sejury_web.audit) of a run's creation, whose record ``run_left_out`` reads.
+RUN_CREATE = "run.create"
+# The one wording of a run id that names no run, at every door (pages, API, commands).
+UNKNOWN_RUN = "there is no judging run {run}"
+
 
 RUNS_PER_PAGE = 50
 
@@ -168,10 +175,44 @@ def run_summary(run: JudgingRun) -> dict[str, Any]:
     }
 
 
+class RunNotFound(JudgingRun.DoesNotExist):
+    """No judging run has the id asked for; the message says which (``UNKNOWN_RUN``). A
+    ``JudgingRun.DoesNotExist``, so code that catches that catches this."""
+
+    def __init__(self, run_id: object) -> None:
+        self.run_id = run_id
+        super().__init__(UNKNOWN_RUN.format(run=run_id))
+
+
 def run_get(*, run_id: int) -> JudgingRun:
-    return JudgingRun.objects.select_related("dataset", "created_by", "rubric_revision").get(
-        pk=run_id
-    )
+    """The run, with its dataset, creator and rubric revision; ``RunNotFound`` if none."""
+    try:
+        return JudgingRun.objects.select_related("dataset", "created_by", "rubric_revision").get(
+            pk=run_id
+        )
+    except JudgingRun.DoesNotExist:
+        raise RunNotFound(run_id) from None
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """The patches a run's creation left out (``only_ready``): how many, of how many, and
+    what they lacked, as its pre-flight said."""
+
+    count: int
+    total: int
+    lacks: str
+
+
+def run_left_out(run: JudgingRun) -> LeftOut | None:
+    """What the run's creation left out, from its creation's audit record; None when it
+    judges every patch it was asked to. One query."""
+    created = audit_events(run).filter(action=RUN_CREATE).first()
+    detail = created.detail if created else {}
+    count = int(detail.get("left_out", 0))
+    if not count:
+        return None
+    return LeftOut(count, count + int(detail.get("patches", 0)), str(detail.get("lacks", "")))
 
 
 # Pre-flight of a new run: what each patch needs, by context, for the rubric judge (the

@@ -27,7 +27,7 @@ from judging.runs.rejections import (
     rejected_passing,
     with_members,
 )
-from judging.runs.selectors import Preflight, run_preflight
+from judging.runs.selectors import RUN_CREATE, Preflight, run_preflight
 from judging.runs.stale import can_go_stale, stale_results
 from judging.runs.webhooks import delivery_open, webhook_host, webhook_url_check
 from judging.strategies import parse_team
@@ -41,9 +41,16 @@ from sejury_web.llm import LLMRequest, Provider
 from sejury_web.llm.config import llm_config
 
 NO_PATCHES = "there are no patches to judge"
+# Why a run whose pre-flight found patches without what the team needs was not started: the
+# one wording of the page, the API and the ``judge`` command, which each add only how to say
+# "judge the ready ones" at their door (a button, ``"only_ready": true``, ``--only-ready``).
 NOTHING_READY = (
     "no run was started: none of the {total} {noun} could be judged, since {lacks}. To judge "
-    "them, {hints}"
+    "them, {hints}."
+)
+SOME_NOT_READY = (
+    "no run was started: {missing} of the {total} patches could not be judged, since {lacks}. "
+    "To judge them, {hints}."
 )
 FOREIGN_PATCHES = "every patch of a run must belong to the run's dataset ({dataset})"
 UNKNOWN_CONTEXT = "unknown context {context!r}; the contexts are {known}"
@@ -64,8 +71,8 @@ ALL_SORTED = (
     "every test-passing patch that run {run} rejected is sorted already, with prompt {version}"
 )
 
-# Audit actions (sejury_web.audit) of a run's life.
-RUN_CREATE = "run.create"
+# Audit actions (sejury_web.audit) of a run's life; RUN_CREATE's record is read back by
+# ``run_left_out``, so it lives with the selectors.
 RUN_CANCEL = "run.cancel"
 RUN_RESUME = "run.resume"
 RUN_RETRY = "run.retry_failed"
@@ -77,13 +84,27 @@ class RunError(ValueError):
     """A run cannot be created or changed as asked; the message says why."""
 
 
-def nothing_ready(preflight: Preflight) -> str:
-    """Why a run none of whose patches could be judged is not started, and what to do."""
-    hints = list(dict.fromkeys(lack.hint for lack in preflight.lacks))
-    noun = "patch" if preflight.total == 1 else "patches"
-    return NOTHING_READY.format(
-        total=preflight.total, noun=noun, lacks=preflight.summary(), hints="; ".join(hints)
-    )
+class RunNotReady(RunError):
+    """A new run was refused by its pre-flight: some patches (``preflight.ready`` of them
+    have it) lack what the team needs in the context. When some are ready, a caller may
+    ask again with ``only_ready``; the message says what is lacking and what to do."""
+
+    def __init__(self, preflight: Preflight) -> None:
+        self.preflight = preflight
+        hints = "; ".join(dict.fromkeys(lack.hint for lack in preflight.lacks))
+        if preflight.ready:
+            message = SOME_NOT_READY.format(
+                missing=preflight.missing,
+                total=preflight.total,
+                lacks=preflight.summary(),
+                hints=hints,
+            )
+        else:
+            noun = "patch" if preflight.total == 1 else "patches"
+            message = NOTHING_READY.format(
+                total=preflight.total, noun=noun, lacks=preflight.summary(), hints=hints
+            )
+        super().__init__(message)
 
 
 class NothingToSort(RunError):
@@ -156,13 +177,24 @@ def run_create(
     kind: str = JudgingRun.Kind.RUN,
     rubric_revision: RubricRevision | None = None,
     only_ready: bool = False,
+    expected_ready: int | None = None,
+    judge_unready: bool = False,
     webhook_url: str = "",
     webhook_origin: str = "",
     reducer: str = DEFAULT_REDUCER,
 ) -> JudgingRun:
-    """Create a run over ``patches`` (default: every patch of the dataset) and queue it; with
-    ``only_ready``, over those of them that have what the team needs in ``context``
-    (``run_preflight``). A run none of whose patches could be judged is refused.
+    """Create a run over ``patches`` (default: every patch of the dataset) and queue it.
+
+    This is the one place that decides whether a new run starts, for the page, the API and
+    the ``judge`` command alike: its settings are checked first (``run_check``), then its
+    pre-flight (``run_preflight``). When some patches lack what the team needs in
+    ``context``, ``RunNotReady`` (carrying the pre-flight) refuses the run, unless
+    ``only_ready``: then the run judges the others. ``expected_ready`` is the number of
+    ready patches the caller showed and was told to judge; should the pre-flight count
+    another (the form changed, a rubric was confirmed meanwhile), the run is refused again.
+    A run none of whose patches could be judged is always refused. ``judge_unready`` judges
+    every patch even so, each lacking one failing as its member does: for scripts and tests
+    of failure handling, never a door.
 
     ``webhook_url`` is called when the run ends (``judging.runs.webhooks``);
     ``webhook_origin``, the scheme and host the request came through, makes the links of
@@ -198,7 +230,10 @@ def run_create(
     if not preflight.total:
         raise RunError(NO_PATCHES)
     if not preflight.ready:
-        raise RunError(nothing_ready(preflight))
+        raise RunNotReady(preflight)
+    agreed = only_ready and expected_ready in (None, preflight.ready)
+    if preflight.missing and not agreed and not judge_unready:
+        raise RunNotReady(preflight)
     to_judge = dataset.patches.all()
     if chosen_ids is not None:
         to_judge = to_judge.filter(pk__in=chosen_ids)
@@ -229,6 +264,7 @@ def run_create(
         detail: dict[str, Any] = {"patches": len(patch_ids)}
         if len(patch_ids) < preflight.total:
             detail["left_out"] = preflight.total - len(patch_ids)
+            detail["lacks"] = preflight.summary()
         if webhook_url:
             detail["webhook"] = webhook_host(webhook_url)
         audit_record(actor=actor, action=RUN_CREATE, target=run, detail=detail)

@@ -23,11 +23,11 @@ from judging.management.commands.judge import (
     RETRY_NEEDS_RESUME,
     UNKNOWN_DATASET,
     UNKNOWN_PATCHES,
-    UNKNOWN_RUN,
     Command,
 )
 from judging.models import JudgingRun, PatchJudgment, StrategyResult
 from judging.runs.execution import run_start
+from judging.runs.selectors import UNKNOWN_RUN
 from judging.runs.services import NOTHING_TO_RESUME, run_cancel, run_create
 from rubrics.models import Dataset
 from tests.judging.factories import make_golden
@@ -156,7 +156,9 @@ def test_resume_retries_failed_patches_and_waits_for_them(eager_tasks: None) -> 
     make_golden(dataset.bugs.get(key="BUG-A"))
     # The command starts no run where some patches lack their golden rubric (its pre-flight)
     # without --only-ready; the service judges them all, and BUG-B's fail, again on a retry.
-    run = run_create(actor=None, dataset=dataset, strategies="rubric,s3", context="golden")
+    run = run_create(
+        actor=None, dataset=dataset, strategies="rubric,s3", context="golden", judge_unready=True
+    )
     out = judge("--resume", str(run.pk), "--retry-failed", "--wait")
     assert f"Run {run.pk} finished" in out
     assert "6/6 judged, 3 failed" in out

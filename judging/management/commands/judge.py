@@ -18,11 +18,16 @@ from django.core.management.base import BaseCommand, CommandError
 
 from judging.models import Context, JudgingRun, PatchJudgment
 from judging.runs.export import verdict_records
-from judging.runs.selectors import RunProgress, run_get, run_preflight, run_progress
+from judging.runs.selectors import (
+    RunNotFound,
+    RunProgress,
+    run_get,
+    run_left_out,
+    run_progress,
+)
 from judging.runs.services import (
     RunError,
-    nothing_ready,
-    run_check,
+    RunNotReady,
     run_create,
     run_rejudge_stale,
     run_resume,
@@ -34,7 +39,6 @@ from sejury_web.llm import OFFLINE_MARKER, Provider
 
 UNKNOWN_DATASET = "no dataset named {name!r}"
 UNKNOWN_PATCHES = "no patch {keys} in {dataset}"
-UNKNOWN_RUN = "no judging run {run}"
 NEW_RUN_NEEDS = "give --dataset, --team and --context to start a run (or --resume ID)"
 RESUME_ALONE = "--resume takes no {options}: a resumed run keeps its own"
 RETRY_NEEDS_RESUME = "--retry-failed only goes with --resume"
@@ -55,10 +59,9 @@ INTERRUPTED = (
     "when it is done: `python manage.py export_verdicts --run {run} --format csv`."
 )
 CANCELLED = "run {run} was cancelled"
-NOT_READY = (
-    "no run was started: {lacks}. Pass --only-ready to judge the {ready} other patch{plural}, "
-    "or change the team or the context."
-)
+# How to judge the ready patches of a run the service refused (``RunNotReady``), said after
+# its message.
+ONLY_READY = "Pass --only-ready to judge the {ready} other patch{plural}."
 LEFT_OUT = "Left out {missing} of {total} patches: {lacks}."
 OFFLINE_NOTE = f"The provider is offline: every answer comes from the {OFFLINE_MARKER}."
 
@@ -180,35 +183,6 @@ class Command(BaseCommand):
                 )
         lo, hi = options["scale"] or DEFAULT_SCALE
         threshold = options["threshold"]
-        settings = {
-            "strategies": options["team"],
-            "context": options["context"],
-            "provider": options["provider"],
-            "model": options["model"],
-            "threshold": (lo + hi) / 2 if threshold is None else threshold,
-            "scale_lo": lo,
-            "scale_hi": hi,
-            "reducer": options["reducer"] or DEFAULT_REDUCER,
-        }
-        try:  # a wrong setting is said before what the patches lack
-            team, _, _ = run_check(**settings)
-        except RunError as error:
-            raise CommandError(str(error)) from None
-        preflight = run_preflight(
-            dataset=dataset,
-            strategies=team,
-            context=options["context"],
-            patch_ids=None if patches is None else [patch.pk for patch in patches],
-        )
-        if preflight.missing:
-            if not preflight.ready:
-                raise CommandError(nothing_ready(preflight))
-            if not options["only_ready"]:
-                plural = "" if preflight.ready == 1 else "es"
-                lacks = preflight.summary()
-                raise CommandError(
-                    NOT_READY.format(lacks=lacks, ready=preflight.ready, plural=plural)
-                )
         try:
             run = run_create(
                 actor=None,
@@ -216,15 +190,28 @@ class Command(BaseCommand):
                 patches=patches,
                 name=options["name"],
                 only_ready=options["only_ready"],
-                **settings,
+                strategies=options["team"],
+                context=options["context"],
+                provider=options["provider"],
+                model=options["model"],
+                threshold=(lo + hi) / 2 if threshold is None else threshold,
+                scale_lo=lo,
+                scale_hi=hi,
+                reducer=options["reducer"] or DEFAULT_REDUCER,
             )
+        except RunNotReady as error:
+            ready = error.preflight.ready
+            if not ready:
+                raise CommandError(str(error)) from None
+            plural = "" if ready == 1 else "es"
+            only_ready = ONLY_READY.format(ready=ready, plural=plural)
+            raise CommandError(f"{error} {only_ready}") from None
         except RunError as error:
             raise CommandError(str(error)) from None
-        if preflight.missing:
+        left_out = run_left_out(run)
+        if left_out:
             self.stdout.write(
-                LEFT_OUT.format(
-                    missing=preflight.missing, total=preflight.total, lacks=preflight.summary()
-                )
+                LEFT_OUT.format(missing=left_out.count, total=left_out.total, lacks=left_out.lacks)
             )
         total = run_progress(run).total
         self._describe(run, f"Run {run.pk}: {total} patches of {dataset.name!r}")
@@ -252,8 +239,8 @@ class Command(BaseCommand):
             raise CommandError(RESUME_ALONE.format(options=", ".join(given)))
         try:
             run = run_get(run_id=options["resume"])
-        except JudgingRun.DoesNotExist:
-            raise CommandError(UNKNOWN_RUN.format(run=options["resume"])) from None
+        except RunNotFound as error:
+            raise CommandError(str(error)) from None
         if options["stale"]:
             return self._rejudge(run, retry_failed=options["retry_failed"])
         # Counted before: eager tasks (and fast workers) may judge them all before we print.

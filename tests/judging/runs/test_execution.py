@@ -233,7 +233,9 @@ def test_without_a_golden_rubric_only_the_rubric_member_fails(judge_now: Judge) 
     bug = bug_with_patches(1)
     make_golden(bug_with_patches(1, dataset=bug.dataset))  # without a ready patch, no run
 
-    run = judge_now(dataset=bug.dataset, strategies="rubric,s1b", context="golden")
+    run = judge_now(
+        dataset=bug.dataset, strategies="rubric,s1b", context="golden", judge_unready=True
+    )
 
     judgment = run.judgments.get(patch__bug=bug)
     results = members(judgment)

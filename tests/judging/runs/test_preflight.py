@@ -2,21 +2,24 @@
 form's offer to judge only the others or to go back, the refusal of a run that would fail
 entirely (the service, the form and the ``judge`` command alike)."""
 
+import html
 import io
 import re
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
 from judging.models import JudgingRun
 from judging.runs.selectors import EXAMPLES_SHOWN, run_preflight
-from judging.runs.services import RunError, run_create
+from judging.runs.services import RunError, RunNotReady, run_create
 from rubrics.models import Bug, Dataset, Rubric
 from rubrics.review.drafting import rubric_draft_write
+from tests.api.helpers import TokenClient, token_for
 from tests.judging.factories import make_golden
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory
 
@@ -142,6 +145,7 @@ def form_data(**changes: Any) -> dict[str, Any]:
         "context": "golden",
         "provider": "offline",
         "threshold": "50",
+        "reducer": "mean",
         "scale_lo": "0",
         "scale_hi": "100",
         "name": "Checked first",
@@ -260,3 +264,62 @@ def test_the_command_refuses_a_run_with_unready_patches_unless_told_to_leave_the
         )
     with pytest.raises(CommandError, match="--resume takes no --only-ready"):
         judge("--resume", str(run.pk), "--only-ready")
+
+
+# One decision, three doors: the page, the API and the command say the service's refusal
+
+
+def refusal(dataset: Dataset, **settings: Any) -> RunNotReady:
+    with pytest.raises(RunNotReady) as refused:
+        run_create(actor=None, dataset=dataset, **settings)
+    return refused.value
+
+
+@pytest.mark.parametrize(
+    ("team", "context", "keys", "ready"),
+    [
+        (["rubric", "s1b"], "golden", [], 2),  # some patches are ready
+        (["rubric"], "free_form", ["N-p0", "D-p1"], 0),  # none is
+    ],
+)
+def test_the_page_the_api_and_the_command_give_the_service_s_refusal(
+    lead_client: Client,
+    lead: User,
+    dataset: Dataset,
+    team: list[str],
+    context: str,
+    keys: list[str],
+    ready: int,
+) -> None:
+    chosen = list(dataset.patches.filter(key__in=keys)) if keys else None
+    error = refusal(
+        dataset, strategies=",".join(team), context=context, patches=chosen, provider="offline"
+    )
+    assert error.preflight.ready == ready
+    said = str(error)
+    assert said.startswith("no run was started: ")
+
+    page = lead_client.post(
+        reverse("judging:run_new"),
+        form_data(strategies=team, context=context, patch_keys=", ".join(keys)),
+    )
+    assert said in html.unescape(page.content.decode())
+
+    run = {"dataset": dataset.name, "team": team, "context": context, "provider": "offline"}
+    answer = TokenClient(token_for(lead)).post("/api/v1/runs", run | {"patches": keys or None})
+    assert answer.status_code == 422
+    assert answer.json()["detail"].startswith(said)
+    assert (answer.json()["total"], answer.json()["ready"]) == (error.preflight.total, ready)
+
+    argv = ["--dataset", dataset.slug, "--team", ",".join(team), "--context", context]
+    with pytest.raises(CommandError) as command:
+        judge(*argv, "--provider", "offline", *(["--patches", ",".join(keys)] if keys else []))
+    assert str(command.value).startswith(said)
+    assert not JudgingRun.objects.exists()
+
+
+def test_a_lead_who_agreed_to_another_count_is_asked_again(dataset: Dataset) -> None:
+    settings: dict[str, Any] = {"strategies": "rubric", "context": "draft", "only_ready": True}
+    error = refusal(dataset, expected_ready=2, **settings)
+    assert error.preflight.ready == 5
+    assert not JudgingRun.objects.exists()
