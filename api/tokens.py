@@ -86,3 +86,8 @@ def token_check(token: str) -> ApiToken | None:
 def tokens_of(user: User) -> QuerySet[ApiToken]:
     """``user``'s tokens, active ones first, newest first."""
     return ApiToken.objects.filter(user=user).order_by("revoked_at", "-created_at", "-id")
+
+
+def token_of(*, user: User, token_id: int) -> ApiToken:
+    """One of ``user``'s tokens (``ApiToken.DoesNotExist`` for another's, or none)."""
+    return ApiToken.objects.get(pk=token_id, user=user)

@@ -5,17 +5,18 @@ Content-Security-Policy holds)."""
 from typing import Any
 
 from django.contrib.messages import success
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from api.endpoints import api
 from api.forms import TokenForm
 from api.models import ApiToken
-from api.tokens import token_create, token_revoke, tokens_of
+from api.tokens import token_create, token_of, token_revoke, tokens_of
 from sejury_web.htmx import AuthenticatedHtmxRequest
 
 METHODS = ("get", "post", "put", "patch", "delete")
+UNKNOWN_TOKEN_ID = "you have no API token {token}"  # noqa: S105 (a message, not a token)
 
 
 @require_http_methods(["GET", "POST"])
@@ -41,7 +42,10 @@ def token_list(request: AuthenticatedHtmxRequest) -> HttpResponse:
 
 @require_POST
 def token_revoke_view(request: AuthenticatedHtmxRequest, token_id: int) -> HttpResponse:
-    token = get_object_or_404(ApiToken, pk=token_id, user=request.user)
+    try:
+        token = token_of(user=request.user, token_id=token_id)
+    except ApiToken.DoesNotExist:
+        raise Http404(UNKNOWN_TOKEN_ID.format(token=token_id)) from None
     token_revoke(actor=request.user, token=token)
     success(request, f"Revoked the token {token.prefix}… ({token.name}).")
     return redirect("api:tokens")
