@@ -59,6 +59,7 @@ class RunForm(forms.Form):
         label="Team score",
         choices=reducer_choices,
         initial=DEFAULT_REDUCER,
+        required=False,  # a form that says none: the mean, as before reducers had names
         help_text="How the members' scores become the team's.",
     )
     scale_lo = forms.FloatField(label="Scale from", initial=0.0, widget=NUMBER)
@@ -101,6 +102,9 @@ class RunForm(forms.Form):
             return webhook_url_check(url)
         except WebhookError as error:
             raise forms.ValidationError(str(error)) from None
+
+    def clean_reducer(self) -> str:
+        return self.cleaned_data.get("reducer") or DEFAULT_REDUCER
 
     def clean_strategies(self) -> list[str]:
         chosen = set(self.cleaned_data["strategies"])
