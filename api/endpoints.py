@@ -37,9 +37,17 @@ from judging.runs.export import verdict_page
 from judging.runs.webhooks import webhook_state
 from rubrics import selectors as rubric_selectors
 from rubrics.bundle.base import BundleImportError
-from rubrics.bundle.services import bundle_import, dataset_resolve
-from rubrics.bundle.uploads import bundle_upload_queue, upload_errors, upload_progress, worker_bytes
+from rubrics.bundle.services import bundle_import
+from rubrics.bundle.uploads import (
+    UNKNOWN_UPLOAD,
+    bundle_upload_get,
+    bundle_upload_queue,
+    upload_errors,
+    upload_progress,
+    worker_bytes,
+)
 from rubrics.models import BundleUpload, Dataset
+from rubrics.selectors import dataset_resolve
 from sejury_web.roles import Role
 
 log = logging.getLogger(__name__)
@@ -52,7 +60,6 @@ NDJSON_TYPES = ("application/x-ndjson", "application/jsonl", "application/json-l
 
 UNKNOWN_DATASET = "no dataset is called {name!r} (by name or URL name)"
 UNKNOWN_RUN = "there is no judging run {run}"
-UNKNOWN_UPLOAD = "there is no bundle upload {upload}"
 UNKNOWN_PATCHES = "dataset {dataset!r} has no patches {keys}"
 BAD_CURSOR = "the cursor {cursor!r} is not one this API gave for run {run}"
 NO_FILE = "a multipart upload needs the bundle in a file field named 'file'"
@@ -470,9 +477,10 @@ def upload_get(request: HttpRequest, upload_id: int) -> dict[str, Any]:
     """A large bundle's import by the worker: ``queued``, ``running`` (with its progress),
     ``done`` (with its counts) or ``failed`` (with its errors' lines and fields)."""
     require_role(request, "bundle import", *LEADS)
-    upload = BundleUpload.objects.select_related("bundle_import").filter(pk=upload_id).first()
-    if upload is None:
-        raise Http404(UNKNOWN_UPLOAD.format(upload=upload_id))
+    try:
+        upload = bundle_upload_get(upload_id=upload_id)
+    except BundleUpload.DoesNotExist:
+        raise Http404(UNKNOWN_UPLOAD.format(upload=upload_id)) from None
     return _upload_dict(request, upload)
 
 

@@ -21,6 +21,7 @@ from rubrics.analytics import dataset_rubric_report, report_dict
 from rubrics.bundle.base import BundleImportError, import_counts_text, summary_text
 from rubrics.bundle.services import bundle_export, bundle_import
 from rubrics.bundle.uploads import (
+    UNKNOWN_UPLOAD,
     bundle_upload_get,
     bundle_upload_queue,
     upload_errors,
@@ -29,7 +30,7 @@ from rubrics.bundle.uploads import (
 )
 from rubrics.forms import BundleUploadForm
 from rubrics.long_diffs import DiffExpired, DiffGone, diff_for_token
-from rubrics.models import Rubric
+from rubrics.models import BundleUpload, Rubric
 from rubrics.review.forms import DraftRequestForm
 from rubrics.swebench.forms import SwebenchUploadForm
 from rubrics.swebench.services import NamedFile, SwebenchImportError, swebench_import
@@ -186,7 +187,10 @@ def swebench_upload(request: AuthenticatedHtmxRequest) -> HttpResponse:
 def bundle_upload_status(request: AuthenticatedHtmxRequest, upload_id: int) -> HttpResponse:
     """A large upload's import by the worker: live progress (htmx polls the partial), then
     what it imported or why nothing was."""
-    upload = bundle_upload_get(upload_id=upload_id)
+    try:
+        upload = bundle_upload_get(upload_id=upload_id)
+    except BundleUpload.DoesNotExist:
+        raise Http404(UNKNOWN_UPLOAD.format(upload=upload_id)) from None
     context = {
         "upload": upload,
         "progress": upload_progress(upload),

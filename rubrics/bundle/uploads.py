@@ -16,7 +16,6 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
-from django.shortcuts import get_object_or_404
 
 from rubrics.bundle.base import BundleImportError
 from rubrics.bundle.read import BundleError
@@ -26,6 +25,7 @@ from rubrics.tasks import bundle_upload_run_task
 from sejury_web.durable import enqueue_on_commit
 
 UPLOAD_DIR = "bundle-uploads"
+UNKNOWN_UPLOAD = "there is no bundle upload {upload}"
 
 
 def worker_bytes() -> int:
@@ -60,13 +60,11 @@ def bundle_upload_queue(*, actor: User, file: UploadedFile, dataset_name: str) -
 
 
 def bundle_upload_get(*, upload_id: int) -> BundleUpload:
-    """One upload with who sent it and what it imported, or 404."""
-    return get_object_or_404(
-        BundleUpload.objects.select_related(
-            "uploaded_by", "bundle_import", "bundle_import__dataset"
-        ),
-        pk=upload_id,
-    )
+    """One upload with who sent it and what it imported (``BundleUpload.DoesNotExist``
+    otherwise): its page and the API's ``/uploads/{id}`` read it."""
+    return BundleUpload.objects.select_related(
+        "uploaded_by", "bundle_import", "bundle_import__dataset"
+    ).get(pk=upload_id)
 
 
 @dataclass(frozen=True)
