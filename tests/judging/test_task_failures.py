@@ -36,7 +36,7 @@ def statuses(run: JudgingRun) -> dict[str, tuple[str, str]]:
     }
 
 
-def test_a_judge_patch_that_raises_fails_its_judgment_and_finishes_the_run(
+def test_a_patch_judge_task_that_raises_fails_its_judgment_and_finishes_the_run(
     run: JudgingRun, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(tasks, "patch_judge", explode)
@@ -50,7 +50,7 @@ def test_a_judge_patch_that_raises_fails_its_judgment_and_finishes_the_run(
     assert run.status == JudgingRun.Status.FINISHED  # nothing pending: Retry failed is offered
 
 
-def test_a_prepare_bug_that_raises_fails_only_that_bugs_judgments(
+def test_a_bug_prepare_task_that_raises_fails_only_that_bugs_judgments(
     run: JudgingRun, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(tasks, "bug_prepare", explode)
@@ -62,7 +62,7 @@ def test_a_prepare_bug_that_raises_fails_only_that_bugs_judgments(
     assert run.status != JudgingRun.Status.FINISHED
 
 
-def test_a_start_run_that_raises_fails_the_runs_pending_judgments(
+def test_a_run_start_task_that_raises_fails_the_runs_pending_judgments(
     run: JudgingRun, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     PatchJudgment.objects.filter(run=run, patch__key="P-3").update(status=PatchJudgment.Status.DONE)
