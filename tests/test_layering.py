@@ -1,11 +1,16 @@
 """The import rule of ARCHITECTURE.md, checked on every module: dependencies point one way,
 ``api → judging → rubrics → sejury_web``, and no two modules import each other, directly or
 through others. Imports inside functions count: they are still dependencies, only later ones.
+
+And the layers inside a package: a ``selectors`` module never writes, and a view (a page's
+``views`` module or an API operation) never queries the database but through a selector or a
+service (the rules are at the end, with what they count as a write and a query).
 """
 
 import ast
 import re
 from collections.abc import Iterator
+from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
@@ -197,3 +202,160 @@ def test_the_llm_layer_names_no_domain_purpose() -> None:
         for number, line in enumerate(path.read_text().splitlines(), start=1):
             found.extend(f"{module}:{number} {m.group()!r}" for m in named.finditer(line))
     assert found == [], "register the offline rule from the app whose prompt asks"
+
+
+# -- Reads and writes where the layers say ---------------------------------------------------
+# ``selectors`` read, ``services`` write, and a view (a page's or the API's door) reaches the
+# database only through them. Both rules read the code as ``ast``; what they count:
+#
+# * a *write* is a call of ``save``, ``create``, ``delete``, ``bulk_create``, ``bulk_update``,
+#   ``get_or_create`` or ``update_or_create`` on anything, or ``update(field=…)`` with keyword
+#   arguments only (``QuerySet.update``; ``dict.update(other)`` and ``set.update(items)``
+#   take a positional one and are not writes);
+# * a *query* is a write, a manager (``Model.objects``, ``_default_manager``), a method only a
+#   queryset or a related manager has (``filter``, ``exclude``, ``select_related``, …:
+#   ``dataset.imports.select_related(…)`` is a query too), ``get(field=…)`` with keyword
+#   arguments only, ``count()`` with none (``list.count(x)`` takes one), or Django's
+#   ``get_object_or_404``/``get_list_or_404``.
+#
+# A *door* is a module whose name matches ``DOOR_GLOBS`` (the pages' ``views``), or an ``api``
+# module that declares an HTTP operation (a function decorated with ``router.get(…)``,
+# ``api.post(…)``, …): the API is split by domain, and a new operations module is a door
+# without this list changing.
+
+WRITE_METHODS = frozenset(
+    {"save", "create", "delete", "bulk_create", "bulk_update", "get_or_create", "update_or_create"}
+)
+QUERYSET_METHODS = frozenset(
+    {
+        "filter",
+        "exclude",
+        "annotate",
+        "aggregate",
+        "alias",
+        "select_related",
+        "prefetch_related",
+        "order_by",
+        "values_list",
+        "in_bulk",
+        "select_for_update",
+        "defer",
+        "only",
+        "distinct",
+        "raw",
+        "exists",
+    }
+)
+MANAGERS = frozenset({"objects", "_default_manager"})
+SHORTCUTS = frozenset({"get_object_or_404", "get_list_or_404"})
+DOOR_GLOBS = ("*.views", "*.views.*")
+HTTP_METHODS = frozenset({"get", "post", "put", "patch", "delete", "api_operation"})
+
+
+def _tree(module: str) -> ast.Module:
+    path, _ = MODULES[module]
+    return ast.parse(path.read_text(), filename=str(path))
+
+
+def _writes(tree: ast.AST) -> Iterator[ast.Call]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            name = node.func.attr
+            if name in WRITE_METHODS or (name == "update" and node.keywords and not node.args):
+                yield node
+
+
+def _queries(tree: ast.AST) -> Iterator[ast.expr]:
+    yield from _writes(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in MANAGERS:
+            yield node
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id in SHORTCUTS:
+                yield node
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            name, positional = node.func.attr, bool(node.args)
+            if (
+                name in QUERYSET_METHODS
+                or (name == "get" and node.keywords and not positional)
+                or (name == "count" and not positional and not node.keywords)
+            ):
+                yield node
+
+
+def _declares_operations(tree: ast.Module) -> bool:
+    """Whether a module registers an HTTP operation (django-ninja: ``@router.get("/…")``)."""
+    return any(
+        isinstance(decorator, ast.Call)
+        and isinstance(decorator.func, ast.Attribute)
+        and decorator.func.attr in HTTP_METHODS
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        for decorator in node.decorator_list
+    )
+
+
+def _is_door(module: str) -> bool:
+    if any(fnmatch(module, glob) for glob in DOOR_GLOBS):
+        return True
+    return module.startswith("api.") and _declares_operations(_tree(module))
+
+
+def _found(module: str, nodes: Iterator[ast.expr]) -> list[str]:
+    """Where the nodes are, one per line: the widest expression found there."""
+    widest: dict[int, str] = {}
+    for node in nodes:
+        text = ast.unparse(node)
+        if len(text) > len(widest.get(node.lineno, "")):
+            widest[node.lineno] = text
+    return [f"{module}:{line} {text[:90]}" for line, text in sorted(widest.items())]
+
+
+SELECTORS = sorted(m for m in MODULES if m.rpartition(".")[2] == "selectors" or ".selectors." in m)
+DOORS = sorted(module for module in MODULES if _is_door(module))
+
+
+def test_the_rules_find_writes_and_queries_and_leave_dicts_alone() -> None:
+    code = ast.parse(
+        "run.save()\nRun.objects.filter(pk=1).update(status='done')\ncounts.update(other)\n"
+        "seen.update({1})\nrow.get('key')\nkeys.count('a')\nrun.judgments.count()\n"
+        "dataset.imports.select_related('by')\nget_object_or_404(Run, pk=1)\n"
+        "Run.objects.get_or_create(pk=1)\nrubric.revisions.get(number=2)\n"
+    )
+    assert [ast.unparse(node) for node in _writes(code)] == [
+        "run.save()",
+        "Run.objects.filter(pk=1).update(status='done')",
+        "Run.objects.get_or_create(pk=1)",
+    ]
+    queries = {ast.unparse(node) for node in _queries(code)}
+    for plain in ("counts.update(other)", "seen.update({1})", "row.get('key')", "keys.count('a')"):
+        assert plain not in queries
+    assert {
+        "run.judgments.count()",
+        "dataset.imports.select_related('by')",
+        "get_object_or_404(Run, pk=1)",
+        "rubric.revisions.get(number=2)",
+        "Run.objects",
+    } <= queries
+
+
+def test_the_doors_are_the_views_and_the_api_operations() -> None:
+    assert {"judging.runs.views", "rubrics.views", "sejury_web.views"} <= set(DOORS)
+    assert any(module.startswith("api.") for module in DOORS), "no API operation found"
+    assert not {"api.tokens", "judging.runs.selectors"} & set(DOORS)
+    assert {"judging.runs.selectors", "rubrics.selectors"} <= set(SELECTORS)
+
+
+@pytest.mark.parametrize("module", SELECTORS)
+def test_selectors_only_read(module: str) -> None:
+    writes = _found(module, _writes(_tree(module)))
+    assert writes == [], f"a selector writes: move the write to a service: {writes}"
+
+
+@pytest.mark.parametrize("module", DOORS)
+def test_views_query_only_through_selectors_and_services(module: str) -> None:
+    queries = _found(module, _queries(_tree(module)))
+    assert queries == [], (
+        f"a view queries the database itself: read through a selector, write through a "
+        f"service: {queries}"
+    )
