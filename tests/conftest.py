@@ -1,6 +1,9 @@
 """Fixtures shared by the whole suite: users in each role, logged-in clients, data paths,
 Celery in-process or in a real worker, and fake LLM servers the LLM layer is pointed at.
 
+``make test`` runs the suite in parallel (pytest-xdist, one process per core), then the tests
+marked ``alone`` one at a time: ``--alone=skip`` and ``--alone=only`` pick them out.
+
 Plain helpers (paths, the password, ``client_for``) live in ``tests.helpers``.
 """
 
@@ -21,6 +24,38 @@ from tests.helpers import LE2019_BUNDLE, PASSWORD, client_for
 from tests.sejury_web.llm.fake_servers import GeminiServer, OpenAIServer
 from tests.sejury_web.llm.helpers import Provided, point_at
 from tests.workers import running_worker
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--alone",
+        choices=("with", "skip", "only"),
+        default="with",
+        help="the tests marked `alone`: run them with the rest (the default), skip them (in the "
+        "parallel run of `make test`), or run only them (in its second, serial run)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``--alone=skip`` leaves the ``alone`` tests out, ``--alone=only`` leaves the rest out."""
+    choice = config.getoption("alone")
+    if choice == "with":
+        return
+    alone = choice == "only"
+    keep = [item for item in items if (item.get_closest_marker("alone") is not None) == alone]
+    config.hook.pytest_deselected(
+        items=[item for item in items if (item.get_closest_marker("alone") is not None) != alone]
+    )
+    items[:] = keep
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """No ``alone`` test among those selected (``make test-fast -k ...``) is not a failure."""
+    if (
+        session.config.getoption("alone") == "only"
+        and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED
+    ):
+        session.exitstatus = pytest.ExitCode.OK
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ download a browser here. Without it the e2e tests skip, unless ``SEJURY_REQUIRE_
 (as CI sets): then they fail, so that a missing browser never passes silently.
 """
 
+import asyncio
 import contextlib
 import os
 from collections.abc import Iterator
@@ -31,23 +32,18 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture
-def e2e_browser(monkeypatch: pytest.MonkeyPatch) -> Iterator[Browser]:
-    """A headless Chromium, closed after the test whatever happened."""
+@pytest.fixture(scope="session")
+def _chromium() -> Iterator[tuple[Browser, asyncio.AbstractEventLoop]]:
+    """A headless Chromium for the whole session (of each xdist worker), closed at its end.
+
+    Starting Playwright's driver and a browser takes seconds (about 7 on a busy machine), more
+    than many e2e tests do; each test gets a fresh context (cookies, storage) of its own.
+    """
     if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
         reason = f"Chromium not found at {CHROMIUM} (apt-get install chromium)"
         if os.environ.get("SEJURY_REQUIRE_BROWSER", "").strip().lower() in {"1", "true", "yes"}:
             pytest.fail(f"SEJURY_REQUIRE_BROWSER is set but {reason}", pytrace=False)
         pytest.skip(reason)
-    # Playwright's sync API marks an asyncio loop as running in this thread between its
-    # calls, and Django then refuses ORM calls from the test (SynchronousOnlyOperation).
-    # The calls are synchronous all the same: this is Django's documented escape hatch,
-    # set for the e2e tests only (monkeypatch undoes it after the browser is gone).
-    # With that loop "running", Django also keeps its connections per asyncio context
-    # rather than per thread, so the test's ORM calls get a connection of their own; it is
-    # closed below while that context is still current, or PostgreSQL could not drop the
-    # test database at the end ("being accessed by other users").
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=str(CHROMIUM),
@@ -56,11 +52,39 @@ def e2e_browser(monkeypatch: pytest.MonkeyPatch) -> Iterator[Browser]:
             args=CHROMIUM_ARGS,
             timeout=NAVIGATION_TIMEOUT_MS,
         )
+        # Playwright's sync API marks its asyncio loop as running in this thread (and marks it
+        # again after each of its calls), and Django then refuses ORM calls from synchronous
+        # code (SynchronousOnlyOperation). Outside the e2e tests nothing here is asynchronous:
+        # the mark is taken off until an e2e test puts it back (e2e_browser).
+        loop = asyncio.get_running_loop()
+        asyncio.events._set_running_loop(None)
         try:
-            yield browser
+            yield browser, loop
         finally:
+            asyncio.events._set_running_loop(loop)
             browser.close()
-            connections.close_all()
+
+
+@pytest.fixture
+def e2e_browser(
+    _chromium: tuple[Browser, asyncio.AbstractEventLoop], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Browser]:
+    """The session's headless Chromium, with Playwright's loop marked running for the test."""
+    browser, loop = _chromium
+    # With Playwright's loop "running", Django refuses ORM calls from the test, though they
+    # are synchronous all the same: this is Django's documented escape hatch, set for the e2e
+    # tests only (monkeypatch undoes it after the test).
+    # With that loop "running", Django also keeps its connections per asyncio context
+    # rather than per thread, so the test's ORM calls get a connection of their own; it is
+    # closed below while that context is still current, or PostgreSQL could not drop the
+    # test database at the end ("being accessed by other users").
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    asyncio.events._set_running_loop(loop)
+    try:
+        yield browser
+    finally:
+        connections.close_all()
+        asyncio.events._set_running_loop(None)
 
 
 @pytest.fixture

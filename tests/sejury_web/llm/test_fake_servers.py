@@ -206,6 +206,8 @@ def test_openai_broken_body_surfaces_as_json_decode_error(openai_server: OpenAIS
         ask_openai(openai_client(openai_server.base_url))
 
 
+# Alone: sixteen requests timed against the clock, which a busy machine can make late.
+@pytest.mark.alone
 def test_concurrent_requests_overlap_their_latency() -> None:
     with OpenAIServer(latency=0.3) as server:
         client = openai_client(server.base_url)

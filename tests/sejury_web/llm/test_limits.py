@@ -27,13 +27,19 @@ def _max_overlap(intervals: list[tuple[float, float]]) -> int:
 
 
 def _hold_slots(lock_dir: str, out: str, count: int, hold: float) -> None:
-    """In a child process: take a slot ``count`` times from four threads, log the intervals."""
+    """In a child process: take a slot ``count`` times from four threads, log the intervals.
+
+    Each take is also a line in ``out``.taken, for a parent that waits until slots are held.
+    """
     limiter = ProviderLimiter(key="shared", max_concurrency=3, rpm=0, lock_dir=Path(lock_dir))
     intervals: list[tuple[float, float]] = []
+    taken = Path(f"{out}.taken")
 
     def work() -> None:
         for _ in range(count):
             with limiter.slot():
+                with taken.open("a") as log:
+                    log.write("taken\n")
                 # Shrunk a little, so that a hand-over within the same instant isn't an overlap.
                 start = time.time()
                 time.sleep(hold)
@@ -47,6 +53,9 @@ def _hold_slots(lock_dir: str, out: str, count: int, hold: float) -> None:
     Path(out).write_text(json.dumps(intervals))
 
 
+# Three processes and twelve threads racing for slots: alone, so that a busy machine does not
+# start them one after the other (and a 50 ms hold then meets no one to overlap with).
+@pytest.mark.alone
 def test_the_concurrency_limit_holds_across_processes(tmp_path: Path) -> None:
     context = multiprocessing.get_context("spawn")  # nothing shared but the lock files
     outputs = [tmp_path / f"process-{index}.json" for index in range(3)]
@@ -66,11 +75,19 @@ def test_the_concurrency_limit_holds_across_processes(tmp_path: Path) -> None:
     assert _max_overlap(intervals) == 3  # type: ignore[arg-type]
 
 
+# Alone: it times a slot against a second (after a kill -9), which a busy machine can miss.
+@pytest.mark.alone
 def test_a_slot_is_released_when_its_holder_dies(tmp_path: Path) -> None:
     context = multiprocessing.get_context("spawn")
     holder = context.Process(target=_hold_slots, args=(str(tmp_path), str(tmp_path / "o"), 1, 30))
     holder.start()
-    time.sleep(3)  # the child has started and holds its slots
+    # Until the child holds all three slots (its fourth thread waits for one).
+    taken = tmp_path / "o.taken"
+    deadline = time.monotonic() + 60
+    while not (taken.is_file() and taken.read_text().count("taken") == 3):
+        assert holder.is_alive(), "the child died before it held its slots"
+        assert time.monotonic() < deadline, "the child did not take its slots within 60 s"
+        time.sleep(0.02)
     holder.kill()
     holder.join()
 
