@@ -288,8 +288,8 @@ class Call:
 
 
 @dataclass(frozen=True)
-class RoleScore:
-    """One role of a role-player strategy (``roles``): its own score and reasoning."""
+class PersonaScore:
+    """One persona of a role-player strategy (``roles``): its own score and reasoning."""
 
     label: str
     score: float | None  # as the strategy averaged it (clamped to 0–100)
@@ -311,18 +311,19 @@ class Member:
         return _json(extra)
 
     @property
-    def role_scores(self) -> list[RoleScore]:
-        """Each role's score and reasoning, in the strategy's order, for a strategy whose
-        steps are roles; [] for the others and for a result without answers (failed)."""
+    def persona_scores(self) -> list[PersonaScore]:
+        """Each persona's score and reasoning, in the strategy's order, for a strategy whose
+        steps are personas (``roles``); [] for the others and for a result without answers
+        (failed)."""
         answers = self.result.answers if self.result else {}
         rows = []
-        for name, label in self.strategy.roles:
+        for name, label in self.strategy.personas:
             answer = answers.get(name)
             if not isinstance(answer, dict):
                 continue
             score = answer.get("score")
             rows.append(
-                RoleScore(
+                PersonaScore(
                     label,
                     clamp_score(score) if isinstance(score, int | float) else None,
                     str(answer.get("reasoning", "")),
@@ -377,9 +378,9 @@ def verdict_get(*, run: JudgingRun, judgment_id: int) -> Verdict:
         result = results.get(strategy.name)
         member_calls: list[Call] = []
         if result is not None:
-            # The steps in call order: a role player's roles (known even when a role's call
-            # failed and no answer was kept), else the answers' names as they were written.
-            names = [name for name, _ in strategy.roles] or [
+            # The steps in call order: a role player's personas (known even when a persona's
+            # call failed and no answer was kept), else the answers' names as they were written.
+            names = [name for name, _ in strategy.personas] or [
                 name for name in result.answers if name != "extra"
             ]
             cached = set(result.cached_call_ids)

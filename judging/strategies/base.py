@@ -75,9 +75,9 @@ class Strategy:
 
     ``bug_step`` names a first step that depends only on the bug (s4, s5; see ``two_step``):
     the runner calls ``prepare`` once per bug and passes its answer to ``judge`` for every
-    patch of the bug. ``roles`` names, as (step name, label) in call order, the steps of a
-    strategy whose every step gives its own score and reasoning (``roles``): the verdict page
-    tables them.
+    patch of the bug. ``personas`` names, as (step name, label) in call order, the steps of a
+    strategy whose every step gives its own score and reasoning (the ``roles`` strategy's
+    personas): the verdict page tables them.
     """
 
     name: ClassVar[str]
@@ -88,7 +88,7 @@ class Strategy:
     uses_reference: ClassVar[bool] = True  # reads the bug's reference fix
     uses_rubric: ClassVar[bool] = False  # reads the case's rubric (its result records which)
     bug_step: ClassVar[str] = ""
-    roles: ClassVar[tuple[tuple[str, str], ...]] = ()
+    personas: ClassVar[tuple[tuple[str, str], ...]] = ()
 
     def prepare(self, case: Case, ask: Ask) -> Step:
         raise NotImplementedError(f"{self.name} has no bug-level step")

@@ -30,10 +30,13 @@ PURPOSE = "judge.roles"
 
 
 @dataclass(frozen=True)
-class Role:
+class Persona:
+    """One role the strategy plays: who is judging, said before S1b's prompt. (A user's role
+    in the product is ``sejury_web.roles.Role``.)"""
+
     name: str  # the step's name in the results, and the request's ``inputs["role"]``
     label: str  # what the verdict page and the reasoning call it
-    persona: str
+    text: str  # the persona put before the prompt
 
 
 REVIEWER = """\
@@ -56,22 +59,22 @@ You are the project's QA and system analyst. You think in terms of the system's 
 behaviour: the scenario in the bug report, its variations, and the behaviour users rely on
 elsewhere. You judge whether the system behaves correctly in all of them with the patch."""
 
-ROLES: tuple[Role, ...] = (
-    Role("reviewer", "Code reviewer", REVIEWER),
-    Role("developer", "Original developer", DEVELOPER),
-    Role("maintainer", "Maintainer", MAINTAINER),
-    Role("qa_analyst", "QA/system analyst", QA_ANALYST),
+PERSONAS: tuple[Persona, ...] = (
+    Persona("reviewer", "Code reviewer", REVIEWER),
+    Persona("developer", "Original developer", DEVELOPER),
+    Persona("maintainer", "Maintainer", MAINTAINER),
+    Persona("qa_analyst", "QA/system analyst", QA_ANALYST),
 )
 
-ROLE_HEADER = "[Role]"
-AS_ROLE = "Rate the patch as this role would."
+PERSONA_HEADER = "[Role]"
+AS_PERSONA = "Rate the patch as this role would."
 
 
-def role_request(case: Case, role: Role) -> LLMRequest:
-    """S1b's request under ``role``'s persona: the persona first, then S1b's prompt."""
-    persona = f"{ROLE_HEADER}\n{role.persona} {AS_ROLE}"
-    user = f"{persona}\n\n{s1_user(case, with_reference=True)}\n\n{SCORE_ANSWER}"
-    inputs: dict[str, Any] = {**s1_inputs(case, with_reference=True), "role": role.name}
+def persona_request(case: Case, persona: Persona) -> LLMRequest:
+    """S1b's request under ``persona``: the persona first, then S1b's prompt."""
+    header = f"{PERSONA_HEADER}\n{persona.text} {AS_PERSONA}"
+    user = f"{header}\n\n{s1_user(case, with_reference=True)}\n\n{SCORE_ANSWER}"
+    inputs: dict[str, Any] = {**s1_inputs(case, with_reference=True), "role": persona.name}
     return one_turn(PURPOSE, user, SCORE_SCHEMA, inputs)
 
 
@@ -84,14 +87,16 @@ def summary(scores: list[float], reasons: list[str], *, offline: bool) -> str:
     when every role gave the same)."""
     mean = sum(scores) / len(scores)
     each = ", ".join(
-        f"{role.label} {_number(score)}" for role, score in zip(ROLES, scores, strict=True)
+        f"{persona.label} {_number(score)}" for persona, score in zip(PERSONAS, scores, strict=True)
     )
-    head = f"The mean of the {len(ROLES)} roles' scores is {_number(mean)}: {each}."
+    head = f"The mean of the {len(PERSONAS)} roles' scores is {_number(mean)}: {each}."
     if offline:
         head = f"[{OFFLINE_MARKER}] {head}"
     if len(set(reasons)) == 1:
         return f"{head}\nEvery role gave the same reasoning: {reasons[0]}"
-    lines = [f"{role.label}: {reason}" for role, reason in zip(ROLES, reasons, strict=True)]
+    lines = [
+        f"{persona.label}: {reason}" for persona, reason in zip(PERSONAS, reasons, strict=True)
+    ]
     return "\n".join([head, *lines])
 
 
@@ -104,13 +109,13 @@ class RolePlayers(Strategy):
         "analyst), each under its own persona; the mean of the roles' scores (paper 003)."
     )
     prompt_version = PROMPT_VERSION
-    roles = tuple((role.name, role.label) for role in ROLES)
+    personas = tuple((persona.name, persona.label) for persona in PERSONAS)
 
     def judge(self, case: Case, ask: Ask, *, prepared: dict[str, Any] | None = None) -> Outcome:
         require_reference(case)
-        # One role after the other, as S2's turns: a failed call fails the member (and the
+        # One persona after the other, as S2's turns: a failed call fails the member (and the
         # patch); the roles already answered stay in the log and the cache.
-        steps = [Step(role.name, ask(role_request(case, role))) for role in ROLES]
+        steps = [Step(p.name, ask(persona_request(case, p))) for p in PERSONAS]
         scores = [clamp_score(step.response.answer["score"]) for step in steps]
         reasons = [str(step.response.answer["reasoning"]) for step in steps]
         offline = any(step.response.is_offline for step in steps)

@@ -19,7 +19,7 @@ from pytest_django.fixtures import Settings
 from judging.models import JudgingRun, PatchJudgment, StrategyResult
 from judging.runs.execution import MEMBERS_FAILED
 from judging.runs.selectors import LACKS_REFERENCE, run_preflight
-from judging.strategies.roles import ROLES
+from judging.strategies.roles import PERSONAS
 from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.llm.models import LLMCall
 from tests.judging.factories import bug_with_patches
@@ -30,7 +30,7 @@ from tests.sejury_web.llm.helpers import point_at
 
 pytestmark = pytest.mark.django_db
 
-NAMES = [role.name for role in ROLES]
+NAMES = [role.name for role in PERSONAS]
 LABELS = ["Code reviewer", "Original developer", "Maintainer", "QA/system analyst"]
 
 

@@ -10,7 +10,7 @@ from judging.strategies import STRATEGIES, get_strategy
 from judging.strategies import roles as roles_module
 from judging.strategies.base import NO_REFERENCE, StrategyError
 from judging.strategies.prompts import SCORE_SCHEMA, SYSTEM
-from judging.strategies.roles import PURPOSE, ROLES
+from judging.strategies.roles import PERSONAS, PURPOSE
 from judging.strategies.s1 import s1_request
 from sejury_web.llm import LLMError, LLMRequest, LLMResponse
 from tests.judging.helpers import Recorder
@@ -48,7 +48,7 @@ def test_roles_is_registered_after_s5_and_reads_the_reference() -> None:
     assert strategy.uses_reference
     assert not strategy.uses_rubric
     assert strategy.bug_step == ""
-    assert [name for name, _ in strategy.roles] == NAMES
+    assert [name for name, _ in strategy.personas] == NAMES
 
 
 def test_one_call_per_role_each_with_its_own_persona_and_s1bs_data() -> None:
@@ -58,18 +58,18 @@ def test_one_call_per_role_each_with_its_own_persona_and_s1bs_data() -> None:
 
     assert len(ask.requests) == 4
     s1b = s1_request(CASE, with_reference=True)
-    personas = [role.persona for role in ROLES]
+    personas = [persona.text for persona in PERSONAS]
     assert len(set(personas)) == 4
-    for request, role in zip(ask.requests, ROLES, strict=True):
+    for request, role in zip(ask.requests, PERSONAS, strict=True):
         assert request.purpose == PURPOSE == "judge.roles"
         assert request.schema == SCORE_SCHEMA
         assert [m.role for m in request.messages] == ["system", "user"]
         assert request.messages[0].content == SYSTEM  # tagged text is data, for every role
         user = user_text(request)
         # The persona first, then S1b's prompt word for word: task, data blocks, answer.
-        assert user == f"[Role]\n{role.persona} {roles_module.AS_ROLE}\n\n{user_text(s1b)}"
+        assert user == f"[Role]\n{role.text} {roles_module.AS_PERSONA}\n\n{user_text(s1b)}"
         assert f"<reference_patch>\n{REFERENCE}\n</reference_patch>" in user
-        assert [p for p in personas if p in user] == [role.persona]
+        assert [p for p in personas if p in user] == [role.text]
         assert request.inputs == {**s1b.inputs, "role": role.name}
     assert [r.inputs["role"] for r in ask.requests] == NAMES
 

@@ -6,7 +6,7 @@ import pytest
 
 from judging.strategies import get_strategy
 from judging.strategies.offline import SCORE_PURPOSES
-from judging.strategies.roles import ROLES
+from judging.strategies.roles import PERSONAS
 from judging.strategies.s1 import s1_inputs
 from sejury_web.llm import OFFLINE_MARKER, complete
 from sejury_web.llm.offline import PREFIX, offline_answer, offline_purposes
@@ -23,7 +23,7 @@ def test_every_role_gets_s1bs_heuristic_score_and_is_told_so() -> None:
 
     answers = [
         offline_answer(purpose="judge.roles", inputs={**inputs, "role": role.name})
-        for role in ROLES
+        for role in PERSONAS
     ]
 
     assert all(answer == answers[0] for answer in answers)  # no role plays any differently
