@@ -4,7 +4,7 @@ from django import forms
 from django.contrib.auth.forms import UserCreationForm
 
 from .llm import Provider
-from .llm.config import llm_config
+from .llm.config import llm_settings
 from .roles import Role
 
 
@@ -16,7 +16,7 @@ def split_keys(text: str) -> list[str]:
 def provider_choices() -> list[tuple[str, str]]:
     """The choices of a form's model provider (a new run, the evaluator tester): the
     configured default (named), or any provider."""
-    default = llm_config().provider
+    default = llm_settings().provider
     return [
         ("", f"Configured default ({default})"),
         *[(provider.value, provider.value) for provider in Provider],

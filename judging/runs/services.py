@@ -38,7 +38,7 @@ from rubrics.models import Dataset, Patch, RubricRevision
 from sejury_web.audit import audit_record
 from sejury_web.durable import enqueue_on_commit
 from sejury_web.llm import LLMRequest, Provider
-from sejury_web.llm.config import llm_config
+from sejury_web.llm.config import llm_settings
 
 NO_PATCHES = "there are no patches to judge"
 # Why a run whose pre-flight found patches without what the team needs was not started: the
@@ -114,7 +114,7 @@ class NothingToSort(RunError):
 def run_target(provider: str, model: str) -> tuple[str, str]:
     """The provider and model a run will use, resolved now so the run page can name them."""
     try:
-        target = llm_config().target(
+        target = llm_settings().target(
             LLMRequest(
                 purpose="judge",
                 messages=(),

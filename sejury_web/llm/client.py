@@ -25,7 +25,7 @@ from typing import Any
 from django.db import connection
 
 from .answers import AnswerInvalid, answer_parse, correction, schema_check
-from .config import LLMConfig, Target, llm_config
+from .config import LLMSettings, Target, llm_settings
 from .limits import ProviderLimiter
 from .models import LLMCall
 from .offline import offline_answer
@@ -114,15 +114,15 @@ class _Attempts:
         self.output_mode = completion.output_mode
 
 
-def _backoff(config: LLMConfig, attempt: int, retry_after: float | None) -> float:
+def _backoff(settings: LLMSettings, attempt: int, retry_after: float | None) -> float:
     if retry_after is not None:
         # The server said when; a little jitter keeps many workers from returning at once.
         return retry_after + random.uniform(0, min(1.0, 0.1 * retry_after + 0.01))  # noqa: S311
-    ceiling = min(config.backoff_max, config.backoff_base * 2 ** (attempt - 1))
+    ceiling = min(settings.backoff_max, settings.backoff_base * 2 ** (attempt - 1))
     return random.uniform(ceiling / 2, ceiling)  # noqa: S311 - "equal jitter"
 
 
-def complete(request: LLMRequest, *, config: LLMConfig | None = None) -> LLMResponse:
+def complete(request: LLMRequest, *, settings: LLMSettings | None = None) -> LLMResponse:
     """Answer ``request``: from the cache, the offline heuristic or the provider.
 
     Raises ``LLMError`` (``LLMParseError`` for answers that never matched the schema) after
@@ -132,11 +132,11 @@ def complete(request: LLMRequest, *, config: LLMConfig | None = None) -> LLMResp
         json.dumps(request.inputs, allow_nan=False)
     except (TypeError, ValueError) as error:
         raise ValueError(BAD_INPUTS.format(error=error)) from None
-    config = config or llm_config()
-    if request.max_output_tokens is None and config.max_output_tokens:
+    settings = settings or llm_settings()
+    if request.max_output_tokens is None and settings.max_output_tokens:
         # Before the cache key: a limit changes what the model may answer.
-        request = dataclasses.replace(request, max_output_tokens=config.max_output_tokens)
-    target = config.target(request)
+        request = dataclasses.replace(request, max_output_tokens=settings.max_output_tokens)
+    target = settings.target(request)
     key = request_hash(target, request)
     if request.cache == CachePolicy.USE:
         cached = _cached_call(key)
@@ -144,7 +144,7 @@ def complete(request: LLMRequest, *, config: LLMConfig | None = None) -> LLMResp
             return _response(cached, from_cache=True)
     if target.provider == Provider.OFFLINE:
         return _complete_offline(request, target, key)
-    return _complete_remote(request, target, key, config)
+    return _complete_remote(request, target, key, settings)
 
 
 def _cached_call(key: str) -> LLMCall | None:
@@ -179,14 +179,14 @@ def _complete_offline(request: LLMRequest, target: Target, key: str) -> LLMRespo
 
 
 def _complete_remote(
-    request: LLMRequest, target: Target, key: str, config: LLMConfig
+    request: LLMRequest, target: Target, key: str, settings: LLMSettings
 ) -> LLMResponse:
     adapter = adapter_for(target)
     limiter = ProviderLimiter(
         key=target.limit_key,
-        max_concurrency=config.max_concurrency,
-        rpm=config.rpm,
-        lock_dir=config.lock_dir,
+        max_concurrency=settings.max_concurrency,
+        rpm=settings.rpm,
+        lock_dir=settings.lock_dir,
     )
     conversation = list(request.messages)
     attempts = _Attempts()
@@ -208,7 +208,7 @@ def _complete_remote(
                 entry: dict[str, Any] = {"attempt": attempts.count, "error": str(error)}
                 if error.status is not None:
                     entry["status"] = error.status
-                if error.retry_after is not None and error.retry_after > config.retry_after_max:
+                if error.retry_after is not None and error.retry_after > settings.retry_after_max:
                     # A daily quota says "come back in hours": a clear error now beats a worker
                     # asleep until then.
                     error = ProviderError(
@@ -216,7 +216,7 @@ def _complete_remote(
                         retryable=False,
                         status=error.status,
                     )
-                if not error.retryable or failures >= config.max_attempts:
+                if not error.retryable or failures >= settings.max_attempts:
                     attempts.log.append(entry)
                     message = (
                         GAVE_UP.format(attempts=failures, error=error)
@@ -227,7 +227,7 @@ def _complete_remote(
                         request, target, key, attempts, status=LLMCall.Status.ERROR, error=message
                     )
                     raise LLMError(message, call_id=row.pk) from error
-                wait = _backoff(config, failures, error.retry_after)
+                wait = _backoff(settings, failures, error.retry_after)
                 entry["wait_s"] = round(wait, 3)
                 attempts.log.append(entry)
                 logger.info("%s: attempt %d failed (%s); retrying in %.2fs", request.purpose,

@@ -48,7 +48,10 @@ class Target:
 
 
 @dataclass(frozen=True)
-class LLMConfig:
+class LLMSettings:
+    """``settings.SEJURY_LLM`` as read now (``llm_settings()``): the default provider and model,
+    the keys and servers, the limits and retries. (The app's ``AppConfig`` is ``LLMConfig``.)"""
+
     provider: Provider
     model: str
     gemini_api_key: str
@@ -110,7 +113,7 @@ def provider_parse(value: str) -> Provider:
         raise ImproperlyConfigured(UNKNOWN_PROVIDER.format(provider=value)) from None
 
 
-def llm_config(**overrides: Any) -> LLMConfig:
+def llm_settings(**overrides: Any) -> LLMSettings:
     """The configuration now: ``settings.SEJURY_LLM`` with ``overrides`` (lower-case keys)."""
     raw: dict[str, Any] = {key.lower(): value for key, value in settings.SEJURY_LLM.items()}
     raw.update(overrides)
@@ -122,7 +125,7 @@ def llm_config(**overrides: Any) -> LLMConfig:
         provider = Provider.OPENAI
     else:
         provider = Provider.OFFLINE
-    return LLMConfig(
+    return LLMSettings(
         provider=provider,
         model=str(raw["model"] or ""),
         gemini_api_key=str(raw["gemini_api_key"] or ""),

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from django.db.models import Count, Sum
 
-from .config import llm_config, loopback
+from .config import llm_settings, loopback
 from .models import LLMCall
 from .prices import price_for
 from .types import OFFLINE_MARKER, Provider
@@ -82,12 +82,12 @@ class ModelProfile:
 def model_profile(provider: str, model: str, base_url: str | None = None) -> ModelProfile:
     """The profile of ``provider``/``model`` from the log; ``base_url`` defaults to the server
     its newest call went to."""
-    config = llm_config()
+    llm = llm_settings()
     calls = LLMCall.objects.filter(provider=provider, model=model)
     if base_url is None:
         newest = calls.order_by("-id").values_list("base_url", flat=True).first()
         if newest is None and provider == Provider.OPENAI:
-            newest = config.openai_base_url  # no call yet: where the next one goes
+            newest = llm.openai_base_url  # no call yet: where the next one goes
         base_url = newest or ""
     measured = calls.filter(base_url=base_url, status=LLMCall.Status.OK).aggregate(
         calls=Count("id"),
@@ -104,5 +104,5 @@ def model_profile(provider: str, model: str, base_url: str | None = None) -> Mod
         input_tokens=int(measured["input_tokens"] or 0),
         output_tokens=int(measured["output_tokens"] or 0),
         seconds=float(measured["seconds"] or 0.0),
-        local_free=config.local_free,
+        local_free=llm.local_free,
     )

@@ -20,7 +20,7 @@ from rubrics.bundle.services import bundle_import
 from rubrics.models import Dataset, Rubric
 from rubrics.review.services import rubric_draft_request
 from sejury_web.llm import LLMRequest, Provider
-from sejury_web.llm.config import llm_config
+from sejury_web.llm.config import llm_settings
 from sejury_web.roles import Role, roles_sync
 from sejury_web.users import user_create
 
@@ -133,10 +133,10 @@ class Command(BaseCommand):
 
     def _model_demo(self, dataset: Dataset) -> None:
         """The demo's rubrics drafted, and a run queued, on the configured model: once."""
-        config = llm_config()
-        if config.provider == Provider.OFFLINE:
+        llm = llm_settings()
+        if llm.provider == Provider.OFFLINE:
             raise CommandError(NO_MODEL)
-        target = config.target(LLMRequest(purpose="demo", messages=(), schema={}))
+        target = llm.target(LLMRequest(purpose="demo", messages=(), schema={}))
         lead = get_user_model().objects.filter(username="lead").first()
         drafted = Rubric.objects.filter(bug__dataset=dataset, variant=Rubric.Variant.TEMPLATED)
         bugs = list(dataset.bugs.exclude(pk__in=drafted.values("bug_id")))

@@ -7,7 +7,7 @@ from django.core.exceptions import ImproperlyConfigured
 from pytest_django.fixtures import Settings
 
 from sejury_web.llm import Provider
-from sejury_web.llm.config import llm_config
+from sejury_web.llm.config import llm_settings
 from sejury_web.llm.offline import OFFLINE_MODEL
 from sejury_web.llm.prices import call_cost, price_for
 
@@ -23,7 +23,7 @@ def no_keys(settings: Settings) -> Settings:
 
 
 def test_with_no_key_the_provider_is_offline(no_keys: Settings) -> None:
-    target = llm_config().target(score_request())
+    target = llm_settings().target(score_request())
 
     assert (target.provider, target.model) == (Provider.OFFLINE, OFFLINE_MODEL)
 
@@ -46,7 +46,7 @@ def test_a_key_chooses_the_provider_and_its_default_model(
 ) -> None:
     no_keys.SEJURY_LLM = {**no_keys.SEJURY_LLM, **environment}
 
-    target = llm_config().target(score_request())
+    target = llm_settings().target(score_request())
 
     assert target.provider == provider
     assert target.model == (model or "gpt-4o-mini")
@@ -55,8 +55,8 @@ def test_a_key_chooses_the_provider_and_its_default_model(
 def test_a_run_overrides_provider_and_model(no_keys: Settings) -> None:
     no_keys.SEJURY_LLM = {**no_keys.SEJURY_LLM, "GEMINI_API_KEY": "g", "MODEL": "gemini-2.5-flash"}
 
-    same = llm_config().target(score_request(model="gemini-2.0-flash"))
-    offline = llm_config().target(score_request(provider=Provider.OFFLINE, model="gpt-4o"))
+    same = llm_settings().target(score_request(model="gemini-2.0-flash"))
+    offline = llm_settings().target(score_request(provider=Provider.OFFLINE, model="gpt-4o"))
 
     assert same.model == "gemini-2.0-flash"
     assert (offline.provider, offline.model) == (Provider.OFFLINE, OFFLINE_MODEL)
@@ -66,14 +66,14 @@ def test_a_named_provider_without_its_key_is_a_clear_error(no_keys: Settings) ->
     no_keys.SEJURY_LLM = {**no_keys.SEJURY_LLM, "PROVIDER": "gemini"}
 
     with pytest.raises(ImproperlyConfigured, match="gemini needs GEMINI_API_KEY"):
-        llm_config().target(score_request())
+        llm_settings().target(score_request())
 
 
 def test_an_unknown_provider_is_a_clear_error(no_keys: Settings) -> None:
     no_keys.SEJURY_LLM = {**no_keys.SEJURY_LLM, "PROVIDER": "claude"}
 
     with pytest.raises(ImproperlyConfigured, match="unknown LLM provider 'claude'"):
-        llm_config()
+        llm_settings()
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ import pytest
 from pytest_django.fixtures import Settings
 
 from sejury_web.llm import LLMParseError, Provider, complete
-from sejury_web.llm.config import llm_config, loopback
+from sejury_web.llm.config import llm_settings, loopback
 from sejury_web.llm.models import LLMCall
 from sejury_web.llm.prices import call_cost
 from sejury_web.llm.usage import model_profile
@@ -186,8 +186,8 @@ def test_the_local_setting_reaches_the_target(settings: Settings, tmp_path: Path
         OPENAI_BASE_URL="http://127.0.0.1:8091/v1",
         LOCAL_FREE=True,
     )
-    assert llm_config().target(score_request()).local is True
-    remote = llm_config(openai_base_url="https://llm.example.org/v1")
+    assert llm_settings().target(score_request()).local is True
+    remote = llm_settings(openai_base_url="https://llm.example.org/v1")
     assert remote.target(score_request()).local is False
 
 
