@@ -177,7 +177,7 @@ def campaign_reopen(request: AuthenticatedHtmxRequest, campaign_id: int) -> Http
 # Label Studio: leads only (a task may carry a judge's verdict).
 
 LABELSTUDIO_IMPORTED = "Imported the Label Studio annotations: {summary}."
-UNKNOWN_RUN = "no judging run {run} of this dataset"
+NOT_A_RUN_OF_DATASET = "no judging run {run} of this dataset"
 
 
 def _labelstudio_urls(dataset: Dataset, campaign: Campaign | None) -> dict[str, str]:
@@ -246,7 +246,7 @@ def _labelstudio_tasks(
 ) -> HttpResponse:
     form = LabelStudioExportForm(request.GET, dataset=dataset)
     if not form.is_valid():
-        return HttpResponseBadRequest(UNKNOWN_RUN.format(run=request.GET.get("run", "")))
+        return HttpResponseBadRequest(NOT_A_RUN_OF_DATASET.format(run=request.GET.get("run", "")))
     text = tasks_json(dataset=dataset, campaign=campaign, run=form.cleaned_data["run"])
     response = HttpResponse(text, content_type="application/json; charset=utf-8")
     name = export_filename(dataset, campaign, "tasks.json")

@@ -10,7 +10,7 @@ from sejury_web.llm import OFFLINE_MARKER, Provider
 
 NO_TEAM = "pick a team"
 NO_CAMPAIGN = "none picked: teams are ranked on a campaign's consensus labels, so pick one first"
-UNKNOWN_RUN = "run {run} does not cover this campaign's labelled patches; pick one of the list"
+RUN_NOT_COVERING = "run {run} does not cover this campaign's labelled patches; pick one of the list"
 
 
 class CampaignChoiceField(forms.ModelChoiceField):
@@ -44,7 +44,9 @@ class CalibrationPickForm(forms.Form):
             ("", "The run covering most patches"),
             *[(row.run.pk, self.run_label(row)) for row in self.coverage],
         ]
-        self.fields["run"].error_messages["invalid_choice"] = UNKNOWN_RUN.format(run="%(value)s")
+        self.fields["run"].error_messages["invalid_choice"] = RUN_NOT_COVERING.format(
+            run="%(value)s"
+        )
 
     @staticmethod
     def run_label(row: RunCoverage) -> str:

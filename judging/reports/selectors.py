@@ -36,10 +36,10 @@ from judging.reports.resampling import Replicates
 from judging.reports.routing_curve import RoutingCurve, routing_curve
 from judging.reports.scope import Scope
 from judging.reports.valid_at_k import Candidate, ValidAtK, valid_at_k
+from judging.runs.selectors import UNKNOWN_RUN
 from judging.runs.uncertainty import margin_ranking
 from rubrics.models import Dataset, Patch
 
-UNKNOWN_RUN = "there is no judging run {run}"
 FOREIGN_RUN = "run {run} judged {other}, not {dataset}"
 UNKNOWN_CAMPAIGN = "there is no campaign {campaign}"
 FOREIGN_CAMPAIGN = "campaign {campaign} labels {other}, not {dataset}"

@@ -26,7 +26,7 @@ from judging.models import (
     ReplacedResult,
     StrategyResult,
 )
-from judging.runs.selectors import run_get
+from judging.runs.selectors import RunNotFound, run_get
 from judging.runs.stale import can_go_stale, has_stale_result
 from judging.runs.uncertainty import margin, margin_expression
 from judging.strategies import Strategy, get_strategy
@@ -51,7 +51,6 @@ MEMBER_SCORE = "member_score"
 TABLE_FIELDS = ("id", "run_id", "status", "score", "verdict", "spread", "error")
 TABLE_PATCH_FIELDS = ("patch__id", "patch__key", "patch__bug__id", "patch__bug__key")
 
-UNKNOWN_RUN = "there is no run {run}"
 SAME_RUN = "pick two different runs: both sides are run {run}"
 OTHER_DATASETS = (
     "run {a} judged {dataset_a} and run {b} judged {dataset_b}: only runs of one dataset compare"
@@ -437,8 +436,8 @@ class Comparison:
 def _run(run_id: int) -> JudgingRun:
     try:
         return run_get(run_id=run_id)
-    except JudgingRun.DoesNotExist:
-        raise CompareError(UNKNOWN_RUN.format(run=run_id)) from None
+    except RunNotFound as error:
+        raise CompareError(str(error)) from None
 
 
 def _paired(a: JudgingRun, b: JudgingRun) -> QuerySet[PatchJudgment]:

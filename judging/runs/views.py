@@ -78,8 +78,8 @@ SORTING = (
 def _run(run_id: int) -> JudgingRun:
     try:
         return run_selectors.run_get(run_id=run_id)
-    except JudgingRun.DoesNotExist:
-        raise Http404(verdict_selectors.UNKNOWN_RUN.format(run=run_id)) from None
+    except run_selectors.RunNotFound as error:
+        raise Http404(str(error)) from None
 
 
 def _offline_note(run: JudgingRun) -> str:

@@ -6,11 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from judging.models import JudgingRun
 from judging.runs.export import EXPORTERS
-from judging.runs.selectors import run_get
-
-UNKNOWN_RUN = "no judging run {run}"
+from judging.runs.selectors import RunNotFound, run_get
 
 
 class Command(BaseCommand):
@@ -30,8 +27,8 @@ class Command(BaseCommand):
     def handle(self, *args: Any, output: Path | None, **options: Any) -> None:
         try:
             run = run_get(run_id=options["run"])
-        except JudgingRun.DoesNotExist:
-            raise CommandError(UNKNOWN_RUN.format(run=options["run"])) from None
+        except RunNotFound as error:
+            raise CommandError(str(error)) from None
         lines = EXPORTERS[options["format"]](run, final=options["final_labels"])
         if output is None:
             for line in lines:

@@ -9,10 +9,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from judging.annotations.labelstudio.export import config_with_rubric, labelling_config, tasks_json
 from judging.management.commands._labelstudio_scope import scope_arguments, scope_from
-from judging.models import JudgingRun
-from judging.runs.selectors import run_get
+from judging.runs.selectors import RunNotFound, run_get
 
-UNKNOWN_RUN = "no judging run {id}"
 OTHER_RUN = "run {run} judged dataset {other!r}, not {dataset!r}"
 
 
@@ -40,8 +38,8 @@ class Command(BaseCommand):
         if options["with_predictions"] is not None:
             try:
                 run = run_get(run_id=options["with_predictions"])
-            except JudgingRun.DoesNotExist:
-                raise CommandError(UNKNOWN_RUN.format(id=options["with_predictions"])) from None
+            except RunNotFound as error:
+                raise CommandError(str(error)) from None
             if run.dataset_id != dataset.pk:
                 message = OTHER_RUN.format(run=run.pk, other=run.dataset.name, dataset=dataset.name)
                 raise CommandError(message)

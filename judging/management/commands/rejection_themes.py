@@ -17,10 +17,10 @@ from judging.models import JudgingRun
 from judging.reports.rejections import ALL_SOURCES, RejectionThemes
 from judging.reports.selectors import run_rejection_themes
 from judging.runs.rejections import rejection_progress
+from judging.runs.selectors import RunNotFound, run_get
 from judging.runs.services import NothingToSort, RunError, run_rejection_themes_request
 from sejury_web.llm import OFFLINE_MARKER
 
-UNKNOWN_RUN = "no judging run {run}"
 NO_WORKER = (
     "nothing has been sorted for {seconds:g} s: is a Celery worker running? Start one with "
     "`make run`, or `.venv/bin/celery -A sejury_web worker --pool threads`. The rows stay "
@@ -68,9 +68,10 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        run = JudgingRun.objects.select_related("dataset").filter(pk=options["run"]).first()
-        if run is None:
-            raise CommandError(UNKNOWN_RUN.format(run=options["run"]))
+        try:
+            run = run_get(run_id=options["run"])
+        except RunNotFound as error:
+            raise CommandError(str(error)) from None
         try:
             queued = run_rejection_themes_request(run=run, actor=None)
         except NothingToSort as error:

@@ -12,11 +12,10 @@ from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError
 
 from judging.annotations.services import CampaignError
-from judging.models import JudgingRun
 from judging.runs.routing import RoutingError, route, routing_plan
+from judging.runs.selectors import RunNotFound, run_get
 from judging.runs.uncertainty import DEFAULT_SIGNAL, SIGNALS
 
-UNKNOWN_RUN = "no judging run {run}"
 UNKNOWN_USERS = "no user {names}"
 
 
@@ -42,9 +41,10 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        run = JudgingRun.objects.select_related("dataset").filter(pk=options["run"]).first()
-        if run is None:
-            raise CommandError(UNKNOWN_RUN.format(run=options["run"]))
+        try:
+            run = run_get(run_id=options["run"])
+        except RunNotFound as error:
+            raise CommandError(str(error)) from None
         names = [name.strip() for name in options["annotators"].split(",") if name.strip()]
         people = list(User.objects.filter(username__in=names))
         missing = sorted(set(names) - {user.username for user in people})

@@ -16,7 +16,8 @@ from judging.management.commands.agreement_report import (
     UNKNOWN_DATASET,
 )
 from judging.models import Campaign, JudgingRun
-from judging.reports.selectors import FOREIGN_RUN, UNKNOWN_RUN
+from judging.reports.selectors import FOREIGN_RUN
+from judging.runs.selectors import UNKNOWN_RUN
 from tests.judging.reports.factories import Small
 from tests.rubrics.factories import DatasetFactory
 

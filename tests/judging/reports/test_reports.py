@@ -50,13 +50,13 @@ from judging.reports.judges import NOT_IN_RUN
 from judging.reports.selectors import (
     FOREIGN_CAMPAIGN,
     FOREIGN_RUN,
-    UNKNOWN_RUN,
     ReportError,
     agreement_report,
     default_runs,
     report_campaign,
     report_runs,
 )
+from judging.runs.selectors import UNKNOWN_RUN
 from rubrics.models import Patch
 from tests.judging.reports.factories import (
     ANNOTATORS,

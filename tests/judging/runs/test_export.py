@@ -13,9 +13,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from pytest_django.fixtures import Settings
 
-from judging.management.commands.export_verdicts import UNKNOWN_RUN
 from judging.models import Annotation, JudgingRun, PatchJudgment, StrategyResult
 from judging.runs.export import csv_columns, verdict_records
+from judging.runs.selectors import UNKNOWN_RUN
 from judging.runs.services import run_create
 from rubrics.models import Dataset
 from sejury_web.llm import OFFLINE_MARKER
@@ -51,6 +51,7 @@ def judged(eager_tasks: None, django_capture_on_commit_callbacks: OnCommit) -> J
             scale_lo=1,
             scale_hi=5,
             threshold=3,
+            judge_unready=True,
         )
     run.refresh_from_db()
     assert run.status == JudgingRun.Status.FINISHED

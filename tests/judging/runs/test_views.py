@@ -15,8 +15,9 @@ from django.urls import reverse
 from judging.models import BugStep, JudgingRun, PatchJudgment, StrategyResult
 from judging.runs import views as run_views
 from judging.runs.forms import NO_TEAM, UNKNOWN_PATCHES
+from judging.runs.selectors import UNKNOWN_RUN
 from judging.runs.services import run_create
-from judging.runs.verdicts import OTHER_DATASETS, SAME_RUN, UNKNOWN_RUN
+from judging.runs.verdicts import OTHER_DATASETS, SAME_RUN
 from judging.strategies import STRATEGIES
 from judging.strategies.ensemble import BAD_THRESHOLD
 from judging.strategies.prompts import SYSTEM

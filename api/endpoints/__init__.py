@@ -1,0 +1,97 @@
+"""The operations of ``/api/v1/`` (django-ninja): thin, each a role check, then one service
+or selector of the apps below, as a page would call it, and the error from it formatted.
+
+One module per domain, each a ``Router`` mounted here without a prefix: ``datasets`` (the
+list), ``bundles`` (an import, and a big one's upload the worker imports), ``reports`` (the
+agreement report), ``runs`` (start, read, cancel, resume) and ``verdicts`` (a run's verdicts,
+paged by cursor); their schemas are in ``api.schemas``, what they share in ``common``.
+
+Roles are those of the pages: datasets are listed for leads and reviewers; bundles, runs,
+verdicts, uploads and reports are for leads. An annotator's token is refused everywhere.
+``{name}`` in a path is a dataset's name or its slug (the one of its URL), as the import
+command and page take it.
+"""
+
+import logging
+from typing import Any
+
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, HttpError
+from ninja.errors import ValidationError as NinjaValidationError
+from ninja.operation import Operation
+
+from api.auth import ApiAuth, RateLimited
+from api.endpoints import bundles, datasets, reports, runs, verdicts
+
+log = logging.getLogger(__name__)
+
+VERSION = "1"
+INTERNAL = "the server failed to answer; nothing more is known here (see the server's log)"
+
+
+class SejuryApi(NinjaAPI):
+    """The API, whose operation ids stay those of the one module it was written in at first
+    (``api_endpoints_run_create``): pipelines may have generated clients from them."""
+
+    def get_openapi_operation_id(self, operation: Operation) -> str:
+        return f"api_endpoints_{operation.view_func.__name__}"
+
+
+api = SejuryApi(
+    title="SE-Jury web API",
+    version=VERSION,
+    description=(
+        "Submit bundles of bugs and patches, start judging runs, read their verdicts and the "
+        "agreement report. Authenticate with `Authorization: Bearer TOKEN` (a token from the "
+        "API tokens page or `manage.py api_token`). POSTs accept an `Idempotency-Key` header."
+    ),
+    urls_namespace="api-v1",
+    auth=ApiAuth(),
+    docs_url=None,
+    openapi_url="/openapi.json",
+)
+# In the order of the API's document and docs page.
+for domain in (datasets, bundles, reports, runs, verdicts):
+    api.add_router("", domain.router)
+
+
+# -- errors -------------------------------------------------------------------------------
+
+
+def _http_error(request: HttpRequest, exc: Any) -> HttpResponse:
+    assert isinstance(exc, HttpError)
+    response = JsonResponse({"detail": exc.message}, status=exc.status_code)
+    if isinstance(exc, AuthenticationError):
+        response["WWW-Authenticate"] = 'Bearer realm="api"'
+    if isinstance(exc, RateLimited):
+        response["Retry-After"] = str(exc.retry_after)
+    return response
+
+
+def _not_found(request: HttpRequest, exc: Any) -> HttpResponse:
+    message = exc.args[0] if exc.args and isinstance(exc.args[0], str) else "not found"
+    return JsonResponse({"detail": message}, status=404)
+
+
+def _invalid(request: HttpRequest, exc: Any) -> HttpResponse:
+    assert isinstance(exc, NinjaValidationError)
+    errors = [
+        {
+            "field": ".".join(str(part) for part in error.get("loc", ())[1:]) or None,
+            "message": error.get("msg", ""),
+        }
+        for error in exc.errors
+    ]
+    return JsonResponse({"detail": "the request is invalid", "errors": errors}, status=422)
+
+
+def _internal(request: HttpRequest, exc: Any) -> HttpResponse:
+    log.exception("API error on %s %s", request.method, request.path, exc_info=exc)
+    return JsonResponse({"detail": INTERNAL}, status=500)
+
+
+api.add_exception_handler(HttpError, _http_error)
+api.add_exception_handler(Http404, _not_found)
+api.add_exception_handler(NinjaValidationError, _invalid)
+api.add_exception_handler(Exception, _internal)

@@ -1,0 +1,39 @@
+"""What the operations of several domains share: who may call them, their absolute URLs, and
+the dataset or run a path names (a 404 with the one wording of each when none is)."""
+
+from typing import Any
+
+from django.http import Http404, HttpRequest
+from django.urls import reverse
+
+from judging.models import JudgingRun
+from judging.runs.selectors import RunNotFound, run_get
+from rubrics.models import Dataset
+from rubrics.selectors import dataset_resolve
+from sejury_web.roles import Role
+
+UNKNOWN_DATASET = "no dataset is called {name!r} (by name or URL name)"
+
+LEADS = (Role.LEAD,)
+BROWSERS = (Role.LEAD, Role.REVIEWER)
+
+
+def api_url(request: HttpRequest, name: str, *args: Any) -> str:
+    """The absolute URL of the operation named ``name`` (its ``url_name``)."""
+    return request.build_absolute_uri(reverse(f"api-v1:{name}", args=args))
+
+
+def dataset_or_404(name: str) -> Dataset:
+    """The dataset called ``name`` (by name or URL name), or a 404 that says so."""
+    dataset = dataset_resolve(name)
+    if dataset is None:
+        raise Http404(UNKNOWN_DATASET.format(name=name))
+    return dataset
+
+
+def run_or_404(run_id: int) -> JudgingRun:
+    """The run ``run_id``, or a 404 with ``UNKNOWN_RUN``'s wording."""
+    try:
+        return run_get(run_id=run_id)
+    except RunNotFound as error:
+        raise Http404(str(error)) from None

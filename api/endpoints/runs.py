@@ -1,0 +1,138 @@
+"""``POST /runs``, ``GET /runs/{id}``, ``POST /runs/{id}/cancel`` and ``/resume``: a judging
+run started, read, stopped and resumed through the services the run pages call."""
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from ninja import Router
+
+from api.auth import require_role
+from api.endpoints.common import LEADS, UNKNOWN_DATASET, api_url, run_or_404
+from api.idempotency import Answer, fingerprint, idempotent
+from api.schemas import Error, NotReady, RunIn, RunOut
+from judging.models import JudgingRun
+from judging.runs import selectors as run_selectors
+from judging.runs import services as run_services
+from judging.runs.webhooks import webhook_state
+from rubrics import selectors as rubric_selectors
+from rubrics.selectors import dataset_resolve
+
+UNKNOWN_PATCHES = "dataset {dataset!r} has no patches {keys}"
+# How to judge the ready patches of a run the service refused (``RunNotReady``), said after
+# its message.
+ONLY_READY = 'Send "only_ready": true to judge the other {ready}.'
+
+router = Router()
+
+
+def _run_dict(request: HttpRequest, run: JudgingRun) -> dict[str, Any]:
+    """The run as ``RunOut`` says it: its summary, its URLs, its webhook's state."""
+    return {
+        **run_selectors.run_summary(run),
+        "url": api_url(request, "run_get", run.pk),
+        "verdicts": api_url(request, "run_verdicts", run.pk),
+        "page": request.build_absolute_uri(run.get_absolute_url()),
+        "webhook": state.as_dict() if (state := webhook_state(run)) else None,
+    }
+
+
+@router.post(
+    "/runs",
+    response={201: RunOut, 403: Error, 404: Error, 409: Error, 422: NotReady},
+    url_name="run_create",
+)
+def run_create(request: HttpRequest, payload: RunIn) -> HttpResponse:
+    """Start a judging run of the dataset's patches (or of ``patches``, by key) by the team
+    (``"s1b,s3"`` or a list) in ``context``. When some patches lack what the team needs in
+    that context, the run starts only with ``only_ready`` (the others are left out); when
+    none has it, no run starts."""
+    user = require_role(request, "judging runs", *LEADS)
+
+    def run() -> Answer:
+        dataset = dataset_resolve(payload.dataset)
+        if dataset is None:
+            return 404, {"detail": UNKNOWN_DATASET.format(name=payload.dataset)}, {}
+        patches = None
+        if payload.patches is not None:
+            patches, unknown = rubric_selectors.dataset_patches_named(dataset, payload.patches)
+            if unknown:
+                detail = UNKNOWN_PATCHES.format(dataset=dataset.name, keys=", ".join(unknown))
+                return 422, {"detail": detail}, {}
+        try:
+            created = run_services.run_create(
+                dataset=dataset,
+                strategies=payload.team,
+                context=payload.context,
+                patches=patches,
+                provider=payload.provider,
+                model=payload.model,
+                threshold=payload.threshold,
+                reducer=payload.reducer,
+                name=payload.name,
+                actor=user,
+                only_ready=payload.only_ready,
+                webhook_url=payload.webhook,
+                webhook_origin=request.build_absolute_uri("/").rstrip("/"),
+            )
+        except run_services.RunNotReady as error:
+            preflight = error.preflight
+            detail = str(error)
+            if preflight.ready:
+                detail += " " + ONLY_READY.format(ready=preflight.ready)
+            counts = {"total": preflight.total, "ready": preflight.ready}
+            return 422, {"detail": detail, **counts, "missing": preflight.missing}, {}
+        except run_services.RunError as error:
+            return 422, {"detail": str(error), "total": 0, "ready": 0, "missing": 0}, {}
+        body = _run_dict(request, run_or_404(created.pk))
+        return 201, body, {"Location": body["url"]}
+
+    return idempotent(request, user, fingerprint(request, request.body), run)
+
+
+@router.get("/runs/{run_id}", response={200: RunOut, 403: Error, 404: Error}, url_name="run_get")
+def run_get(request: HttpRequest, run_id: int) -> dict[str, Any]:
+    """The run: its ``status`` (queued, running, finished, cancelled), counts and spend."""
+    require_role(request, "judging runs", *LEADS)
+    return _run_dict(request, run_or_404(run_id))
+
+
+@router.post(
+    "/runs/{run_id}/cancel",
+    response={200: RunOut, 403: Error, 404: Error, 409: Error},
+    url_name="run_cancel",
+)
+def run_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
+    """Stop the run: no new model call starts; finished verdicts stay. 409 when it has
+    ended already."""
+    user = require_role(request, "judging runs", *LEADS)
+    target = run_or_404(run_id)
+
+    def run() -> Answer:
+        try:
+            run_services.run_cancel(run=target, actor=user)
+        except run_services.RunError as error:
+            return 409, {"detail": str(error)}, {}
+        return 200, _run_dict(request, run_or_404(run_id)), {}
+
+    return idempotent(request, user, fingerprint(request), run)
+
+
+@router.post(
+    "/runs/{run_id}/resume",
+    response={200: RunOut, 403: Error, 404: Error, 409: Error},
+    url_name="run_resume",
+)
+def run_resume(request: HttpRequest, run_id: int, retry_failed: bool = False) -> HttpResponse:
+    """Judge the run's pending patches again (and its failed ones with ``retry_failed``).
+    409 when there is none."""
+    user = require_role(request, "judging runs", *LEADS)
+    target = run_or_404(run_id)
+
+    def run() -> Answer:
+        try:
+            run_services.run_resume(run=target, actor=user, retry_failed=retry_failed)
+        except run_services.RunError as error:
+            return 409, {"detail": str(error)}, {}
+        return 200, _run_dict(request, run_or_404(run_id)), {}
+
+    return idempotent(request, user, fingerprint(request, str(retry_failed)), run)

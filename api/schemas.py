@@ -1,0 +1,151 @@
+"""The request and answer schemas of ``/api/v1/`` (django-ninja): their names and fields are
+those of the OpenAPI document's ``components``, which pipelines may have generated code from."""
+
+from typing import Any
+
+from ninja import Field, Schema
+
+
+class Error(Schema):
+    detail: str
+
+
+class LineError(Schema):
+    line: int | None
+    field: str | None
+    message: str
+
+
+class BundleErrors(Schema):
+    detail: str
+    errors: list[LineError]
+    more: int = 0
+
+
+class DatasetOut(Schema):
+    name: str
+    slug: str
+    bugs: int
+    patches: int
+    url: str
+    report: str
+
+
+class KindCountsOut(Schema):
+    created: int
+    updated: int
+    unchanged: int
+
+
+class BundleImported(Schema):
+    dataset: str
+    slug: str
+    dataset_created: bool
+    unchanged: bool
+    counts: dict[str, KindCountsOut]
+    notes: list[str]
+    import_id: int | None
+
+
+class UploadOut(Schema):
+    id: int
+    status: str
+    dataset: str
+    size: int
+    phase: str
+    percent: int
+    status_url: str
+    errors: list[LineError]
+    more_errors: int
+    import_id: int | None
+    counts: dict[str, KindCountsOut] | None
+
+
+class RunIn(Schema):
+    dataset: str
+    team: str | list[str]
+    context: str
+    provider: str = ""
+    model: str = ""
+    threshold: float = 50.0
+    reducer: str = Field(
+        "mean",
+        description="How the members' scores become the team's: `mean` (the default), `median`, "
+        "`majority` (of the members' verdicts; a tie is INVALID) or `min`.",
+    )
+    patches: list[str] | None = None
+    only_ready: bool = False
+    name: str = ""
+    webhook: str = Field(
+        "",
+        description="An http or https URL called once with a signed POST when the run ends "
+        "(`run.finished`, or `run.cancelled`); see the README's *From a pipeline*.",
+    )
+
+
+class Counts(Schema):
+    total: int
+    done: int
+    failed: int
+    pending: int
+    valid: int
+    invalid: int
+
+
+class Spend(Schema):
+    provider_calls: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    wall_s: float | None
+
+
+class WebhookOut(Schema):
+    url: str
+    status: str = Field(
+        description="`waiting` (the run has not ended), `pending`, `retrying`, `delivered` "
+        "or `failed`"
+    )
+    event: str | None
+    delivery_id: str | None
+    attempts: int
+    max_attempts: int
+    last_status_code: int | None
+    last_error: str
+    delivered_at: str | None
+    next_attempt_at: str | None
+
+
+class RunOut(Schema):
+    id: int
+    name: str
+    dataset: str
+    status: str
+    team: list[str]
+    context: str
+    provider: str
+    model: str
+    offline: bool
+    threshold: float
+    reducer: str
+    created_at: str
+    started_at: str | None
+    finished_at: str | None
+    counts: Counts
+    spend: Spend
+    url: str
+    verdicts: str
+    page: str
+    webhook: WebhookOut | None
+
+
+class NotReady(Schema):
+    detail: str
+    total: int
+    ready: int
+    missing: int
+
+
+class VerdictPage(Schema):
+    results: list[dict[str, Any]]
+    next: str | None
