@@ -19,11 +19,11 @@ from django.views.decorators.vary import vary_on_headers
 from rubrics import selectors
 from rubrics.analytics import dataset_rubric_report, report_dict
 from rubrics.bundle.base import BundleImportError, import_counts_text, summary_text
-from rubrics.bundle.services import bundle_export, bundle_import
+from rubrics.bundle.services import bundle_export
 from rubrics.bundle.uploads import (
     UNKNOWN_UPLOAD,
+    bundle_submit,
     bundle_upload_get,
-    bundle_upload_queue,
     upload_errors,
     upload_progress,
     worker_bytes,
@@ -94,21 +94,15 @@ def bundle_upload(request: AuthenticatedHtmxRequest) -> HttpResponse:
     errors = None
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
-        if upload.size > worker_bytes():
-            queued = bundle_upload_queue(
-                actor=request.user, file=upload, dataset_name=form.cleaned_data["dataset"]
-            )
-            return redirect(queued)
         try:
-            summary = bundle_import(
-                source=upload,
-                dataset_name=form.cleaned_data["dataset"],
-                actor=request.user,
-                filename=upload.name or "",
+            summary = bundle_submit(
+                actor=request.user, file=upload, dataset_name=form.cleaned_data["dataset"]
             )
         except BundleImportError as exc:
             errors = exc
         else:
+            if isinstance(summary, BundleUpload):  # the worker imports it: its page follows
+                return redirect(summary)
             success(
                 request,
                 f"Imported {upload.name} into {summary.dataset.name}: "

@@ -18,14 +18,12 @@ from api.endpoints.common import LEADS, api_url
 from api.idempotency import Answer, fingerprint, idempotent
 from api.schemas import BundleErrors, BundleImported, Error, UploadOut
 from rubrics.bundle.base import BundleImportError
-from rubrics.bundle.services import bundle_import
 from rubrics.bundle.uploads import (
     UNKNOWN_UPLOAD,
+    bundle_submit,
     bundle_upload_get,
-    bundle_upload_queue,
     upload_errors,
     upload_progress,
-    worker_bytes,
 )
 from rubrics.models import BundleUpload
 
@@ -153,15 +151,14 @@ def dataset_bundle(request: HttpRequest, name: str) -> HttpResponse:
     stream, size, sha256, filename = _read_body(request)
 
     def run() -> Answer:
-        if size > worker_bytes():
-            file = UploadedFile(file=stream, name=filename, size=size)
-            upload = bundle_upload_queue(actor=user, file=file, dataset_name=name)
-            body = _upload_dict(request, upload)
-            return 202, body, {"Location": body["status_url"]}
+        file = UploadedFile(file=stream, name=filename, size=size)
         try:
-            summary = bundle_import(source=stream, dataset_name=name, actor=user, filename=filename)
+            summary = bundle_submit(actor=user, file=file, dataset_name=name)
         except BundleImportError as exc:
             return 422, _bundle_errors(exc), {}
+        if isinstance(summary, BundleUpload):  # the worker imports it
+            body = _upload_dict(request, summary)
+            return 202, body, {"Location": body["status_url"]}
         return (
             201 if summary.dataset_created else 200,
             {

@@ -31,6 +31,8 @@ DEFAULT_SECONDS_PER_LABEL = 120.0
 NOT_FINISHED = "run {run} is {status}: only a finished run's verdicts can be routed"
 BAD_BUDGET = "give a budget of at least one patch, or a share above 0% and at most 100%"
 NOTHING_TO_ROUTE = "run {run} has no verdict left to route: every judged patch has a consensus"
+# The name of a routed campaign when the lead gives none, at every door.
+ROUTED_NAME = "Uncertain verdicts of run {run}"
 
 
 class RoutingError(ValueError):
@@ -118,10 +120,11 @@ def routing_plan(
 def route(
     *, plan: RoutingPlan, annotators: Sequence[User], name: str, actor: User | None
 ) -> Campaign:
-    """A campaign of the plan's patches for ``annotators``, linked to the run."""
+    """A campaign of the plan's patches for ``annotators``, linked to the run; named
+    ``ROUTED_NAME`` when ``name`` is blank."""
     return campaign_create(
         dataset=plan.run.dataset,
-        name=name,
+        name=name.strip() or ROUTED_NAME.format(run=plan.run.pk),
         purpose=Campaign.Purpose.BENCHMARK,
         selection=Campaign.Selection.FILTER,
         filters={"patches": [item.patch_key for item in plan.patches]},

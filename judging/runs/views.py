@@ -446,12 +446,11 @@ def run_route(request: AuthenticatedHtmxRequest, run_id: int) -> HttpResponse:
         except RoutingError as error:
             form.add_error(None, str(error))
         if plan is not None and request.method == "POST":
-            name = cleaned["name"].strip() or f"Uncertain verdicts of run {run.pk}"
             try:
                 campaign = route(
                     plan=plan,
                     annotators=list(cleaned["annotators"]),
-                    name=name,
+                    name=cleaned["name"],
                     actor=request.user,
                 )
             except CampaignError as error:

@@ -17,8 +17,9 @@ from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
-from rubrics.bundle.base import BundleImportError
+from rubrics.bundle.base import BundleImportError, ImportSummary
 from rubrics.bundle.read import BundleError
+from rubrics.bundle.services import bundle_import
 from rubrics.bundle.upload_execution import progress_file
 from rubrics.models import BundleUpload
 from rubrics.tasks import bundle_upload_run_task
@@ -31,6 +32,20 @@ UNKNOWN_UPLOAD = "there is no bundle upload {upload}"
 def worker_bytes() -> int:
     """Uploads larger than this are imported by the worker."""
     return int(settings.SEJURY_BUNDLE_WORKER_BYTES)
+
+
+def bundle_submit(
+    *, actor: User, file: UploadedFile, dataset_name: str
+) -> ImportSummary | BundleUpload:
+    """Import a bundle sent through a door (the Import page, the API): here and now when it
+    is small, all or nothing, raising ``BundleImportError`` with every error's line; by the
+    worker when it is over ``worker_bytes()``: then the queued upload, whose page or status
+    URL the door sends its caller to."""
+    if (file.size or 0) > worker_bytes():
+        return bundle_upload_queue(actor=actor, file=file, dataset_name=dataset_name)
+    return bundle_import(
+        source=file, dataset_name=dataset_name, actor=actor, filename=file.name or ""
+    )
 
 
 def bundle_upload_queue(*, actor: User, file: UploadedFile, dataset_name: str) -> BundleUpload:

@@ -54,8 +54,7 @@ class Command(BaseCommand):
             plan = routing_plan(
                 run=run, budget=options["max"], signal=options["signal"], overlap=options["overlap"]
             )
-            name = options["name"] or f"Uncertain verdicts of run {run.pk}"
-            campaign = route(plan=plan, annotators=people, name=name, actor=None)
+            campaign = route(plan=plan, annotators=people, name=options["name"], actor=None)
         except (RoutingError, CampaignError) as error:
             raise CommandError(str(error)) from None
         self.stdout.write(str(campaign.pk))

@@ -24,6 +24,7 @@ from judging.models import (
 from judging.runs.routing import (
     DEFAULT_SECONDS_PER_LABEL,
     NOT_FINISHED,
+    ROUTED_NAME,
     RoutingError,
     route,
     routing_plan,
@@ -306,3 +307,20 @@ def test_the_database_ranking_is_the_default_ordering(setting: tuple) -> None:  
     with CaptureQueriesContext(connection) as queries:
         assert margin_ranking(run) == expected
     assert len(queries) == 1
+
+
+def test_a_campaign_named_by_no_one_has_the_service_s_name_at_both_doors(
+    setting: tuple,
+    lead_client: Client,  # type: ignore[type-arg]
+) -> None:
+    _, _, run = setting
+    people = [annotator("a1"), annotator("a2")]
+    form = {"patches": "1", "signal": "margin", "annotators": [p.pk for p in people],
+            "overlap": "1", "name": " "}  # fmt: skip
+    assert lead_client.post(route_url(run), form).status_code == 302
+    call_command(
+        "route_uncertain", "--run", str(run.pk), "--max", "1", "--annotators", "a1",
+        "--overlap", "1", stdout=StringIO(), stderr=StringIO(),
+    )  # fmt: skip
+    names = list(Campaign.objects.order_by("pk").values_list("name", flat=True))
+    assert names == [ROUTED_NAME.format(run=run.pk)] * 2
