@@ -16,6 +16,8 @@ from rubrics.models import Patch, Rubric, RubricRevision
 from .models import Bug, BundleImport, Dataset, DraftBatch
 
 BUGS_PER_PAGE = 50
+# Bug keys a dataset does not have, as the draft form and ``draft_rubrics`` both say it.
+UNKNOWN_BUGS = "no bug {keys} in this dataset"
 
 
 # -- labels ---------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from django.http import QueryDict
 from rubrics.models import Dataset, Rubric, Theme
 from rubrics.review.services import NO_BUGS
 from rubrics.rubric_text import Requirement, rubric_markdown
-from rubrics.selectors import dataset_bugs_named
+from rubrics.selectors import UNKNOWN_BUGS, dataset_bugs_named
 from sejury_web.forms import split_keys
 
 # The lists an op can change, and how many items one may hold.
@@ -203,9 +203,6 @@ class ReviewActionForm(forms.Form):
 
     base_number = forms.IntegerField(min_value=0, widget=forms.HiddenInput)
     comment = forms.CharField(required=False, widget=forms.Textarea)
-
-
-UNKNOWN_BUGS = "no bug {keys} in this dataset"
 
 
 class DraftRequestForm(forms.Form):

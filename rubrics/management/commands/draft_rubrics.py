@@ -5,8 +5,13 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from rubrics.models import DraftBatch, Rubric
-from rubrics.review.services import rubric_draft_request
-from rubrics.selectors import dataset_bugs_named, dataset_resolve, draft_batch_progress
+from rubrics.review.services import RubricActionError, rubric_draft_request
+from rubrics.selectors import (
+    UNKNOWN_BUGS,
+    dataset_bugs_named,
+    dataset_resolve,
+    draft_batch_progress,
+)
 
 NO_WORKER = (
     "no draft has moved for {seconds:g} s: is a Celery worker running? Start one with "
@@ -38,16 +43,17 @@ class Command(BaseCommand):
         keys = [key.strip() for key in options["bugs"].split(",")]
         bugs, missing = dataset_bugs_named(dataset, keys)
         if missing:
-            raise CommandError(f"no bug {', '.join(missing)} in {dataset.name}")
-        if not bugs:
-            raise CommandError(f"{dataset.name} has no bugs to draft")
-        batch = rubric_draft_request(
-            bugs=bugs,
-            variant=options["variant"],
-            actor=None,
-            provider=options["provider"],
-            model=options["model"],
-        )
+            raise CommandError(UNKNOWN_BUGS.format(keys=", ".join(missing)))
+        try:  # the service refuses an empty batch, as it does for the page
+            batch = rubric_draft_request(
+                bugs=bugs,
+                variant=options["variant"],
+                actor=None,
+                provider=options["provider"],
+                model=options["model"],
+            )
+        except RubricActionError as error:
+            raise CommandError(str(error)) from None
         progress = draft_batch_progress(batch)
         self.stdout.write(
             f"Batch {batch.pk}: {progress.total} rubrics, {progress.drafting} queued for drafting"

@@ -10,7 +10,8 @@ from django.test import Client
 from django.urls import reverse
 
 from rubrics.models import DraftBatch, Rubric
-from rubrics.review.services import rubric_draft_request
+from rubrics.review.services import NO_BUGS, rubric_draft_request
+from rubrics.selectors import UNKNOWN_BUGS
 from tests.rubrics.factories import BugFactory, DatasetFactory
 
 pytestmark = pytest.mark.django_db
@@ -95,3 +96,26 @@ def test_the_command_says_when_no_worker_picks_the_drafts_up() -> None:
 
     with pytest.raises(CommandError, match="is a Celery worker running"):
         call_command("draft_rubrics", "--dataset", "Idle", "--wait", "--idle-timeout", "0.5")
+
+
+def test_the_page_and_draft_rubrics_refuse_alike(reviewer_client: Client) -> None:
+    """Unknown bug keys, and a dataset without bugs, are said in one wording at both doors."""
+    bug = BugFactory()
+    empty = DatasetFactory(name="Empty", slug="empty")
+    page = reviewer_client.post(
+        reverse("rubrics:rubric_draft_dataset", args=[bug.dataset.slug]),
+        {"variant": "templated", "bug_keys": "NOPE-1"},
+        follow=True,
+    )
+    assert UNKNOWN_BUGS.format(keys="NOPE-1") in page.content.decode()
+    with pytest.raises(CommandError, match=UNKNOWN_BUGS.format(keys="NOPE-1")):
+        call_command("draft_rubrics", "--dataset", bug.dataset.slug, "--bugs", "NOPE-1")
+    page = reviewer_client.post(
+        reverse("rubrics:rubric_draft_dataset", args=[empty.slug]),
+        {"variant": "templated"},
+        follow=True,
+    )
+    assert NO_BUGS in page.content.decode()
+    with pytest.raises(CommandError, match=NO_BUGS):
+        call_command("draft_rubrics", "--dataset", empty.slug)
+    assert not DraftBatch.objects.exists()
