@@ -13,6 +13,7 @@ from .registry import STRATEGIES, UNKNOWN_STRATEGY, get_strategy, parse_team, re
 # the order of the new-run form.
 # isort: off
 from . import rubric, s1, s2, s3, s4, s5, roles, baselines  # noqa: F401
+
 # isort: on
 from . import offline  # noqa: F401 - registers what the offline model answers to each prompt
 
