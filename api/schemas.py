@@ -79,7 +79,7 @@ class RunIn(Schema):
     webhook: str = Field(
         "",
         description="An http or https URL called once with a signed POST when the run ends "
-        "(`run.finished`, or `run.cancelled`); see the README's *From a pipeline*.",
+        "(`run.finished`, or `run.cancelled`); see the documentation's *Webhooks* page.",
     )
 
 

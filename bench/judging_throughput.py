@@ -10,14 +10,14 @@ exactly as for the web application; this process only polls the database until t
 finished.
 
 C is ``SEJURY_LLM_MAX_CONCURRENCY``: the LLM layer's machine-wide limit on calls in flight,
-the ideal's concurrency. As the README advises for a machine that judges, there is one
-worker process per CPU core (Celery's own default concurrency) and 1.5·C threads in all, so
-that while C threads wait on the model the others do the database work between two calls;
-the limiter still lets only C calls out at once, and the server's peak of requests in
-flight is printed and checked against C. ``--workers``/``--worker-threads`` change the
-processes and threads: ``--workers 1`` measures one process, which Python's interpreter lock
-holds to one core (1.11–1.26 on a 2-core machine, depending on the host's load, against
-1.10–1.11 for two processes).
+the ideal's concurrency. As the documentation's *At scale* page advises for a machine that
+judges, there is one worker process per CPU core (Celery's own default concurrency) and
+1.5·C threads in all, so that while C threads wait on the model the others do the database
+work between two calls; the limiter still lets only C calls out at once, and the server's
+peak of requests in flight is printed and checked against C.
+``--workers``/``--worker-threads`` change the processes and threads: ``--workers 1``
+measures one process, which Python's interpreter lock holds to one core (1.11–1.26 on a
+2-core machine, depending on the host's load, against 1.10–1.11 for two processes).
 
 Printed: patches, provider calls (counted by the server and by ``run_progress``), the
 server's peak of requests in flight (at most C), the wall

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from django.utils.safestring import SafeString
 
 from judging.reports.charts import (
-    MUTED,
     BinEstimate,
     CurvePoint,
     Estimate,
@@ -25,6 +24,7 @@ from judging.reports.figures import Figure
 from judging.reports.humans import B_CLEAR, B_FULL, HumanSection
 from judging.reports.judges import BENCHMARKS, Breakdown, HumanJudgeAgreement, JudgeColumn
 from judging.reports.routing_curve import KAPPA_TARGET, RoutingCurve
+from sejury_web.svg import MUTED
 
 KAPPA_AXIS = (-0.2, 1.0)  # κ and AC1 below −0.2 are drawn at the edge, as arrowheads
 
