@@ -16,8 +16,14 @@ from rubrics.models import Patch, Rubric, RubricRevision
 from .models import Bug, BundleImport, Dataset, DraftBatch
 
 BUGS_PER_PAGE = 50
+# A name that ``dataset_resolve`` finds no dataset by: the one wording of every door that
+# names a dataset (the commands' ``--dataset``, the API).
+UNKNOWN_DATASET = "no dataset is called {name!r} (by name or URL name)"
 # Bug keys a dataset does not have, as the draft form and ``draft_rubrics`` both say it.
 UNKNOWN_BUGS = "no bug {keys} in this dataset"
+# Patch keys ``dataset_patches_named`` finds no patch by, as the run and campaign forms, the
+# API and ``judge --patches`` all say it.
+UNKNOWN_PATCHES = "no patch {keys} in {dataset}"
 
 
 # -- labels ---------------------------------------------------------------------------------
@@ -97,7 +103,8 @@ def dataset_get(*, slug: str) -> Dataset:
 
 def dataset_resolve(name: str) -> Dataset | None:
     """The dataset called ``name``, or whose slug is ``name`` (how commands, the API and a
-    bundle upload name one); None when there is none."""
+    bundle upload name one); None when there is none, which a door says with
+    ``UNKNOWN_DATASET`` (a bundle import creates it instead)."""
     name = name.strip()
     return Dataset.objects.filter(name=name).first() or Dataset.objects.filter(slug=name).first()
 
@@ -248,7 +255,8 @@ def dataset_bugs_named(dataset: Dataset, keys: Iterable[str]) -> tuple[list[Bug]
 
 
 def dataset_patches_named(dataset: Dataset, keys: Iterable[str]) -> tuple[list[Patch], list[str]]:
-    """The patches of ``dataset`` named by ``keys``, and the keys no patch has."""
+    """The patches of ``dataset`` named by ``keys``, and the keys no patch has (which a caller
+    says with ``UNKNOWN_PATCHES``)."""
     wanted = {key for key in keys if key}
     found = list(Patch.objects.filter(dataset=dataset, key__in=wanted).only("id", "dataset_id"))
     return found, sorted(wanted - {patch.key for patch in found})

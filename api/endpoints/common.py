@@ -9,10 +9,8 @@ from django.urls import reverse
 from judging.models import JudgingRun
 from judging.runs.selectors import RunNotFound, run_get
 from rubrics.models import Dataset
-from rubrics.selectors import dataset_resolve
+from rubrics.selectors import UNKNOWN_DATASET, dataset_resolve
 from sejury_web.roles import Role
-
-UNKNOWN_DATASET = "no dataset is called {name!r} (by name or URL name)"
 
 LEADS = (Role.LEAD,)
 BROWSERS = (Role.LEAD, Role.REVIEWER)
@@ -24,7 +22,7 @@ def api_url(request: HttpRequest, name: str, *args: Any) -> str:
 
 
 def dataset_or_404(name: str) -> Dataset:
-    """The dataset called ``name`` (by name or URL name), or a 404 that says so."""
+    """The dataset called ``name`` (by name or URL name), or a 404 with ``UNKNOWN_DATASET``."""
     dataset = dataset_resolve(name)
     if dataset is None:
         raise Http404(UNKNOWN_DATASET.format(name=name))

@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Router
 
 from api.auth import require_role
-from api.endpoints.common import LEADS, UNKNOWN_DATASET, api_url, run_or_404
+from api.endpoints.common import LEADS, api_url, run_or_404
 from api.idempotency import Answer, fingerprint, idempotent
 from api.schemas import Error, NotReady, RunIn, RunOut
 from judging.models import JudgingRun
@@ -15,9 +15,8 @@ from judging.runs import selectors as run_selectors
 from judging.runs import services as run_services
 from judging.runs.webhooks import webhook_state
 from rubrics import selectors as rubric_selectors
-from rubrics.selectors import dataset_resolve
+from rubrics.selectors import UNKNOWN_DATASET, UNKNOWN_PATCHES, dataset_resolve
 
-UNKNOWN_PATCHES = "dataset {dataset!r} has no patches {keys}"
 # How to judge the ready patches of a run the service refused (``RunNotReady``), said after
 # its message.
 ONLY_READY = 'Send "only_ready": true to judge the other {ready}.'
@@ -56,7 +55,7 @@ def run_create(request: HttpRequest, payload: RunIn) -> HttpResponse:
         if payload.patches is not None:
             patches, unknown = rubric_selectors.dataset_patches_named(dataset, payload.patches)
             if unknown:
-                detail = UNKNOWN_PATCHES.format(dataset=dataset.name, keys=", ".join(unknown))
+                detail = UNKNOWN_PATCHES.format(keys=", ".join(unknown), dataset=dataset.name)
                 return 422, {"detail": detail}, {}
         try:
             created = run_services.run_create(

@@ -14,6 +14,8 @@ from rubrics.bundle.read import KEY_FIELD, MAX_NOTE, FieldSpec, Record, shorten
 from rubrics.models import Dataset
 from sejury_web.users import annotators_ensure, non_annotator_usernames
 
+# A label that is not a ``Label``, as a bundle, a Label Studio export and the labelling page's
+# service (``annotation_record``) all say it.
 UNKNOWN_LABEL = "unknown label {value!r}; expected one of: {choices}"
 BAD_ANNOTATOR = "an annotator name may hold letters, digits and @ . + - _ only"
 NOT_AN_ANNOTATOR = (

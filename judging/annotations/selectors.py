@@ -20,6 +20,10 @@ from rubrics.models import Dataset
 from rubrics.selectors import PatchLabel, golden_rubric
 from sejury_web.roles import Role
 
+# The one wording of a campaign id that names no campaign (or, to an annotator, none of
+# theirs), at every door: the campaign pages, the Label Studio commands, a report.
+UNKNOWN_CAMPAIGN = "there is no campaign {campaign}"
+
 
 @dataclasses.dataclass(frozen=True)
 class Progress:
@@ -123,9 +127,22 @@ def campaign_list(*, dataset: Dataset | None = None) -> list[CampaignRow]:
     return rows
 
 
+class CampaignNotFound(Campaign.DoesNotExist):
+    """No campaign has the id asked for (or none the annotator has patches in); the message
+    says which (``UNKNOWN_CAMPAIGN``). A ``Campaign.DoesNotExist``, so code that catches that
+    catches this."""
+
+    def __init__(self, campaign_id: object) -> None:
+        self.campaign_id = campaign_id
+        super().__init__(UNKNOWN_CAMPAIGN.format(campaign=campaign_id))
+
+
 def campaign_get(*, campaign_id: int) -> Campaign:
-    """One campaign, for the lead's pages; ``Campaign.DoesNotExist`` otherwise."""
-    return Campaign.objects.select_related("dataset", "created_by").get(pk=campaign_id)
+    """One campaign, for the lead's pages; ``CampaignNotFound`` otherwise."""
+    try:
+        return Campaign.objects.select_related("dataset", "created_by").get(pk=campaign_id)
+    except Campaign.DoesNotExist:
+        raise CampaignNotFound(campaign_id) from None
 
 
 def dataset_campaigns(dataset: Dataset) -> QuerySet[Campaign]:
@@ -284,10 +301,15 @@ def annotator_campaigns(*, annotator: User) -> list[OwnCampaignRow]:
 
 
 def annotator_campaign_get(*, campaign_id: int, annotator: User) -> Campaign:
-    """A campaign in which ``annotator`` has patches; ``Campaign.DoesNotExist`` otherwise."""
-    return Campaign.objects.select_related("dataset").get(
-        pk=campaign_id, pk__in=Assignment.objects.filter(annotator=annotator).values("campaign_id")
-    )
+    """A campaign in which ``annotator`` has patches; ``CampaignNotFound`` otherwise (the same
+    error whether the campaign does not exist or is someone else's)."""
+    try:
+        return Campaign.objects.select_related("dataset").get(
+            pk=campaign_id,
+            pk__in=Assignment.objects.filter(annotator=annotator).values("campaign_id"),
+        )
+    except Campaign.DoesNotExist:
+        raise CampaignNotFound(campaign_id) from None
 
 
 def annotator_queue(*, campaign: Campaign, annotator: User) -> list[QueueItem]:

@@ -21,7 +21,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from judging.consensus.rules import ConsensusRule
+from judging.annotations.bundle import UNKNOWN_LABEL
+from judging.consensus.rules import UNKNOWN_RULE, ConsensusRule
 from judging.models import (
     Annotation,
     AnnotationRevision,
@@ -31,7 +32,7 @@ from judging.models import (
     Label,
 )
 from rubrics.models import Dataset, Patch
-from rubrics.selectors import dataset_patches_named
+from rubrics.selectors import UNKNOWN_PATCHES, dataset_patches_named
 from sejury_web.audit import audit_record
 from sejury_web.roles import Role
 
@@ -45,14 +46,12 @@ FILTER_KEYS = ("bug_type", "source", "tests_pass", "patches")
 NO_NAME = "a campaign needs a name"
 UNKNOWN_PURPOSE = "unknown purpose {value!r}; expected one of: {choices}"
 UNKNOWN_SELECTION = "unknown selection {value!r}; expected one of: {choices}"
-UNKNOWN_RULE = "unknown consensus rule {value!r}; expected one of: {choices}"
 UNKNOWN_FILTER = "unknown filter {names}; the filters are: {known}"
 FILTERS_WITH_ALL = "'All patches' takes no filter: choose 'A filter' or 'A random sample'"
 EMPTY_FILTER = "a filter needs at least one criterion (bug type, source, tests or patch keys)"
 NO_SAMPLE_SIZE = "a random sample needs a size"
 BAD_SAMPLE_SIZE = "the sample size must be at least 1"
 SAMPLE_TOO_LARGE = "a sample of {size} is larger than the {count} patches to draw from"
-UNKNOWN_PATCHES = "no patch {keys} in {dataset}"
 NO_PATCHES = "the selection holds no patch of {dataset}"
 NO_ANNOTATORS = "pick at least one annotator"
 NOT_ANNOTATORS = "not in the annotator role: {names}"
@@ -67,7 +66,6 @@ LABEL_FINAL = (
     "your label of this patch of bug {bug} was given in campaign {other!r}, which is closed: "
     "it is final"
 )
-UNKNOWN_LABEL = "unknown label {value!r}; expected one of: {choices}"
 
 
 # Audit actions (sejury_web.audit) of a campaign's life.
@@ -202,7 +200,9 @@ def campaign_create(
         raise CampaignError(NO_NAME)
     _check_choice(purpose, Campaign.Purpose, UNKNOWN_PURPOSE)
     _check_choice(selection, Campaign.Selection, UNKNOWN_SELECTION)
-    _check_choice(consensus_rule, ConsensusRule, UNKNOWN_RULE)
+    if consensus_rule not in ConsensusRule.values:
+        known = ", ".join(ConsensusRule.values)
+        raise CampaignError(UNKNOWN_RULE.format(rule=consensus_rule, known=known))
     filters = _clean_filters(filters)
     if selection == Campaign.Selection.ALL and filters:
         raise CampaignError(FILTERS_WITH_ALL)

@@ -54,7 +54,6 @@ from sejury_web.htmx import AuthenticatedHtmxRequest
 from sejury_web.roles import Role, role_required
 
 PATCHES_PER_PAGE = 50
-UNKNOWN_CAMPAIGN = "no campaign {campaign}"
 NOT_YOURS = "you have no patch {position} in campaign {campaign}"
 CREATED = "Created campaign {name!r}: {patches} patches, {assignments} labels to give."
 CLOSED = "Closed campaign {name!r}: its labels are final."
@@ -66,8 +65,8 @@ SHORTCUTS = [(Label.VALID.value, "v"), (Label.INVALID.value, "i"), (Label.UNSURE
 def _campaign(campaign_id: int) -> Campaign:
     try:
         return selectors.campaign_get(campaign_id=campaign_id)
-    except Campaign.DoesNotExist:
-        raise Http404(UNKNOWN_CAMPAIGN.format(campaign=campaign_id)) from None
+    except selectors.CampaignNotFound as error:
+        raise Http404(str(error)) from None
 
 
 # Leads
@@ -309,8 +308,8 @@ def dataset_labelstudio_config(request: AuthenticatedHtmxRequest, slug: str) -> 
 def _own_campaign(campaign_id: int, annotator: User) -> Campaign:
     try:
         return selectors.annotator_campaign_get(campaign_id=campaign_id, annotator=annotator)
-    except Campaign.DoesNotExist:
-        raise Http404(UNKNOWN_CAMPAIGN.format(campaign=campaign_id)) from None
+    except selectors.CampaignNotFound as error:
+        raise Http404(str(error)) from None
 
 
 def _annotate_url(campaign: Campaign, position: int) -> str:

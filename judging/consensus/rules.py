@@ -28,6 +28,8 @@ from rubrics.models import ConsensusRule, Dataset
 MIN_DECISIVE_LABELS = 2
 MIN_MAJORITY_LABELS = 3
 MAJORITY_SHARE = (2, 3)  # at least two thirds of the decisive labels, as a fraction
+# A rule that is not a ``ConsensusRule``, as a new campaign and a lead's change of rule say it.
+UNKNOWN_RULE = "unknown consensus rule {rule!r}; the rules are {known}"
 
 
 class State(StrEnum):

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from judging.consensus.rules import ConsensusRule
+from judging.consensus.rules import UNKNOWN_RULE, ConsensusRule
 from judging.consensus.selectors import AdjudicationError, campaign_check
 from judging.models import Adjudication, Annotation, Campaign, DisagreementTheme, Label
 from rubrics.models import Dataset, Patch
@@ -17,7 +17,6 @@ NOT_DECISIVE = "the consensus label must be VALID or INVALID, not {label!r}"
 UNKNOWN_THEME = "unknown disagreement theme {theme!r}; the themes are {known}"
 THEMES_REQUIRED = "the annotators disagreed: tag the disagreement with at least one theme"
 OTHER_NEEDS_NOTE = "the theme “Other” needs a note that says what the disagreement was"
-UNKNOWN_RULE = "unknown consensus rule {rule!r}; the rules are {known}"
 
 # Audit actions (sejury_web.audit): a lead changed the consensus rule of a campaign or dataset.
 CAMPAIGN_CONSENSUS_RULE = "campaign.consensus_rule"

@@ -16,7 +16,13 @@ from django.contrib.auth.models import User
 
 from judging.models import Context, JudgingRun
 from judging.runs.selectors import run_preflight
-from judging.runs.services import RunError, RunNotReady, run_check, run_create
+from judging.runs.services import (
+    UNKNOWN_CONTEXT,
+    RunError,
+    RunNotReady,
+    run_check,
+    run_create,
+)
 from judging.strategies.registry import get_strategy
 from rubrics.ladders.services import DERIVATION
 from rubrics.models import Dataset
@@ -25,7 +31,6 @@ NOT_A_LADDER = "{name} is not a ladder dataset: build its ladders first"
 NO_CONFIGS = "give at least one configuration, e.g. s1b;rubric@golden;s1b,s2,s3"
 BAD_CONFIG = "configuration {text!r}: {error}"
 LEAD_CONTEXTS = [c for c in Context.values if c != Context.REVISION]
-UNKNOWN_CONTEXT = "unknown context {context!r}; the contexts are {known}"
 
 
 @dataclass(frozen=True)

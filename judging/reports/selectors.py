@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 
 from django.contrib.auth.models import User
 
-from judging.annotations.selectors import campaign_patch_ids
+from judging.annotations.selectors import CampaignNotFound, campaign_get, campaign_patch_ids
 from judging.calibration.selectors import calibration_patch_ids
 from judging.consensus.rules import ConsensusRule, consensus_rule_for, dataset_consensus
 from judging.models import Campaign, Context, JudgingRun, PatchJudgment, RejectionTheme
@@ -41,7 +41,6 @@ from judging.runs.uncertainty import margin_ranking
 from rubrics.models import Dataset, Patch
 
 FOREIGN_RUN = "run {run} judged {other}, not {dataset}"
-UNKNOWN_CAMPAIGN = "there is no campaign {campaign}"
 FOREIGN_CAMPAIGN = "campaign {campaign} labels {other}, not {dataset}"
 NOT_AN_ID = "{what} must be a number, not {value!r}"
 
@@ -92,9 +91,10 @@ def report_campaign(*, dataset: Dataset, campaign_id: int | str | None) -> Campa
     if campaign_id in (None, ""):
         return None
     (pk,) = _ids([campaign_id], "a campaign")
-    campaign = Campaign.objects.select_related("dataset").filter(pk=pk).first()
-    if campaign is None:
-        raise ReportError(UNKNOWN_CAMPAIGN.format(campaign=pk))
+    try:
+        campaign = campaign_get(campaign_id=pk)
+    except CampaignNotFound as error:
+        raise ReportError(str(error)) from None
     if campaign.dataset_id != dataset.pk:
         raise ReportError(
             FOREIGN_CAMPAIGN.format(campaign=pk, other=campaign.dataset, dataset=dataset)

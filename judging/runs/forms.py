@@ -11,7 +11,7 @@ from judging.strategies.ensemble import check_scale
 from judging.strategies.reducers import DEFAULT_REDUCER, reducer_choices
 from rubrics.forms import DatasetChoiceField
 from rubrics.models import Dataset
-from rubrics.selectors import dataset_list, dataset_patches_named
+from rubrics.selectors import UNKNOWN_PATCHES, dataset_list, dataset_patches_named
 from sejury_web.forms import provider_choices, split_keys
 
 # A reference-based team that runs on any dataset: the rubric judge, plus SE-Jury's direct
@@ -29,7 +29,6 @@ CONTEXT_HELP = {
 }
 NUMBER = forms.NumberInput(attrs={"step": "any"})
 NO_TEAM = "pick at least one strategy for the team"
-UNKNOWN_PATCHES = "no patch {keys} in {dataset}"
 BAD_SCALE_FIELD = "scale_hi"
 
 

@@ -21,8 +21,6 @@ from judging.management.commands.judge import (
     OFFLINE_NOTE,
     RESUME_ALONE,
     RETRY_NEEDS_RESUME,
-    UNKNOWN_DATASET,
-    UNKNOWN_PATCHES,
     Command,
 )
 from judging.models import JudgingRun, PatchJudgment, StrategyResult
@@ -30,6 +28,7 @@ from judging.runs.execution import run_start
 from judging.runs.selectors import UNKNOWN_RUN
 from judging.runs.services import NOTHING_TO_RESUME, run_cancel, run_create
 from rubrics.models import Dataset
+from rubrics.selectors import UNKNOWN_DATASET, UNKNOWN_PATCHES
 from tests.judging.factories import make_golden
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
 from tests.workers import database_url, running_worker

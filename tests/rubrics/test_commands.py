@@ -1,10 +1,12 @@
 import io
+import re
 from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
 
 from rubrics.models import Dataset
+from rubrics.selectors import UNKNOWN_DATASET
 from tests.rubrics.bundles import bug, jsonl, label, patch
 
 pytestmark = pytest.mark.django_db
@@ -45,5 +47,5 @@ def test_import_errors_fail_the_command_and_write_nothing(tmp_path: Path) -> Non
 def test_missing_file_and_unknown_dataset_are_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(CommandError, match="no such file"):
         run("import_bundle", str(tmp_path / "nope.jsonl"), "--dataset", "X")
-    with pytest.raises(CommandError, match="no dataset named 'ghost'"):
+    with pytest.raises(CommandError, match=re.escape(UNKNOWN_DATASET.format(name="ghost"))):
         run("export_bundle", "--dataset", "ghost")

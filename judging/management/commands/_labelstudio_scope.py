@@ -6,13 +6,10 @@ from typing import Any
 
 from django.core.management.base import CommandError
 
-from judging.annotations.selectors import campaign_get
+from judging.annotations.selectors import CampaignNotFound, campaign_get
 from judging.models import Campaign
 from rubrics.models import Dataset
-from rubrics.selectors import dataset_resolve
-
-UNKNOWN_CAMPAIGN = "no campaign {id}"
-UNKNOWN_DATASET = "no dataset {name!r}"
+from rubrics.selectors import UNKNOWN_DATASET, dataset_resolve
 
 
 def scope_arguments(parser: ArgumentParser) -> None:
@@ -26,8 +23,8 @@ def scope_from(options: dict[str, Any]) -> tuple[Dataset, Campaign | None]:
     if options["campaign"] is not None:
         try:
             campaign = campaign_get(campaign_id=options["campaign"])
-        except Campaign.DoesNotExist:
-            raise CommandError(UNKNOWN_CAMPAIGN.format(id=options["campaign"])) from None
+        except CampaignNotFound as error:
+            raise CommandError(str(error)) from None
         return campaign.dataset, campaign
     dataset = dataset_resolve(options["dataset"])
     if dataset is None:

@@ -11,9 +11,8 @@ from django.core.management.base import BaseCommand, CommandError
 from judging.reports.export import report_csv, report_dict
 from judging.reports.figures import RESAMPLES, Sampling
 from judging.reports.selectors import ReportError, agreement_report, report_campaign, report_runs
-from rubrics.selectors import dataset_resolve
+from rubrics.selectors import UNKNOWN_DATASET, dataset_resolve
 
-UNKNOWN_DATASET = "no dataset named {name!r}"
 BAD_RESAMPLES = "--resamples must be at least 1, got {resamples}"
 RUNS_AND_NO_RUNS = "give --run or --no-runs, not both"
 

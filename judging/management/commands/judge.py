@@ -34,11 +34,14 @@ from judging.runs.services import (
 )
 from judging.runs.stale import rejudge_summary, stale_count
 from judging.strategies.reducers import DEFAULT_REDUCER, REDUCERS
-from rubrics.selectors import dataset_patches_named, dataset_resolve
+from rubrics.selectors import (
+    UNKNOWN_DATASET,
+    UNKNOWN_PATCHES,
+    dataset_patches_named,
+    dataset_resolve,
+)
 from sejury_web.llm import OFFLINE_MARKER, Provider
 
-UNKNOWN_DATASET = "no dataset named {name!r}"
-UNKNOWN_PATCHES = "no patch {keys} in {dataset}"
 NEW_RUN_NEEDS = "give --dataset, --team and --context to start a run (or --resume ID)"
 RESUME_ALONE = "--resume takes no {options}: a resumed run keeps its own"
 RETRY_NEEDS_RESUME = "--retry-failed only goes with --resume"

@@ -24,9 +24,8 @@ from judging.refine.services import parse_configs, refine_start
 from judging.runs.services import RunError
 from rubrics.ladders.operators import LEVELS
 from rubrics.ladders.services import DERIVATION, LadderError, check_levels, ladders_build
-from rubrics.selectors import dataset_resolve
+from rubrics.selectors import UNKNOWN_DATASET, dataset_resolve
 
-UNKNOWN_DATASET = "no dataset named {name!r}"
 NO_WORKER = (
     "no Celery worker has started the runs after {seconds:g} s. Start one with `make run`, or "
     "`.venv/bin/celery -A sejury_web worker --pool threads --concurrency 8`; the runs stay "

@@ -8,6 +8,7 @@ from rubrics.models import DraftBatch, Rubric
 from rubrics.review.services import RubricActionError, rubric_draft_request
 from rubrics.selectors import (
     UNKNOWN_BUGS,
+    UNKNOWN_DATASET,
     dataset_bugs_named,
     dataset_resolve,
     draft_batch_progress,
@@ -39,7 +40,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         dataset = dataset_resolve(options["dataset"])
         if dataset is None:
-            raise CommandError(f"no dataset named {options['dataset']!r}")
+            raise CommandError(UNKNOWN_DATASET.format(name=options["dataset"]))
         keys = [key.strip() for key in options["bugs"].split(",")]
         bugs, missing = dataset_bugs_named(dataset, keys)
         if missing:

@@ -5,7 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from rubrics.bundle.services import bundle_export
-from rubrics.selectors import dataset_resolve
+from rubrics.selectors import UNKNOWN_DATASET, dataset_resolve
 
 
 class Command(BaseCommand):
@@ -18,7 +18,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, path: Path | None, dataset: str, **options: Any) -> None:
         found = dataset_resolve(dataset)
         if found is None:
-            raise CommandError(f"no dataset named {dataset!r}")
+            raise CommandError(UNKNOWN_DATASET.format(name=dataset))
         if path is None:
             for line in bundle_export(dataset=found):
                 self.stdout.write(line, ending="")

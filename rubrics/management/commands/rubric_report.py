@@ -12,10 +12,9 @@ from rubrics.analytics import (
     report_dict,
 )
 from rubrics.models import Rubric
-from rubrics.selectors import dataset_resolve
+from rubrics.selectors import UNKNOWN_DATASET, dataset_resolve
 from rubrics.templatetags.charts import number, percent
 
-UNKNOWN_DATASET = "no dataset named {name!r}"
 LABEL_WIDTH = 48
 
 

@@ -18,6 +18,7 @@ from judging.annotations.labelstudio.import_ import (
     users_mapping,
 )
 from judging.annotations.labelstudio.names import CAMPAIGN_FIELD, DATASET_FIELD, PATCH_FIELD
+from judging.annotations.selectors import UNKNOWN_CAMPAIGN
 from judging.models import Annotation, AnnotationRevision, Campaign, Label
 from rubrics.models import BundleImport, Dataset
 from sejury_web.audit import audit_events
@@ -457,5 +458,5 @@ def test_the_export_command_takes_a_runs_verdicts_only_of_the_same_dataset(
     assert all(t["predictions"] == [] for t in json.loads(out.getvalue()))
     with pytest.raises(CommandError, match="judged dataset 'Else'"):
         call_command("labelstudio_export", dataset="ls-demo", with_predictions=other.pk)
-    with pytest.raises(CommandError, match="no campaign 999"):
+    with pytest.raises(CommandError, match=UNKNOWN_CAMPAIGN.format(campaign=999)):
         call_command("labelstudio_export", campaign=999)

@@ -10,6 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from judging.annotations import selectors
+from judging.annotations.bundle import UNKNOWN_LABEL
 from judging.annotations.services import (
     ALREADY_CLOSED,
     BAD_OVERLAP,
@@ -26,18 +27,17 @@ from judging.annotations.services import (
     NOT_ASSIGNED,
     SAMPLE_TOO_LARGE,
     UNKNOWN_FILTER,
-    UNKNOWN_LABEL,
-    UNKNOWN_PATCHES,
     CampaignError,
     annotation_record,
     balanced_assignments,
     campaign_close,
     campaign_reopen,
 )
-from judging.consensus.rules import ConsensusRule
+from judging.consensus.rules import UNKNOWN_RULE, ConsensusRule
 from judging.models import Annotation, AnnotationRevision, Assignment, Campaign
 from rubrics.bundle.services import bundle_import
 from rubrics.models import Dataset, Patch
+from rubrics.selectors import UNKNOWN_PATCHES
 from sejury_web.roles import Role
 from sejury_web.users import user_create
 from tests.judging.factories import create_campaign
@@ -220,7 +220,10 @@ def test_filters_narrow_the_patches() -> None:
         ({"annotators": []}, NO_ANNOTATORS),
         ({"purpose": "fun"}, "unknown purpose 'fun'"),
         ({"selection": "some"}, "unknown selection 'some'"),
-        ({"consensus_rule": "plurality"}, "unknown consensus rule 'plurality'"),
+        (
+            {"consensus_rule": "plurality"},
+            UNKNOWN_RULE.format(rule="plurality", known=", ".join(ConsensusRule.values)),
+        ),
         ({"name": "  "}, "a campaign needs a name"),
     ],
 )

@@ -16,6 +16,7 @@ from judging.annotations.services import CAMPAIGN_CLOSED, annotation_record, cam
 from judging.annotations.views import CLOSED, REOPENED
 from judging.models import Annotation, Campaign
 from rubrics.models import Dataset
+from rubrics.selectors import UNKNOWN_PATCHES
 from sejury_web.roles import Role
 from sejury_web.users import user_create
 from tests.helpers import PASSWORD, client_for
@@ -210,7 +211,7 @@ def test_the_form_shows_the_service_s_refusals(
         },
     )
     assert response.status_code == 400
-    assert "no patch NOPE in Labels demo" in response.content.decode()
+    assert UNKNOWN_PATCHES.format(keys="NOPE", dataset="Labels demo") in response.content.decode()
     assert not Campaign.objects.exists()
 
 

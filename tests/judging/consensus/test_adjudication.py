@@ -5,7 +5,7 @@ changing the rule."""
 import pytest
 from django.contrib.auth.models import User
 
-from judging.consensus.rules import ConsensusRule, State
+from judging.consensus.rules import UNKNOWN_RULE, ConsensusRule, State
 from judging.consensus.selectors import (
     CAMPAIGN_ELSEWHERE,
     AdjudicationError,
@@ -21,7 +21,6 @@ from judging.consensus.services import (
     NOT_DECISIVE,
     OTHER_NEEDS_NOTE,
     THEMES_REQUIRED,
-    UNKNOWN_RULE,
     UNKNOWN_THEME,
     adjudication_record,
     consensus_rule_set,

@@ -4,6 +4,7 @@ command's JSON, and the pages' roles."""
 
 import io
 import json
+import re
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from judging.refine.services import Configuration, parse_configs, refine_start
 from judging.runs.services import RunError
 from rubrics.ladders.services import ladders_build
 from rubrics.models import Dataset, Patch
+from rubrics.selectors import UNKNOWN_DATASET
 from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.roles import Role
 from sejury_web.users import user_create
@@ -216,7 +218,7 @@ def test_the_command_builds_judges_and_prints_each_configuration(
 
 def test_the_command_names_what_is_wrong() -> None:
     DatasetFactory(name="Calc", slug="calc")
-    with pytest.raises(CommandError, match="no dataset named 'nope'"):
+    with pytest.raises(CommandError, match=re.escape(UNKNOWN_DATASET.format(name="nope"))):
         refine("--dataset", "nope", "--configs", "s1b")
     with pytest.raises(CommandError, match="unknown strategy 'zz'"):
         refine("--dataset", "calc", "--configs", "zz")

@@ -3,6 +3,7 @@
 import csv
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -13,11 +14,11 @@ from django.urls import reverse
 from judging.management.commands.agreement_report import (
     BAD_RESAMPLES,
     RUNS_AND_NO_RUNS,
-    UNKNOWN_DATASET,
 )
 from judging.models import Campaign, JudgingRun
 from judging.reports.selectors import FOREIGN_RUN
 from judging.runs.selectors import UNKNOWN_RUN
+from rubrics.selectors import UNKNOWN_DATASET
 from tests.judging.reports.factories import Small
 from tests.rubrics.factories import DatasetFactory
 
@@ -78,7 +79,7 @@ def test_csv_to_a_file_and_a_campaign(small: Small, tmp_path: Path) -> None:
 
 
 def test_clear_errors(small: Small) -> None:
-    with pytest.raises(CommandError, match=UNKNOWN_DATASET.format(name="nope")):
+    with pytest.raises(CommandError, match=re.escape(UNKNOWN_DATASET.format(name="nope"))):
         run_command("--dataset", "nope")
     with pytest.raises(CommandError, match=UNKNOWN_RUN.format(run=987_654)):
         run_command("--dataset", "small", "--run", "987654")

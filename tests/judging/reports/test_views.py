@@ -10,8 +10,9 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from judging.annotations.selectors import UNKNOWN_CAMPAIGN
 from judging.models import Assignment, Calibration, Campaign, JudgingRun
-from judging.reports.selectors import FOREIGN_RUN, UNKNOWN_CAMPAIGN
+from judging.reports.selectors import FOREIGN_RUN
 from sejury_web.llm import OFFLINE_MARKER
 from tests.judging.reports.factories import Small, add_patches
 from tests.judging.reports.helpers import whole_page

@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from judging.models import BugStep, JudgingRun, PatchJudgment, StrategyResult
 from judging.runs import views as run_views
-from judging.runs.forms import NO_TEAM, UNKNOWN_PATCHES
+from judging.runs.forms import NO_TEAM
 from judging.runs.selectors import UNKNOWN_RUN
 from judging.runs.services import run_create
 from judging.runs.verdicts import OTHER_DATASETS, SAME_RUN
@@ -22,6 +22,7 @@ from judging.strategies import STRATEGIES
 from judging.strategies.ensemble import BAD_THRESHOLD
 from judging.strategies.prompts import SYSTEM
 from rubrics.models import Dataset
+from rubrics.selectors import UNKNOWN_PATCHES
 from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.llm.config import MISSING_KEY
 from sejury_web.llm.models import LLMCall
