@@ -28,7 +28,6 @@ from rubrics.bundle.uploads import (
 from rubrics.models import BundleUpload
 
 CHUNK = 1024 * 1024
-NDJSON_TYPES = ("application/x-ndjson", "application/jsonl", "application/json-lines")
 NO_FILE = "a multipart upload needs the bundle in a file field named 'file'"
 WRONG_TYPE = (
     "send the bundle as the body (Content-Type: application/x-ndjson) or as a multipart "

@@ -10,13 +10,12 @@ confidence signal: 0 when the members agree.
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .reducers import DEFAULT_REDUCER, get_reducer
+from .reducers import DEFAULT_REDUCER, TOLERANCE, get_reducer
 
 NO_SCORES = "a team verdict needs at least one member score"
 BAD_SCALE = "the scale's low end ({lo}) must be below its high end ({hi})"
 BAD_THRESHOLD = "the threshold ({threshold}) must lie on the scale {lo}–{hi}"
 BAD_SCORE = "member scores are on 0–100, got {score}"
-TOLERANCE = 1e-9  # so that a mean of exactly 50 maps onto a threshold of 3 on 1–5
 
 
 @dataclass(frozen=True)
@@ -61,6 +60,7 @@ def combine(
     mapped = to_scale(reduce(scores, member_threshold), lo, hi)
     return TeamVerdict(
         score=mapped,
+        # TOLERANCE: so that a mean of exactly 50 maps onto a threshold of 3 on 1–5.
         verdict="VALID" if mapped >= threshold - TOLERANCE else "INVALID",
         spread=max(scores) - min(scores),
         mean=mean,

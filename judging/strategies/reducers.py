@@ -14,7 +14,7 @@ from typing import ClassVar
 
 DEFAULT_REDUCER = "mean"
 UNKNOWN_REDUCER = "unknown reducer {name!r}; the reducers are {known}"
-TOLERANCE = 1e-9  # a score within this of the threshold reaches it (ensemble.TOLERANCE)
+TOLERANCE = 1e-9  # a score within this of the threshold reaches it (members and teams)
 
 ReduceFunction = Callable[[Sequence[float], float], float]
 

@@ -29,6 +29,7 @@ from judging.runs.rejections import (
     rejection_progress,
     rejection_request,
 )
+from judging.runs.selectors import UNKNOWN_RUN
 from judging.runs.services import (
     ALL_SORTED,
     NO_REJECTED_PASSING,
@@ -389,7 +390,7 @@ def test_the_command_sorts_waits_and_prints_the_themes_per_source(
     again = io.StringIO()
     call_command("rejection_themes", "--run", str(run.pk), stdout=again, stderr=io.StringIO())
     assert again.getvalue().splitlines()[0] == lines[0]
-    with pytest.raises(CommandError, match="no judging run 999999"):
+    with pytest.raises(CommandError, match=re.escape(UNKNOWN_RUN.format(run=999999))):
         call_command("rejection_themes", "--run", "999999")
 
 

@@ -2,6 +2,7 @@
 (budget, settled patches left out, the expected time), the campaign linked to the run, and
 ``manage.py route_uncertain``."""
 
+import re
 from io import StringIO
 
 import pytest
@@ -30,6 +31,7 @@ from judging.runs.routing import (
     routing_plan,
 )
 from judging.runs.routing_forms import ONE_BUDGET
+from judging.runs.selectors import UNKNOWN_RUN
 from judging.runs.uncertainty import margin_ranking, run_uncertainties, uncertainty_order
 from rubrics.models import Dataset, Patch
 from sejury_web.roles import Role
@@ -189,7 +191,10 @@ def test_the_command_prints_the_campaign_and_its_patches(setting: tuple) -> None
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["--run", "999999", "--max", "1", "--annotators", "a1"], "no judging run 999999"),
+        (
+            ["--run", "999999", "--max", "1", "--annotators", "a1"],
+            re.escape(UNKNOWN_RUN.format(run=999999)),
+        ),
         (["--max", "1", "--annotators", "nobody"], "no user nobody"),
         (["--max", "1", "--annotators", "a1", "--overlap", "2"], "overlap"),
     ],
