@@ -209,12 +209,16 @@ def test_the_llm_layer_names_no_domain_purpose() -> None:
 # database only through them. Both rules read the code as ``ast``; what they count:
 #
 # * a *write* is a call of ``save``, ``create``, ``delete``, ``bulk_create``, ``bulk_update``,
-#   ``get_or_create`` or ``update_or_create`` on anything, or ``update(field=…)`` with keyword
+#   ``get_or_create`` or ``update_or_create`` on anything, ``update(field=…)`` with keyword
 #   arguments only (``QuerySet.update``; ``dict.update(other)`` and ``set.update(items)``
-#   take a positional one and are not writes);
+#   take a positional one and are not writes), or ``add``, ``remove``, ``set`` or ``clear``
+#   on an attribute (a related manager: ``campaign.annotators.add(user)``; on a bare name,
+#   ``seen.add(x)``, it is a Python set's and is not a write);
 # * a *query* is a write, a manager (``Model.objects``, ``_default_manager``), a method only a
-#   queryset or a related manager has (``filter``, ``exclude``, ``select_related``, …:
-#   ``dataset.imports.select_related(…)`` is a query too), ``get(field=…)`` with keyword
+#   queryset, a related manager or a model has (``filter``, ``all``, ``first``, ``latest``,
+#   ``iterator``, ``select_related``, ``refresh_from_db``, …: ``dataset.campaigns.all()`` is
+#   a query too), ``values(…)`` with an argument (``dict.values()`` takes none; a bare
+#   ``queryset.values()`` goes unseen, and the code has none), ``get(field=…)`` with keyword
 #   arguments only, ``count()`` with none (``list.count(x)`` takes one), or Django's
 #   ``get_object_or_404``/``get_list_or_404``.
 #
@@ -244,8 +248,16 @@ QUERYSET_METHODS = frozenset(
         "distinct",
         "raw",
         "exists",
+        "all",
+        "first",
+        "last",
+        "latest",
+        "earliest",
+        "iterator",
+        "refresh_from_db",
     }
 )
+RELATION_WRITES = frozenset({"add", "remove", "set", "clear"})
 MANAGERS = frozenset({"objects", "_default_manager"})
 SHORTCUTS = frozenset({"get_object_or_404", "get_list_or_404"})
 DOOR_GLOBS = ("*.views", "*.views.*")
@@ -261,7 +273,11 @@ def _writes(tree: ast.AST) -> Iterator[ast.Call]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             name = node.func.attr
-            if name in WRITE_METHODS or (name == "update" and node.keywords and not node.args):
+            if (
+                name in WRITE_METHODS
+                or (name == "update" and node.keywords and not node.args)
+                or (name in RELATION_WRITES and isinstance(node.func.value, ast.Attribute))
+            ):
                 yield node
 
 
@@ -277,6 +293,7 @@ def _queries(tree: ast.AST) -> Iterator[ast.expr]:
             name, positional = node.func.attr, bool(node.args)
             if (
                 name in QUERYSET_METHODS
+                or (name == "values" and (positional or node.keywords))
                 or (name == "get" and node.keywords and not positional)
                 or (name == "count" and not positional and not node.keywords)
             ):
@@ -321,14 +338,35 @@ def test_the_rules_find_writes_and_queries_and_leave_dicts_alone() -> None:
         "seen.update({1})\nrow.get('key')\nkeys.count('a')\nrun.judgments.count()\n"
         "dataset.imports.select_related('by')\nget_object_or_404(Run, pk=1)\n"
         "Run.objects.get_or_create(pk=1)\nrubric.revisions.get(number=2)\n"
+        "campaign.annotators.add(user)\nrubric.themes.remove(theme)\n"
+        "run.patches.set(patches)\ncampaign.annotators.clear()\nseen.add(key)\n"
+        "wanted.remove(key)\nsettings.set('a', 1)\n"
+        "dataset.campaigns.all()\nrubric.revisions.first()\nrun.judgments.last()\n"
+        "rubric.revisions.latest('number')\nrubric.revisions.earliest('number')\n"
+        "run.judgments.values('patch_id')\nrun.judgments.iterator()\n"
+        "rubric.refresh_from_db()\nform.errors.values()\nanswer.get('content', {}).values()\n"
     )
     assert [ast.unparse(node) for node in _writes(code)] == [
         "run.save()",
         "Run.objects.filter(pk=1).update(status='done')",
         "Run.objects.get_or_create(pk=1)",
+        "campaign.annotators.add(user)",
+        "rubric.themes.remove(theme)",
+        "run.patches.set(patches)",
+        "campaign.annotators.clear()",
     ]
     queries = {ast.unparse(node) for node in _queries(code)}
-    for plain in ("counts.update(other)", "seen.update({1})", "row.get('key')", "keys.count('a')"):
+    for plain in (
+        "counts.update(other)",
+        "seen.update({1})",
+        "row.get('key')",
+        "keys.count('a')",
+        "seen.add(key)",
+        "wanted.remove(key)",
+        "settings.set('a', 1)",
+        "form.errors.values()",
+        "answer.get('content', {}).values()",
+    ):
         assert plain not in queries
     assert {
         "run.judgments.count()",
@@ -336,6 +374,15 @@ def test_the_rules_find_writes_and_queries_and_leave_dicts_alone() -> None:
         "get_object_or_404(Run, pk=1)",
         "rubric.revisions.get(number=2)",
         "Run.objects",
+        "campaign.annotators.add(user)",
+        "dataset.campaigns.all()",
+        "rubric.revisions.first()",
+        "run.judgments.last()",
+        "rubric.revisions.latest('number')",
+        "rubric.revisions.earliest('number')",
+        "run.judgments.values('patch_id')",
+        "run.judgments.iterator()",
+        "rubric.refresh_from_db()",
     } <= queries
 
 

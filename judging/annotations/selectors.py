@@ -136,6 +136,10 @@ class CampaignNotFound(Campaign.DoesNotExist):
         self.campaign_id = campaign_id
         super().__init__(UNKNOWN_CAMPAIGN.format(campaign=campaign_id))
 
+    def __reduce__(self) -> tuple[type["CampaignNotFound"], tuple[object]]:
+        # Made again from its id, not its message, so that a pickled copy says it once.
+        return type(self), (self.campaign_id,)
+
 
 def campaign_get(*, campaign_id: int) -> Campaign:
     """One campaign, for the lead's pages; ``CampaignNotFound`` otherwise."""
@@ -146,7 +150,8 @@ def campaign_get(*, campaign_id: int) -> Campaign:
 
 
 def dataset_campaigns(dataset: Dataset) -> QuerySet[Campaign]:
-    """The dataset's campaigns, in ``Campaign``'s order (a report's campaign picker)."""
+    """The dataset's campaigns, in ``Campaign``'s order (the campaign pickers of a report and of
+    the adjudication queue)."""
     return Campaign.objects.filter(dataset=dataset)
 
 

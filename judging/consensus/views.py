@@ -19,6 +19,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from judging.annotations.selectors import dataset_campaigns
 from judging.consensus import selectors, services
 from judging.consensus.forms import AdjudicationForm, ConsensusRuleForm
 from judging.consensus.rules import ConsensusRule
@@ -160,7 +161,7 @@ def _queue_context(
         "next_url": window.after and _queue_url(dataset, campaign, show | {"after": window.after}),
         "first_url": _queue_url(dataset, campaign, show),
         "shortcuts": SHORTCUTS,
-        "campaigns": dataset.campaigns.all(),
+        "campaigns": dataset_campaigns(dataset),
         "rule": queue.rule,
         "rule_form": rule_form,
         **_item_context(dataset, campaign),

@@ -31,16 +31,24 @@ EXAMPLE_SECTIONS = (
 )
 
 
+def _rubrics() -> QuerySet[Rubric]:
+    """Rubrics with what the editor's screen shows beside them: the bug and its dataset, the
+    golden revision and who submitted it."""
+    return Rubric.objects.select_related("bug__dataset", "golden_revision", "submitted_by")
+
+
 def rubric_for_bug(*, bug: Bug, variant: str) -> Rubric | None:
     """The bug's rubric of ``variant``, or None before drafting was asked for; 404 on a bad
     variant."""
     if variant not in Rubric.Variant.values:
         raise Http404(UNKNOWN_VARIANT.format(variant=variant))
-    return (
-        Rubric.objects.select_related("bug__dataset", "golden_revision", "submitted_by")
-        .filter(bug=bug, variant=variant)
-        .first()
-    )
+    return _rubrics().filter(bug=bug, variant=variant).first()
+
+
+def rubric_reload(rubric: Rubric) -> Rubric:
+    """``rubric`` as the database has it now: the editor redraws from it after a save or an
+    action of this request, or after another reviewer's save refused this one."""
+    return _rubrics().get(pk=rubric.pk)
 
 
 @dataclass(frozen=True)

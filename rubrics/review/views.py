@@ -256,7 +256,7 @@ def rubric_save(
             actor=user,
         )
     except RubricConflict as conflict:
-        rubric.refresh_from_db()
+        rubric = review_selectors.rubric_reload(rubric)
         context = _context(
             request,
             rubric,
@@ -278,7 +278,7 @@ def rubric_save(
     if not request.htmx:
         messages.success(request, SAVED.format(number=revision.number))
         return redirect(rubric)
-    rubric.refresh_from_db()
+    rubric = review_selectors.rubric_reload(rubric)
     return _editor_response(request, _context(request, rubric, saved=revision), panels=True)
 
 
@@ -329,7 +329,7 @@ def rubric_act(
         else:
             messages.success(request, done.format(number=number))
         return redirect(rubric)
-    rubric.refresh_from_db()
+    rubric = review_selectors.rubric_reload(rubric)
     context = _context(
         request,
         rubric,

@@ -324,6 +324,33 @@ def test_the_openapi_document_validates_and_lists_every_path(db: None) -> None:
     assert document["components"]["securitySchemes"]["ApiAuth"]["scheme"] == "bearer"
 
 
+# Each operation's id, as clients generated from the document name it: the ids come from the
+# functions' names (``SejuryApi.get_openapi_operation_id``), and two routers' functions of one
+# name would share an id without any error.
+OPERATION_IDS = {
+    "get /api/v1/datasets": "api_endpoints_dataset_list",
+    "post /api/v1/datasets/{name}/bundle": "api_endpoints_dataset_bundle",
+    "get /api/v1/uploads/{upload_id}": "api_endpoints_upload_get",
+    "get /api/v1/datasets/{name}/report": "api_endpoints_dataset_report",
+    "post /api/v1/runs": "api_endpoints_run_create",
+    "get /api/v1/runs/{run_id}": "api_endpoints_run_get",
+    "post /api/v1/runs/{run_id}/cancel": "api_endpoints_run_cancel",
+    "post /api/v1/runs/{run_id}/resume": "api_endpoints_run_resume",
+    "get /api/v1/runs/{run_id}/verdicts": "api_endpoints_run_verdicts",
+}
+
+
+def test_the_operation_ids_are_unique_and_unchanged(db: None) -> None:
+    document = Client().get("/api/v1/openapi.json").json()
+    ids = {
+        f"{method} {path}": operation["operationId"]
+        for path, operations in document["paths"].items()
+        for method, operation in operations.items()
+    }
+    assert ids == OPERATION_IDS
+    assert len(set(ids.values())) == len(ids), "two operations share an id"
+
+
 def test_the_docs_page_lists_every_operation(lead: User) -> None:
     html = client_for(lead).get("/api/v1/docs").content.decode()
     for path in PATHS:
