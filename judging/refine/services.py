@@ -15,14 +15,7 @@ from dataclasses import dataclass
 from django.contrib.auth.models import User
 
 from judging.models import Context, JudgingRun
-from judging.runs.selectors import run_preflight
-from judging.runs.services import (
-    UNKNOWN_CONTEXT,
-    RunError,
-    RunNotReady,
-    run_check,
-    run_create,
-)
+from judging.runs.services import UNKNOWN_CONTEXT, RunError, run_check, run_create, run_validate
 from judging.strategies.registry import get_strategy
 from rubrics.ladders.services import DERIVATION
 from rubrics.models import Dataset
@@ -100,8 +93,9 @@ def refine_start(
     actor: User | None,
 ) -> list[tuple[JudgingRun, bool]]:
     """A run per configuration, reused or created (with ``True``). Every configuration is
-    checked first, its settings and whether any ladder patch has what it needs (a golden
-    rubric for ``rubric@golden``): one that cannot run starts none, and the error names it."""
+    checked first by ``run_validate``, as ``run_create`` checks a run: its settings and
+    whether any ladder patch has what it needs (a golden rubric for ``rubric@golden``); the
+    others are left out. One that cannot run starts none, and the error names it."""
     if ladder.derivation != DERIVATION:
         raise RunError(NOT_A_LADDER.format(name=ladder.name))
     if not configs:
@@ -109,17 +103,17 @@ def refine_start(
     targets = []
     for config in configs:  # every configuration checked before any run starts
         try:
-            _, chosen_provider, chosen_model = run_check(
-                strategies=list(config.team), context=config.context, provider=provider, model=model
+            plan = run_validate(
+                dataset=ladder,
+                strategies=list(config.team),
+                context=config.context,
+                provider=provider,
+                model=model,
+                only_ready=True,
             )
-            preflight = run_preflight(
-                dataset=ladder, strategies=config.team, context=config.context
-            )
-            if preflight.total and not preflight.ready:
-                raise RunNotReady(preflight)
         except RunError as error:
             raise RunError(BAD_CONFIG.format(text=config.text, error=error)) from None
-        targets.append((config, chosen_provider, chosen_model))
+        targets.append((config, plan.provider, plan.model))
     started: list[tuple[JudgingRun, bool]] = []
     for config, chosen_provider, chosen_model in targets:
         run = _reusable(ladder, config, chosen_provider, chosen_model)

@@ -183,6 +183,10 @@ class RunNotFound(JudgingRun.DoesNotExist):
         self.run_id = run_id
         super().__init__(UNKNOWN_RUN.format(run=run_id))
 
+    def __reduce__(self) -> tuple[type["RunNotFound"], tuple[object]]:
+        # Made again from its id, not its message, so that a pickled copy says it once.
+        return type(self), (self.run_id,)
+
 
 def run_get(*, run_id: int) -> JudgingRun:
     """The run, with its dataset, creator and rubric revision; ``RunNotFound`` if none."""

@@ -1,6 +1,7 @@
 """Writes of the judging app: judging runs, from creation to resume and re-judging."""
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -106,6 +107,11 @@ class RunNotReady(RunError):
             )
         super().__init__(message)
 
+    def __reduce__(self) -> tuple[type["RunNotReady"], tuple[Preflight]]:
+        # Made again from its pre-flight, not its message, so that it survives pickling (a
+        # Celery result, a worker process) with its message said once.
+        return type(self), (self.preflight,)
+
 
 class NothingToSort(RunError):
     """The run has no test-passing patch it rejected, or each is sorted already."""
@@ -141,10 +147,10 @@ def run_check(
     webhook_url: str = "",
     reducer: str = DEFAULT_REDUCER,
 ) -> tuple[list[str], str, str]:
-    """What ``run_create`` checks of its settings before it looks at any patch: the team, the
-    scale, the context, the webhook, the provider; the team, provider and model it would
-    use. Callers that show a run's pre-flight first call it, so that a wrong setting is said
-    first."""
+    """What ``run_validate`` checks of a new run's settings before it looks at any patch: the
+    team, the scale, the context, the webhook, the provider; the team, provider and model it
+    would use. Callers that show a run's pre-flight first call it, so that a wrong setting is
+    said first."""
     try:
         team = parse_team(strategies)
         check_scale(scale_lo, scale_hi, threshold)
@@ -159,6 +165,82 @@ def run_check(
         raise RunError(REVISION_CONTEXT)
     provider, model = run_target(provider, model)
     return team, provider, model
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A new run as ``run_validate`` accepted it: the team, provider and model it will use,
+    the patches asked for (None: every patch of the dataset) and its pre-flight."""
+
+    team: tuple[str, ...]
+    provider: str
+    model: str
+    patch_ids: tuple[int, ...] | None
+    preflight: Preflight
+
+
+def run_validate(
+    *,
+    dataset: Dataset,
+    strategies: str | list[str],
+    context: str,
+    patches: Iterable[Patch] | None = None,
+    provider: str = "",
+    model: str = "",
+    threshold: float = 50.0,
+    scale_lo: float = 0.0,
+    scale_hi: float = 100.0,
+    rubric_revision: RubricRevision | None = None,
+    only_ready: bool = False,
+    expected_ready: int | None = None,
+    webhook_url: str = "",
+    reducer: str = DEFAULT_REDUCER,
+) -> RunPlan:
+    """Whether a new run may start, decided once for every door: ``run_create`` calls it
+    first, and so does refine, which checks every configuration before it starts any.
+
+    Its settings are checked first (``run_check``), then the patches asked for, then its
+    pre-flight (``run_preflight``). When some patches lack what the team needs in
+    ``context``, ``RunNotReady`` (carrying the pre-flight) refuses the run, unless
+    ``only_ready``: then the run will judge the others. ``expected_ready`` is the number of
+    ready patches the caller showed and was told to judge; should the pre-flight count
+    another (the form changed, a rubric was confirmed meanwhile), the run is refused again.
+    A run none of whose patches could be judged is always refused."""
+    team, provider, model = run_check(
+        strategies=strategies,
+        context=context,
+        provider=provider,
+        model=model,
+        threshold=threshold,
+        scale_lo=scale_lo,
+        scale_hi=scale_hi,
+        rubric_revision=rubric_revision,
+        webhook_url=webhook_url,
+        reducer=reducer,
+    )
+    chosen_ids: tuple[int, ...] | None = None
+    if patches is not None:
+        chosen = list(patches)  # any iterable, even one that can be read only once
+        chosen_ids = tuple(sorted({p.pk for p in chosen if p.dataset_id == dataset.pk}))
+        if len(chosen_ids) != len({p.pk for p in chosen}):
+            raise RunError(FOREIGN_PATCHES.format(dataset=dataset.name))
+        if not chosen_ids:
+            raise RunError(NO_PATCHES)
+    preflight = run_preflight(
+        dataset=dataset,
+        strategies=team,
+        context=context,
+        patch_ids=chosen_ids,
+        rubric_revision=rubric_revision,
+    )
+    if not preflight.total:
+        raise RunError(NO_PATCHES)
+    if not preflight.ready:
+        raise RunNotReady(preflight)
+    agreed = only_ready and expected_ready in (None, preflight.ready)
+    if preflight.missing and not agreed:
+        raise RunNotReady(preflight)
+    return RunPlan(tuple(team), provider, model, chosen_ids, preflight)
 
 
 def run_create(
@@ -178,66 +260,42 @@ def run_create(
     rubric_revision: RubricRevision | None = None,
     only_ready: bool = False,
     expected_ready: int | None = None,
-    judge_unready: bool = False,
     webhook_url: str = "",
     webhook_origin: str = "",
     reducer: str = DEFAULT_REDUCER,
 ) -> JudgingRun:
     """Create a run over ``patches`` (default: every patch of the dataset) and queue it.
 
-    This is the one place that decides whether a new run starts, for the page, the API and
-    the ``judge`` command alike: its settings are checked first (``run_check``), then its
-    pre-flight (``run_preflight``). When some patches lack what the team needs in
-    ``context``, ``RunNotReady`` (carrying the pre-flight) refuses the run, unless
-    ``only_ready``: then the run judges the others. ``expected_ready`` is the number of
-    ready patches the caller showed and was told to judge; should the pre-flight count
-    another (the form changed, a rubric was confirmed meanwhile), the run is refused again.
-    A run none of whose patches could be judged is always refused. ``judge_unready`` judges
-    every patch even so, each lacking one failing as its member does: for scripts and tests
-    of failure handling, never a door.
+    This is the one service that starts a run, for the page, the API and the ``judge`` command
+    alike; whether it may start is ``run_validate``'s decision (``RunError``, or
+    ``RunNotReady`` carrying the pre-flight, when not). With ``only_ready``, the patches
+    that lack what the team needs are left out, and its audit record says so.
 
     ``webhook_url`` is called when the run ends (``judging.runs.webhooks``);
     ``webhook_origin``, the scheme and host the request came through, makes the links of
     its body absolute when ``SEJURY_BASE_URL`` is unset."""
-    team, provider, model = run_check(
+    plan = run_validate(
+        dataset=dataset,
         strategies=strategies,
         context=context,
+        patches=patches,
         provider=provider,
         model=model,
         threshold=threshold,
         scale_lo=scale_lo,
         scale_hi=scale_hi,
         rubric_revision=rubric_revision,
+        only_ready=only_ready,
+        expected_ready=expected_ready,
         webhook_url=webhook_url,
         reducer=reducer,
     )
+    preflight = plan.preflight
     webhook_url = webhook_url.strip()
-    chosen_ids = None
-    if patches is not None:
-        chosen = list(patches)  # any iterable, even one that can be read only once
-        chosen_ids = sorted({p.pk for p in chosen if p.dataset_id == dataset.pk})
-        if len(chosen_ids) != len({p.pk for p in chosen}):
-            raise RunError(FOREIGN_PATCHES.format(dataset=dataset.name))
-        if not chosen_ids:
-            raise RunError(NO_PATCHES)
-    preflight = run_preflight(
-        dataset=dataset,
-        strategies=team,
-        context=context,
-        patch_ids=chosen_ids,
-        rubric_revision=rubric_revision,
-    )
-    if not preflight.total:
-        raise RunError(NO_PATCHES)
-    if not preflight.ready:
-        raise RunNotReady(preflight)
-    agreed = only_ready and expected_ready in (None, preflight.ready)
-    if preflight.missing and not agreed and not judge_unready:
-        raise RunNotReady(preflight)
     to_judge = dataset.patches.all()
-    if chosen_ids is not None:
-        to_judge = to_judge.filter(pk__in=chosen_ids)
-    if only_ready and preflight.missing:
+    if plan.patch_ids is not None:
+        to_judge = to_judge.filter(pk__in=plan.patch_ids)
+    if preflight.missing:  # run_validate let them be left out: only_ready
         to_judge = to_judge.filter(preflight.ready_filter)
     patch_ids = list(to_judge.order_by("pk").values_list("pk", flat=True))
     with transaction.atomic():
@@ -245,11 +303,11 @@ def run_create(
             dataset=dataset,
             kind=kind,
             name=name,
-            strategies=team,
+            strategies=list(plan.team),
             context=context,
             rubric_revision=rubric_revision,
-            provider=provider,
-            model=model,
+            provider=plan.provider,
+            model=plan.model,
             scale_lo=scale_lo,
             scale_hi=scale_hi,
             threshold=threshold,

@@ -4,13 +4,19 @@ from typing import Any
 
 import factory
 from django.contrib.auth.models import User
+from django.db import transaction
 from factory.django import DjangoModelFactory
 
 from judging.annotations.services import campaign_create
 from judging.models import Annotation, Campaign, JudgingRun, Label, PatchJudgment, StrategyResult
+from judging.runs.selectors import RUN_CREATE
+from judging.runs.services import run_check
+from judging.tasks import run_start_task
 from rubrics.models import Bug, Dataset, Patch, Rubric
 from rubrics.review.drafting import rubric_draft_write
 from rubrics.review.services import rubric_confirm, rubric_revise, rubric_submit
+from sejury_web.audit import audit_record
+from sejury_web.durable import enqueue_on_commit
 from tests.rubrics.factories import BugFactory, PatchFactory, make_diff
 
 
@@ -120,4 +126,42 @@ def finished_run(
                 prompt_version="test",
                 **{"status": StrategyResult.Status.DONE, **result},
             )
+    return run
+
+
+def unchecked_run(
+    *,
+    dataset: Dataset,
+    strategies: str,
+    context: str,
+    threshold: float = 50.0,
+    scale_lo: float = 0.0,
+    scale_hi: float = 100.0,
+) -> JudgingRun:
+    """A run of every patch of ``dataset``, written and queued as ``run_create`` writes and
+    queues one, but without its pre-flight: patches that lack what the team needs (a golden
+    rubric) are judged too, and each such member fails at judging time. For the tests of how
+    a run handles failures; no door can start such a run."""
+    team, provider, model = run_check(
+        strategies=strategies,
+        context=context,
+        threshold=threshold,
+        scale_lo=scale_lo,
+        scale_hi=scale_hi,
+    )
+    patch_ids = list(dataset.patches.order_by("pk").values_list("pk", flat=True))
+    with transaction.atomic():
+        run = JudgingRun.objects.create(
+            dataset=dataset,
+            strategies=team,
+            context=context,
+            provider=provider,
+            model=model,
+            scale_lo=scale_lo,
+            scale_hi=scale_hi,
+            threshold=threshold,
+        )
+        PatchJudgment.objects.bulk_create([PatchJudgment(run=run, patch_id=pk) for pk in patch_ids])
+        audit_record(actor=None, action=RUN_CREATE, target=run, detail={"patches": len(patch_ids)})
+        enqueue_on_commit(run_start_task, run.pk, run.generation)
     return run

@@ -29,7 +29,7 @@ from judging.runs.selectors import UNKNOWN_RUN
 from judging.runs.services import NOTHING_TO_RESUME, run_cancel, run_create
 from rubrics.models import Dataset
 from rubrics.selectors import UNKNOWN_DATASET, UNKNOWN_PATCHES
-from tests.judging.factories import make_golden
+from tests.judging.factories import make_golden, unchecked_run
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
 from tests.workers import database_url, running_worker
 
@@ -153,11 +153,9 @@ def test_errors_are_clear_and_create_nothing(argv: list[str], message: str) -> N
 def test_resume_retries_failed_patches_and_waits_for_them(eager_tasks: None) -> None:
     dataset = two_bugs()
     make_golden(dataset.bugs.get(key="BUG-A"))
-    # The command starts no run where some patches lack their golden rubric (its pre-flight)
-    # without --only-ready; the service judges them all, and BUG-B's fail, again on a retry.
-    run = run_create(
-        actor=None, dataset=dataset, strategies="rubric,s3", context="golden", judge_unready=True
-    )
+    # No door starts a run where some patches lack their golden rubric (its pre-flight);
+    # one made without it judges them all, and BUG-B's fail, again on a retry.
+    run = unchecked_run(dataset=dataset, strategies="rubric,s3", context="golden")
     out = judge("--resume", str(run.pk), "--retry-failed", "--wait")
     assert f"Run {run.pk} finished" in out
     assert "6/6 judged, 3 failed" in out

@@ -2,7 +2,9 @@
 checks that keep a cancelled or superseded run from calling the model again."""
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pytest_django.fixtures import Settings
@@ -16,7 +18,7 @@ from judging.strategies.ensemble import combine
 from judging.strategies.prompts import SCORE_SCHEMA
 from sejury_web.llm import OFFLINE_MARKER, LLMRequest, Message
 from sejury_web.llm.models import LLMCall
-from tests.judging.factories import bug_with_patches, make_golden
+from tests.judging.factories import bug_with_patches, unchecked_run
 from tests.judging.helpers import ANSWERS, Judge, reply, scored
 from tests.rubrics.factories import PatchFactory, make_diff
 from tests.sejury_web.llm.fake_servers import OpenAIServer, error
@@ -229,13 +231,15 @@ def test_a_stored_member_is_not_judged_again_and_the_run_picks_the_model(
     assert run.status == JudgingRun.Status.FINISHED
 
 
-def test_without_a_golden_rubric_only_the_rubric_member_fails(judge_now: Judge) -> None:
+def test_without_a_golden_rubric_only_the_rubric_member_fails(
+    eager_tasks: None, django_capture_on_commit_callbacks: Callable[..., Any]
+) -> None:
     bug = bug_with_patches(1)
-    make_golden(bug_with_patches(1, dataset=bug.dataset))  # without a ready patch, no run
 
-    run = judge_now(
-        dataset=bug.dataset, strategies="rubric,s1b", context="golden", judge_unready=True
-    )
+    # No door starts a run whose patch lacks its golden rubric: one made without the check.
+    with django_capture_on_commit_callbacks(execute=True):
+        run = unchecked_run(dataset=bug.dataset, strategies="rubric,s1b", context="golden")
+    run.refresh_from_db()
 
     judgment = run.judgments.get(patch__bug=bug)
     results = members(judgment)

@@ -19,7 +19,7 @@ from judging.runs.selectors import UNKNOWN_RUN
 from judging.runs.services import run_create
 from rubrics.models import Dataset
 from sejury_web.llm import OFFLINE_MARKER
-from tests.judging.factories import UserFactory, make_golden
+from tests.judging.factories import UserFactory, make_golden, unchecked_run
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
 
 pytestmark = pytest.mark.django_db
@@ -42,16 +42,9 @@ def judged(eager_tasks: None, django_capture_on_commit_callbacks: OnCommit) -> J
     """A finished offline run: BUG-0's three patches judged, BUG-1's failed (no golden rubric)."""
     dataset = dataset_of(bugs=2, patches=3)
     make_golden(dataset.bugs.get(key="BUG-0"))
-    with django_capture_on_commit_callbacks(execute=True):
-        run = run_create(
-            actor=None,
-            dataset=dataset,
-            strategies=TEAM,
-            context="golden",
-            scale_lo=1,
-            scale_hi=5,
-            threshold=3,
-            judge_unready=True,
+    with django_capture_on_commit_callbacks(execute=True):  # BUG-1's lack: no door's run
+        run = unchecked_run(
+            dataset=dataset, strategies=TEAM, context="golden", scale_lo=1, scale_hi=5, threshold=3
         )
     run.refresh_from_db()
     assert run.status == JudgingRun.Status.FINISHED
