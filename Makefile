@@ -55,22 +55,15 @@ format: install
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
-# The suite runs in one process per core (pytest-xdist, each its own database, broker and var/
-# directory; tests handed to whichever process is free), then the few tests marked `alone`
-# (timing, signals, several processes against the clock) one at a time, with the machine to
-# themselves. XDIST= runs it all in one process.
+# The suite runs in one process per core (pytest-xdist: each its own database, broker and var/
+# directory; tests handed to whichever process is free). XDIST= runs it in one process.
 XDIST ?= -n auto --dist worksteal
-# Both runs run, whichever fails, so that one pass reports every failure.
-PYTEST = status=0; \
-	$(PY) -m pytest $(XDIST) --alone=skip $(1) $(PYTEST_ARGS) || status=$$?; \
-	$(PY) -m pytest --alone=only $(1) $(PYTEST_ARGS) || status=$$?; \
-	exit $$status
 
 test: lint docs-build
-	$(call PYTEST,)
+	$(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
 test-fast: install
-	$(call PYTEST,-m "not e2e and not worker and not real_llm")
+	$(PY) -m pytest $(XDIST) -m "not e2e and not worker and not real_llm" $(PYTEST_ARGS)
 
 # The documentation site, served on HOST:DOCS_PORT and rebuilt as docs/ changes.
 docs: install

@@ -1,17 +1,21 @@
 """Fixtures shared by the whole suite: users in each role, logged-in clients, data paths,
 Celery in-process or in a real worker, and fake LLM servers the LLM layer is pointed at.
 
-``make test`` runs the suite in parallel (pytest-xdist, one process per core), then the tests
-marked ``alone`` one at a time: ``--alone=skip`` and ``--alone=only`` pick them out.
+``make test`` runs the suite in parallel (pytest-xdist, one process per core); a test marked
+``alone`` waits for the machine to itself (``pytest_runtest_protocol``).
 
 Plain helpers (paths, the password, ``client_for``) live in ``tests.helpers``.
 """
 
+import fcntl
+import os
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.test import Client
 from pytest_django.fixtures import Settings
@@ -26,36 +30,32 @@ from tests.sejury_web.llm.helpers import Provided, point_at
 from tests.workers import running_worker
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption(
-        "--alone",
-        choices=("with", "skip", "only"),
-        default="with",
-        help="the tests marked `alone`: run them with the rest (the default), skip them (in the "
-        "parallel run of `make test`), or run only them (in its second, serial run)",
-    )
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[object]:
+    """Under pytest-xdist, a test marked ``alone`` runs (setup to teardown) while the other
+    workers run none: they finish the test they are in and wait for it to end."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return (yield)
+    with _the_machine(alone=item.get_closest_marker("alone") is not None):
+        return (yield)
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """``--alone=skip`` leaves the ``alone`` tests out, ``--alone=only`` leaves the rest out."""
-    choice = config.getoption("alone")
-    if choice == "with":
-        return
-    alone = choice == "only"
-    keep = [item for item in items if (item.get_closest_marker("alone") is not None) == alone]
-    config.hook.pytest_deselected(
-        items=[item for item in items if (item.get_closest_marker("alone") is not None) != alone]
-    )
-    items[:] = keep
-
-
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """No ``alone`` test among those selected (``make test-fast -k ...``) is not a failure."""
-    if (
-        session.config.getoption("alone") == "only"
-        and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED
-    ):
-        session.exitstatus = pytest.ExitCode.OK
+@contextmanager
+def _the_machine(*, alone: bool) -> Iterator[None]:
+    """A readers-writer lock across the run's xdist workers: each test holds it shared, an
+    ``alone`` test exclusively. Everyone passes a gate first, one at a time, and an ``alone``
+    test holds the gate until it has the lock, so that new tests cannot keep it waiting."""
+    run_dir = settings.VAR_DIR.parent  # the run's directory: each worker has one inside
+    with (run_dir / "alone.gate").open("a") as gate, (run_dir / "alone.lock").open("a") as lock:
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        finally:
+            fcntl.flock(gate, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 @pytest.fixture
