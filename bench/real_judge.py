@@ -92,7 +92,8 @@ from django.core.management import call_command  # noqa: E402
 from judging.agreement import binary_metrics, gwet_ac1  # noqa: E402
 from judging.consensus.rules import dataset_consensus  # noqa: E402
 from judging.models import JudgingRun  # noqa: E402
-from judging.runs.services import run_create  # noqa: E402
+from judging.runs.selectors import run_left_out  # noqa: E402
+from judging.runs.services import RunError, run_create  # noqa: E402
 from rubrics.bundle.services import bundle_import  # noqa: E402
 from rubrics.models import ConsensusRule  # noqa: E402
 from rubrics.selectors import dataset_resolve  # noqa: E402
@@ -155,18 +156,31 @@ def main() -> None:
     calls_before = set(LLMCall.objects.values_list("id", flat=True))
     celery_app.conf.task_always_eager = True  # judged in this process, one call at a time
     started = time.monotonic()
-    run = run_create(
-        actor=None,
-        dataset=dataset,
-        strategies=ARGS.team,
-        context=ARGS.context,
-        patches=dataset.patches.filter(pk__in=sample),
-        provider="openai",
-        model=MODEL,
-        name=f"real judge bench: {MODEL}",
-    )
+    try:
+        # Only the sampled patches that have what the team needs in the context (a golden or
+        # draft rubric for --context golden|draft) are judged; the others are said below.
+        run = run_create(
+            actor=None,
+            dataset=dataset,
+            strategies=ARGS.team,
+            context=ARGS.context,
+            patches=dataset.patches.filter(pk__in=sample),
+            provider="openai",
+            model=MODEL,
+            name=f"real judge bench: {MODEL}",
+            only_ready=True,
+        )
+    except RunError as error:
+        sys.exit(f"real judge: {error}")
     wall = time.monotonic() - started
     run.refresh_from_db()
+    left_out = run_left_out(run)
+    if left_out is not None:
+        print(
+            f"  {left_out.count} of the {left_out.total} sampled patches left out, since "
+            f"{left_out.lacks}: the figures below are over the other "
+            f"{left_out.total - left_out.count}"
+        )
     judgments = list(run.judgments.select_related("patch"))
     judged = [j for j in judgments if j.verdict in (VALID, INVALID)]
     failed = len(judgments) - len(judged)
@@ -209,7 +223,7 @@ def main() -> None:
         )
     else:
         print(f"  {len(made)} model calls, none successful (answered from the cache: 0 calls)")
-    print(f"  wall time {wall:.0f} s ({wall / max(1, len(sample)):.1f} s per patch)")
+    print(f"  wall time {wall:.0f} s ({wall / max(1, len(judgments)):.1f} s per patch)")
     kappa = rows[0][1].get("kappa") if judged else None
     ratio = (kappa or 0.0) / TARGET_KAPPA
     print(f"  kappa {show(kappa).strip()} / target {TARGET_KAPPA:.2f} = ratio {ratio:.2f}")

@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from judging.annotations.services import campaign_create
 from judging.models import Campaign, Context
 from judging.reports.synthetic import Shape, synthetic_dataset
-from judging.runs.services import run_create
+from judging.runs.services import RunError, run_create
 from rubrics.bundle.base import BundleImportError, kind_plural
 from rubrics.bundle.services import bundle_import
 from rubrics.models import Dataset, Rubric
@@ -151,15 +151,18 @@ class Command(BaseCommand):
             self.stdout.write(f"{len(bugs)} rubric drafts queued on {target.model}.")
         name = f"Demo: {MODEL_TEAM} on {target.model}"
         if not dataset.judging_runs.filter(name=name).exists():
-            run = run_create(
-                actor=lead,
-                dataset=dataset,
-                strategies=MODEL_TEAM,
-                context=Context.REFERENCE,
-                provider=target.provider,
-                model=target.model,
-                name=name,
-            )
+            try:
+                run = run_create(
+                    actor=lead,
+                    dataset=dataset,
+                    strategies=MODEL_TEAM,
+                    context=Context.REFERENCE,
+                    provider=target.provider,
+                    model=target.model,
+                    name=name,
+                )
+            except RunError as error:  # RunNotReady too: see _demo_run
+                raise CommandError(str(error)) from None
             self.stdout.write(f"Judging run {run.pk} queued: team {MODEL_TEAM}, {target.model}.")
 
     def _demo_report_data(self) -> None:
@@ -179,12 +182,18 @@ class Command(BaseCommand):
         """A judging run of the demo dataset, judged by the worker that `make run` starts."""
         if dataset.judging_runs.exists():
             return
-        run = run_create(
-            actor=get_user_model().objects.filter(username="lead").first(),
-            dataset=dataset,
-            strategies=DEMO_TEAM,
-            context=Context.REFERENCE,
-            provider="offline",
-            name=DEMO_RUN_NAME,
-        )
+        try:
+            run = run_create(
+                actor=get_user_model().objects.filter(username="lead").first(),
+                dataset=dataset,
+                strategies=DEMO_TEAM,
+                context=Context.REFERENCE,
+                provider="offline",
+                name=DEMO_RUN_NAME,
+            )
+        except RunError as error:
+            # The demo's runs read the reference context and every demo bug has its reference
+            # fix, so only an edited demo dataset is refused: said as the command's error,
+            # with what the patches lack (RunNotReady), not as a traceback.
+            raise CommandError(str(error)) from None
         self.stdout.write(f"Judging run {run.pk} queued: team {DEMO_TEAM}, offline model.")
