@@ -53,7 +53,7 @@ from django.urls import reverse  # noqa: E402
 
 from judging.models import JudgingRun, PatchJudgment, StrategyResult  # noqa: E402
 from judging.refine.selectors import level_of  # noqa: E402
-from judging.refine.services import parse_configs  # noqa: E402
+from judging.refine.services import configurations_parse  # noqa: E402
 from judging.runs.services import run_target  # noqa: E402
 from rubrics.ladders.services import ladders_build  # noqa: E402
 from rubrics.models import Bug, Dataset, Rubric, RubricRevision  # noqa: E402
@@ -217,7 +217,7 @@ def make_runs(ladder: Dataset) -> list[JudgingRun]:
     tiers = np.array([{0: 0, 1: 0, 2: 1, 3: 2, 4: 3}[level_of(s) or 0] for _, s in patches])
     rng = np.random.default_rng(18)
     runs = []
-    for number, config in enumerate(parse_configs(CONFIGS)):
+    for number, config in enumerate(configurations_parse(CONFIGS)):
         run = JudgingRun.objects.create(
             dataset=ladder,
             name=f"REFINE {config.text} (synthetic scores, not an LLM's)",

@@ -8,7 +8,7 @@ from judging.runs.services import RunError
 from rubrics.ladders.operators import LEVELS
 from sejury_web.forms import provider_choices
 
-from .services import Configuration, parse_configs
+from .services import Configuration, configurations_parse
 
 DEFAULT_CONFIGS = "s1b; s3; rubric@golden; s1b,s2,s3"
 LEVEL_CHOICES = [(str(level), f"L{level} {name}") for level, name in LEVELS.items()]
@@ -46,6 +46,6 @@ class RefineForm(forms.Form):
 
     def clean_configs(self) -> list[Configuration]:
         try:
-            return parse_configs(self.cleaned_data["configs"])
+            return configurations_parse(self.cleaned_data["configs"])
         except RunError as error:
             raise forms.ValidationError(str(error)) from None

@@ -21,8 +21,8 @@ from rubrics.ladders.services import DERIVATION
 from rubrics.models import Dataset
 
 NOT_A_LADDER = "{name} is not a ladder dataset: build its ladders first"
-NO_CONFIGS = "give at least one configuration, e.g. s1b;rubric@golden;s1b,s2,s3"
-BAD_CONFIG = "configuration {text!r}: {error}"
+NO_CONFIGURATIONS = "give at least one configuration, e.g. s1b;rubric@golden;s1b,s2,s3"
+BAD_CONFIGURATION = "configuration {text!r}: {error}"
 LEAD_CONTEXTS = [c for c in Context.values if c != Context.REVISION]
 
 
@@ -44,9 +44,9 @@ def default_context(team: tuple[str, ...]) -> str:
     return Context.REFERENCE
 
 
-def parse_configs(text: str) -> list[Configuration]:
+def configurations_parse(text: str) -> list[Configuration]:
     """``"s1b;s3;rubric@golden;s1b,s2,s3"`` → configurations; a ``RunError`` names the bad one."""
-    configs: list[Configuration] = []
+    configurations: list[Configuration] = []
     for part in (p.strip() for p in text.replace("\n", ";").split(";")):
         if not part:
             continue
@@ -54,30 +54,30 @@ def parse_configs(text: str) -> list[Configuration]:
         try:
             team = tuple(run_check(strategies=team_text, context=Context.REFERENCE)[0])
         except RunError as error:
-            raise RunError(BAD_CONFIG.format(text=part, error=error)) from None
+            raise RunError(BAD_CONFIGURATION.format(text=part, error=error)) from None
         context = context or default_context(team)
         if context not in LEAD_CONTEXTS:
             unknown = UNKNOWN_CONTEXT.format(context=context, known=", ".join(LEAD_CONTEXTS))
-            raise RunError(BAD_CONFIG.format(text=part, error=unknown))
-        config = Configuration(team, context)
-        if config not in configs:
-            configs.append(config)
-    if not configs:
-        raise RunError(NO_CONFIGS)
-    return configs
+            raise RunError(BAD_CONFIGURATION.format(text=part, error=unknown))
+        configuration = Configuration(team, context)
+        if configuration not in configurations:
+            configurations.append(configuration)
+    if not configurations:
+        raise RunError(NO_CONFIGURATIONS)
+    return configurations
 
 
 def _reusable(
-    ladder: Dataset, config: Configuration, provider: str, model: str
+    ladder: Dataset, configuration: Configuration, provider: str, model: str
 ) -> JudgingRun | None:
     candidates = ladder.judging_runs.filter(
         kind=JudgingRun.Kind.RUN,
-        context=config.context,
+        context=configuration.context,
         provider=provider,
         model=model,
     ).exclude(status=JudgingRun.Status.CANCELLED)
     for run in candidates.order_by("-created_at", "-pk"):
-        if tuple(run.strategies) != config.team:
+        if tuple(run.strategies) != configuration.team:
             continue
         if not ladder.patches.filter(created_at__gt=run.created_at).exists():
             return run
@@ -87,7 +87,7 @@ def _reusable(
 def refine_start(
     *,
     ladder: Dataset,
-    configs: list[Configuration],
+    configurations: list[Configuration],
     provider: str = "",
     model: str = "",
     actor: User | None,
@@ -98,40 +98,40 @@ def refine_start(
     others are left out. One that cannot run starts none, and the error names it."""
     if ladder.derivation != DERIVATION:
         raise RunError(NOT_A_LADDER.format(name=ladder.name))
-    if not configs:
-        raise RunError(NO_CONFIGS)
+    if not configurations:
+        raise RunError(NO_CONFIGURATIONS)
     targets = []
-    for config in configs:  # every configuration checked before any run starts
+    for configuration in configurations:  # every configuration checked before any run starts
         try:
             plan = run_validate(
                 dataset=ladder,
-                strategies=list(config.team),
-                context=config.context,
+                strategies=list(configuration.team),
+                context=configuration.context,
                 provider=provider,
                 model=model,
                 only_ready=True,
             )
         except RunError as error:
-            raise RunError(BAD_CONFIG.format(text=config.text, error=error)) from None
-        targets.append((config, plan.provider, plan.model))
+            raise RunError(BAD_CONFIGURATION.format(text=configuration.text, error=error)) from None
+        targets.append((configuration, plan.provider, plan.model))
     started: list[tuple[JudgingRun, bool]] = []
-    for config, chosen_provider, chosen_model in targets:
-        run = _reusable(ladder, config, chosen_provider, chosen_model)
+    for configuration, chosen_provider, chosen_model in targets:
+        run = _reusable(ladder, configuration, chosen_provider, chosen_model)
         if run is not None:
             started.append((run, False))
             continue
         try:
             run = run_create(
                 dataset=ladder,
-                strategies=list(config.team),
-                context=config.context,
+                strategies=list(configuration.team),
+                context=configuration.context,
                 provider=provider,
                 model=model,
-                name=f"REFINE {config.text}",
+                name=f"REFINE {configuration.text}",
                 actor=actor,
                 only_ready=True,
             )
         except RunError as error:
-            raise RunError(BAD_CONFIG.format(text=config.text, error=error)) from None
+            raise RunError(BAD_CONFIGURATION.format(text=configuration.text, error=error)) from None
         started.append((run, True))
     return started

@@ -219,7 +219,7 @@ def refine_test(request: AuthenticatedHtmxRequest, slug: str) -> HttpResponse:
         try:
             started = refine_start(
                 ladder=ladder,
-                configs=form.cleaned_data["configs"],
+                configurations=form.cleaned_data["configs"],
                 provider=form.cleaned_data["provider"],
                 model=form.cleaned_data["model"],
                 actor=request.user,

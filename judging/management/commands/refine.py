@@ -20,7 +20,7 @@ from django.core.management.base import BaseCommand, CommandError
 from judging.models import JudgingRun
 from judging.refine.export import refine_record
 from judging.refine.selectors import ladder_runs, refine_ranking
-from judging.refine.services import parse_configs, refine_start
+from judging.refine.services import configurations_parse, refine_start
 from judging.runs.services import RunError
 from rubrics.ladders.operators import LEVELS
 from rubrics.ladders.services import DERIVATION, LadderError, check_levels, ladders_build
@@ -72,7 +72,7 @@ class Command(BaseCommand):
             raise CommandError(UNKNOWN_DATASET.format(name=options["dataset"]))
         levels = _levels(options["levels"])
         try:
-            configs = parse_configs(options["configs"])
+            configs = configurations_parse(options["configs"])
             if dataset.derivation != DERIVATION:
                 build = ladders_build(dataset=dataset, actor=None, levels=levels)
                 ladder = build.ladder
@@ -84,7 +84,7 @@ class Command(BaseCommand):
                 ladder = dataset
             started = refine_start(
                 ladder=ladder,
-                configs=configs,
+                configurations=configs,
                 provider=options["provider"],
                 model=options["model"],
                 actor=None,

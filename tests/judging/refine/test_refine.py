@@ -17,7 +17,7 @@ from pytest_django import DjangoCaptureOnCommitCallbacks as OnCommit
 from judging.models import Context, JudgingRun
 from judging.refine.scores import ordering
 from judging.refine.selectors import ladder_runs, refine_ranking
-from judging.refine.services import Configuration, parse_configs, refine_start
+from judging.refine.services import Configuration, configurations_parse, refine_start
 from judging.runs.services import RunError
 from rubrics.ladders.services import ladders_build
 from rubrics.models import Dataset, Patch
@@ -63,7 +63,7 @@ def ladder() -> Dataset:
 
 
 def test_configurations_parse_with_default_contexts_and_name_the_bad_one() -> None:
-    configs = parse_configs("s1b; s3;rubric@golden; s1b,s2,s3 ;rubric;; s1b")
+    configs = configurations_parse("s1b; s3;rubric@golden; s1b,s2,s3 ;rubric;; s1b")
     assert configs == [
         Configuration(("s1b",), Context.REFERENCE),
         Configuration(("s3",), Context.REFERENCE),
@@ -71,11 +71,11 @@ def test_configurations_parse_with_default_contexts_and_name_the_bad_one() -> No
         Configuration(("s1b", "s2", "s3"), Context.REFERENCE),
     ]  # "rubric" alone is rubric@golden; the repeated s1b is dropped
     with pytest.raises(RunError, match="configuration 's9@golden': unknown strategy 's9'"):
-        parse_configs("s1b;s9@golden")
+        configurations_parse("s1b;s9@golden")
     with pytest.raises(RunError, match="configuration 's1b@golden-ish': unknown context"):
-        parse_configs("s1b@golden-ish")
+        configurations_parse("s1b@golden-ish")
     with pytest.raises(RunError, match="at least one configuration"):
-        parse_configs(" ; ")
+        configurations_parse(" ; ")
 
 
 def _scores(run: JudgingRun, score_of: Any) -> JudgingRun:
@@ -143,15 +143,15 @@ def test_a_failed_judgment_is_counted_and_left_out(ladder: Dataset) -> None:
 def test_refine_start_creates_a_run_per_configuration_and_reuses_them(
     ladder: Dataset, eager_tasks: None, django_capture_on_commit_callbacks: OnCommit
 ) -> None:
-    configs = parse_configs("s1b;s1a,s3")
+    configs = configurations_parse("s1b;s1a,s3")
     with django_capture_on_commit_callbacks(execute=True):
-        started = refine_start(ladder=ladder, configs=configs, actor=None)
+        started = refine_start(ladder=ladder, configurations=configs, actor=None)
     assert [(run.strategies, run.context, new) for run, new in started] == [
         (["s1b"], "reference", True),
         (["s1a", "s3"], "reference", True),
     ]
     assert all(run.name.startswith("REFINE ") for run, _ in started)
-    again = refine_start(ladder=ladder, configs=configs, actor=None)
+    again = refine_start(ladder=ladder, configurations=configs, actor=None)
     assert [(run.pk, new) for run, new in again] == [(run.pk, False) for run, _ in started]
     # a patch added since (a new level built) makes the configuration run again
     source = ladder.derived_from
@@ -160,15 +160,15 @@ def test_refine_start_creates_a_run_per_configuration_and_reuses_them(
     JudgingRun.objects.update(created_at=JudgingRun.objects.first().created_at)  # type: ignore[union-attr]
     ladders_build(dataset=source, actor=None)
     with django_capture_on_commit_callbacks(execute=True):
-        third = refine_start(ladder=ladder, configs=configs[:1], actor=None)
+        third = refine_start(ladder=ladder, configurations=configs[:1], actor=None)
     assert third[0][1] is True
     # a configuration that can judge no patch (no golden rubric here) starts no run at all
     runs = JudgingRun.objects.count()
     with pytest.raises(RunError, match="configuration 'rubric@golden': no run was started"):
-        refine_start(ladder=ladder, configs=parse_configs("s2;rubric"), actor=None)
+        refine_start(ladder=ladder, configurations=configurations_parse("s2;rubric"), actor=None)
     assert JudgingRun.objects.count() == runs
     with pytest.raises(RunError, match="not a ladder dataset"):
-        refine_start(ladder=source, configs=configs, actor=None)
+        refine_start(ladder=source, configurations=configs, actor=None)
 
 
 def refine(*args: str) -> dict[str, Any]:
