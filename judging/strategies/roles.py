@@ -31,8 +31,10 @@ PURPOSE = "judge.roles"
 
 @dataclass(frozen=True)
 class Persona:
-    """One role the strategy plays: who is judging, said before S1b's prompt. (A user's role
-    in the product is ``sejury_web.roles.Role``.)"""
+    """One persona the strategy plays (paper 003 calls them roles): who is judging, said
+    before S1b's prompt. In code, a user's role in the product is ``sejury_web.roles.Role``
+    and a persona is a ``Persona``; the prompt's ``[Role]`` header and the request's
+    ``inputs["role"]`` keep the paper's word, so that prompts and cache keys are unchanged."""
 
     name: str  # the step's name in the results, and the request's ``inputs["role"]``
     label: str  # what the verdict page and the reasoning call it
