@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
-REDIS_DATABASES = 16  # Redis's default number of databases, 0 to 15
+_REDIS_DATABASES = 16  # Redis's default number of databases, 0 to 15
 
 os.environ.setdefault("SECRET_KEY", "tests-only-insecure-key")
 # Set in the environment (not only here) so worker processes started by tests share it.
@@ -31,19 +31,19 @@ def _for_xdist_worker(worker: str) -> None:
     broker = urlsplit(os.environ.get("CELERY_BROKER_URL", ""))
     if broker.scheme in ("redis", "rediss"):
         database = int(broker.path.strip("/") or 0) + int(worker.removeprefix("gw"))
-        if database >= REDIS_DATABASES:
+        if database >= _REDIS_DATABASES:
             raise ValueError(
                 f"xdist worker {worker} would use Redis database {database}, past the last "
-                f"({REDIS_DATABASES - 1}): run fewer workers (pytest -n) or start from a lower one"
+                f"({_REDIS_DATABASES - 1}): run fewer workers (pytest -n) or start from a lower one"
             )
         os.environ["CELERY_BROKER_URL"] = broker._replace(path=f"/{database}").geturl()
     # Done once: the processes this worker starts inherit the result, and this variable.
     os.environ["SEJURY_TESTS_XDIST_WORKER"] = worker
 
 
-XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
-if XDIST_WORKER and os.environ.get("SEJURY_TESTS_XDIST_WORKER") != XDIST_WORKER:
-    _for_xdist_worker(XDIST_WORKER)
+_XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _XDIST_WORKER and os.environ.get("SEJURY_TESTS_XDIST_WORKER") != _XDIST_WORKER:
+    _for_xdist_worker(_XDIST_WORKER)
 
 from .settings import *  # noqa: E402, F403
 from .settings import DATABASES, SEJURY_LLM, VAR_DIR  # noqa: E402
