@@ -11,7 +11,7 @@ DOCS_PORT ?= 8001
 # Where `make test` builds the documentation site (var/ is ignored by git).
 DOCS_SITE ?= var/docs-site
 
-.PHONY: run test test-fast lint format install migrate demo bench clean llm-local llm-local-stop \
+.PHONY: run test test-pytest test-fast lint format install migrate demo bench clean llm-local llm-local-stop \
 	docs docs-build
 
 # LLM=local: a real model on this machine (llama.cpp's server and Qwen2.5-Coder-1.5B-Instruct,
@@ -59,7 +59,13 @@ format: install
 # directory; tests handed to whichever process is free). XDIST= runs it in one process.
 XDIST ?= -n auto --dist worksteal
 
-test: lint docs-build
+# pytest starts at once, with lint and the docs build beside it (make -j): on a fresh clone mypy
+# keeps a core busy for 40 s, which the test processes would otherwise spend waiting on
+# browsers and workers. --output-sync=line keeps each line of theirs whole.
+test: install
+	@$(MAKE) --no-print-directory -j3 --output-sync=line lint docs-build test-pytest
+
+test-pytest: install
 	$(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
 test-fast: install
