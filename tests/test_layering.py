@@ -8,6 +8,7 @@ service (the rules are at the end, with what they count as a write and a query).
 """
 
 import ast
+import functools
 import re
 from collections.abc import Iterator
 from fnmatch import fnmatch
@@ -65,7 +66,11 @@ def imports_of(module: str) -> set[str]:
     return found
 
 
-GRAPH = {module: imports_of(module) for module in MODULES}
+@functools.cache
+def graph() -> dict[str, set[str]]:
+    """Every module's imports; parsed once, by the first test that needs them (not when the
+    suite is collected, in every xdist process)."""
+    return {module: imports_of(module) for module in MODULES}
 
 
 def _cycles(graph: dict[str, set[str]]) -> Iterator[list[str]]:
@@ -103,10 +108,10 @@ def _cycles(graph: dict[str, set[str]]) -> Iterator[list[str]]:
 
 def test_the_walk_sees_imports_inside_functions_and_relative_ones() -> None:
     # judging.apps registers the label kind from ready(), inside a function.
-    assert "judging.annotations.bundle" in GRAPH["judging.apps"]
-    assert "rubrics.bundle.base" in GRAPH["judging.apps"]
+    assert "judging.annotations.bundle" in graph()["judging.apps"]
+    assert "rubrics.bundle.base" in graph()["judging.apps"]
     # sejury_web.llm.client imports its siblings relatively.
-    assert "sejury_web.llm.providers" in GRAPH["sejury_web.llm.client"]
+    assert "sejury_web.llm.providers" in graph()["sejury_web.llm.client"]
 
 
 def test_the_cycle_finder_finds_a_cycle_through_three_modules() -> None:
@@ -115,14 +120,14 @@ def test_the_cycle_finder_finds_a_cycle_through_three_modules() -> None:
 
 
 def test_no_two_modules_import_each_other() -> None:
-    assert list(_cycles(GRAPH)) == []
+    assert list(_cycles(graph())) == []
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_imports_point_down_the_layers(module: str) -> None:
     layer = LAYERS.index(module.split(".")[0])
     upward = sorted(
-        target for target in GRAPH[module] if LAYERS.index(target.split(".")[0]) > layer
+        target for target in graph()[module] if LAYERS.index(target.split(".")[0]) > layer
     )
     assert upward == [], f"{module} imports a layer above it: {upward}"
 
@@ -132,7 +137,7 @@ def test_nothing_imports_the_api() -> None:
     assert any(module.startswith("api.") for module in MODULES)
     importers = sorted(
         module
-        for module, targets in GRAPH.items()
+        for module, targets in graph().items()
         if not module.startswith("api") and any(t.split(".")[0] == "api" for t in targets)
     )
     assert importers == []
