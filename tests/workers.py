@@ -38,19 +38,14 @@ def start_worker(
         log.close()
 
 
-def stop_worker(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
 @contextmanager
 def running_worker(log_path: Path, **kw: object) -> Iterator[subprocess.Popen[bytes]]:
+    """A worker for the body of a ``with``, killed at its end: the test has seen what it came
+    for, and a warm shutdown would only add seconds (the product's resume after a kill is
+    tested on its own, in ``tests/judging/runs/test_resume.py``)."""
     process = start_worker(log_path, **kw)  # type: ignore[arg-type]
     try:
         yield process
     finally:
-        stop_worker(process)
+        process.kill()
+        process.wait()
