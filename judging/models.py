@@ -253,6 +253,14 @@ class JudgingRun(models.Model):
         default="mean",
         help_text="How the team's scores become one (judging.strategies.reducers).",
     )
+    # How hard a reasoning model thinks: an effort ("low", "high") or a thinking budget in
+    # tokens ("2048"); "" leaves the model's default (sejury_web.llm.models_table).
+    reasoning = models.CharField(max_length=16, blank=True)
+    # Judged through the provider's batch API (half the price, answers within 24 h).
+    batch = models.BooleanField(default=False)
+    # What the run was expected to cost when it was created (judging.runs.forecast), shown
+    # beside the bill once it ends; {} for runs created before forecasts.
+    forecast = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     # Bumped by every resume: a task of an older generation stops before its next call, so
     # a message redelivered after a resume never judges a patch twice at once.

@@ -46,6 +46,14 @@ class LLMRequest:
     temperature: float = 0.0
     max_output_tokens: int | None = None
     cache: CachePolicy = CachePolicy.USE
+    # How hard a reasoning model thinks: an effort word ("minimal", "low", "medium", "high")
+    # or a thinking budget in tokens ("2048"); "" for the model's default. Part of the
+    # cache key. How each model takes it: ``sejury_web.llm.models_table``.
+    reasoning: str = ""
+    # Requests that share a long prefix (one bug's candidates, one purpose): OpenAI routes
+    # them to the same cache as its ``prompt_cache_key``. Not part of the cache key: it
+    # changes where a request is served, never its answer.
+    cache_group: str = ""
 
 
 @dataclass(frozen=True)
