@@ -393,6 +393,8 @@ class StrategyResult(models.Model):
     cached_call_ids = models.JSONField(default=list, help_text="Those the cache answered.")
     provider_calls = models.PositiveIntegerField(default=0, help_text="Not answered by cache.")
     input_tokens = models.PositiveIntegerField(default=0)
+    # Of the input tokens, those the provider read from its prompt cache (at its cached rate).
+    cached_tokens = models.PositiveIntegerField(default=0)
     output_tokens = models.PositiveIntegerField(default=0)
     cost_usd = models.DecimalField(max_digits=14, decimal_places=8, null=True, blank=True)
     is_offline = models.BooleanField(default=False)
@@ -451,6 +453,8 @@ class ReplacedResult(models.Model):
     cached_call_ids = models.JSONField(default=list)
     provider_calls = models.PositiveIntegerField(default=0)
     input_tokens = models.PositiveIntegerField(default=0)
+    # Of the input tokens, those the provider read from its prompt cache (at its cached rate).
+    cached_tokens = models.PositiveIntegerField(default=0)
     output_tokens = models.PositiveIntegerField(default=0)
     cost_usd = models.DecimalField(max_digits=14, decimal_places=8, null=True, blank=True)
     is_offline = models.BooleanField(default=False)
@@ -485,6 +489,8 @@ class BugStep(models.Model):
     from_cache = models.BooleanField(default=False)
     provider_calls = models.PositiveIntegerField(default=0)
     input_tokens = models.PositiveIntegerField(default=0)
+    # Of the input tokens, those the provider read from its prompt cache (at its cached rate).
+    cached_tokens = models.PositiveIntegerField(default=0)
     output_tokens = models.PositiveIntegerField(default=0)
     cost_usd = models.DecimalField(max_digits=14, decimal_places=8, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -86,13 +86,17 @@ class Spent:
 
     provider_calls: int = 0
     input_tokens: int = 0
+    cached_tokens: int = 0  # of the input tokens, those the provider's prompt cache served
     output_tokens: int = 0
     cost_usd: Decimal | None = Decimal(0)
 
-    def add(self, calls: int, input_tokens: int, output_tokens: int, cost: Decimal | None) -> None:
-        self.provider_calls += calls
-        self.input_tokens += input_tokens
-        self.output_tokens += output_tokens
+    def add(self, call: LLMResponse | LLMCall) -> None:
+        """Count one provider call (an answer, or a failed call's row)."""
+        self.provider_calls += 1
+        self.input_tokens += call.input_tokens
+        self.cached_tokens += call.cached_tokens
+        self.output_tokens += call.output_tokens
+        cost = call.cost_usd
         self.cost_usd = None if self.cost_usd is None or cost is None else self.cost_usd + cost
 
     @classmethod
@@ -100,10 +104,10 @@ class Spent:
         spent = cls()
         for response in asker.responses:
             if not response.from_cache:
-                spent.add(1, response.input_tokens, response.output_tokens, response.cost_usd)
+                spent.add(response)
         if asker.failed_call_ids:  # rare: no query at all otherwise
             for call in LLMCall.objects.filter(pk__in=asker.failed_call_ids):
-                spent.add(1, call.input_tokens, call.output_tokens, call.cost_usd)
+                spent.add(call)
         return spent
 
     def fields(self) -> dict[str, Any]:

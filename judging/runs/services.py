@@ -402,6 +402,7 @@ REPLACED_FIELDS = (
     "cached_call_ids",
     "provider_calls",
     "input_tokens",
+    "cached_tokens",
     "output_tokens",
     "cost_usd",
     "is_offline",
