@@ -34,12 +34,13 @@ from django.utils import timezone
 
 from judging.models import JudgingRun, Label, PatchJudgment, RejectionTheme, StrategyResult
 from judging.strategies import get_strategy
+from rubrics.review.prompts import bug_heading
 from sejury_web.llm import LLMError, LLMRequest, Message, Provider, complete
 
 log = logging.getLogger(__name__)
 
 PURPOSE = "judge.rejection_theme"
-PROMPT_VERSION = "rejection-theme-v1"
+PROMPT_VERSION = "rejection-theme-v2"
 RUBRIC_MEMBER = "rubric"
 THEMES = RejectionTheme.Theme
 DIFF_CHARS = 12_000  # of the candidate diff shown; the justification matters more
@@ -159,11 +160,14 @@ def rejection_request(
     """The versioned prompt for one rejected patch; ``bug`` is its key, title, description."""
     diff = _cut(candidate_diff, DIFF_CHARS)
     text = _cut(justification.text, TEXT_CHARS)
-    title = f": {bug['title']}" if bug.get("title") else ""
+    heading = bug_heading(bug["key"], bug.get("title") or "")
+    # What a bug's rejected patches share first (the task, the bug, the answer instructions),
+    # then the patch's own diff and justification: one cache group per bug.
     parts = [
         TASK,
         "[Data]",
-        f"Bug {bug['key']}{title}\n<bug_description>\n{bug['description']}\n</bug_description>",
+        f"{heading}\n<bug_description>\n{bug['description']}\n</bug_description>",
+        ANSWER,
         f"The candidate patch, as a unified diff:\n<candidate_patch>\n{diff}\n</candidate_patch>",
         f"The judge's justification for INVALID:\n<justification>\n{text}\n</justification>",
     ]
@@ -176,7 +180,6 @@ def rejection_request(
             "The rubric requirements the judge marked as failed:\n"
             f"<failed_requirements>\n{chr(10).join(lines)}\n</failed_requirements>"
         )
-    parts.append(ANSWER)
     return LLMRequest(
         purpose=PURPOSE,
         messages=(Message("system", SYSTEM), Message("user", "\n\n".join(parts))),
@@ -188,6 +191,7 @@ def rejection_request(
             "strategy": justification.strategy,
             "failed_requirements": [dict(item) for item in justification.failed_requirements],
         },
+        cache_group=f"{PURPOSE}:{bug['key']}",
     )
 
 

@@ -3,6 +3,13 @@
 Each strategy module holds its own prompt text and version. Change a text here and bump the
 version of every strategy that uses it: results record the version they were judged with,
 and the LLM cache keys on the text.
+
+Every prompt puts what a bug's candidates share first (the system message, the task, the
+bug, the reference fix or what stands for it, the answer instructions, then anything that
+varies per call of one patch, such as a persona) and the candidate patch last: providers
+cache a prompt's prefix (OpenAI from 1,024 tokens), so the siblings of a judged patch pay the
+cached rate for all but their own diff. Requests whose prompts share that prefix carry the
+same ``cache_group`` (the purpose and the bug), which OpenAI takes as its prompt cache key.
 """
 
 from typing import Any
@@ -28,11 +35,20 @@ Answer with a JSON object: "score", an integer from 0 to 100, and "reasoning", t
 for the score in one or two sentences."""
 
 
+def bug_heading(key: str, title: str) -> str:
+    """ "Bug <key>: <title>", or "Bug <title>" when the title already starts with the key
+    (le2019's "Chart-19: failing test …"), so that the key is said once."""
+    if not title:
+        return f"Bug {key}"
+    rest = title[len(key) :]
+    if title.startswith(key) and not (rest[:1].isalnum() or rest[:1] == "_"):
+        return f"Bug {title}"
+    return f"Bug {key}: {title}"
+
+
 def bug_block(case: Case) -> str:
-    title = f": {case.bug_title}" if case.bug_title else ""
-    return (
-        f"Bug {case.bug_key}{title}\n<bug_description>\n{case.bug_description}\n</bug_description>"
-    )
+    heading = bug_heading(case.bug_key, case.bug_title)
+    return f"{heading}\n<bug_description>\n{case.bug_description}\n</bug_description>"
 
 
 def candidate_block(case: Case) -> str:
@@ -50,11 +66,20 @@ def reference_block(case: Case) -> str:
     )
 
 
-def request(purpose: str, user: str, schema: dict[str, Any], inputs: dict[str, Any]) -> LLMRequest:
-    """A one-turn request: the shared system message and ``user``."""
+def cache_group(group: str, case: Case) -> str:
+    """The ``cache_group`` of a request about ``case``: ``group`` (the strategy's purpose) and
+    the bug, whose candidates share the prompt up to the candidate block."""
+    return f"{group}:{case.bug_key}"
+
+
+def request(
+    purpose: str, user: str, schema: dict[str, Any], inputs: dict[str, Any], *, group: str
+) -> LLMRequest:
+    """A one-turn request: the shared system message and ``user``, in cache group ``group``."""
     return LLMRequest(
         purpose=purpose,
         messages=(Message("system", SYSTEM), Message("user", user)),
         schema=schema,
         inputs=inputs,
+        cache_group=group,
     )

@@ -19,26 +19,26 @@ from typing import Any
 from sejury_web.llm import OFFLINE_MARKER, LLMRequest
 
 from .base import Ask, Case, Outcome, Step, Strategy, clamp_score, require_reference
-from .prompts import SCORE_ANSWER, SCORE_SCHEMA
+from .prompts import SCORE_ANSWER, SCORE_SCHEMA, cache_group
 from .prompts import request as one_turn
 from .registry import register
 from .s1 import s1_inputs, s1_user
 
 # The personas are part of the prompt: change one and bump the version.
-PROMPT_VERSION = "roles-v1"
+PROMPT_VERSION = "roles-v2"
 PURPOSE = "judge.roles"
 
 
 @dataclass(frozen=True)
 class Persona:
     """One persona the strategy plays (paper 003 calls them roles): who is judging, said
-    before S1b's prompt. In code, a user's role in the product is ``sejury_web.roles.Role``
-    and a persona is a ``Persona``; the prompt's ``[Role]`` header and the request's
-    ``inputs["role"]`` keep the paper's word, so that prompts and cache keys are unchanged."""
+    in S1b's prompt after the bug's data and before the candidate. In code, a user's role in
+    the product is ``sejury_web.roles.Role`` and a persona is a ``Persona``; the prompt's
+    ``[Role]`` header and the request's ``inputs["role"]`` keep the paper's word."""
 
     name: str  # the step's name in the results, and the request's ``inputs["role"]``
     label: str  # what the verdict page and the reasoning call it
-    text: str  # the persona put before the prompt
+    text: str  # the persona, put before the candidate
 
 
 REVIEWER = """\
@@ -73,11 +73,13 @@ AS_PERSONA = "Rate the patch as this role would."
 
 
 def persona_request(case: Case, persona: Persona) -> LLMRequest:
-    """S1b's request under ``persona``: the persona first, then S1b's prompt."""
+    """S1b's request under ``persona``: S1b's prompt with the persona after the bug's data
+    and the answer instructions, just before the candidate, so that the four personas of a
+    patch and of its siblings share everything before it (one cache group per bug)."""
     header = f"{PERSONA_HEADER}\n{persona.text} {AS_PERSONA}"
-    user = f"{header}\n\n{s1_user(case, with_reference=True)}\n\n{SCORE_ANSWER}"
+    user = s1_user(case, with_reference=True, answer=SCORE_ANSWER, persona=header)
     inputs: dict[str, Any] = {**s1_inputs(case, with_reference=True), "role": persona.name}
-    return one_turn(PURPOSE, user, SCORE_SCHEMA, inputs)
+    return one_turn(PURPOSE, user, SCORE_SCHEMA, inputs, group=cache_group(PURPOSE, case))
 
 
 def _number(score: float) -> str:

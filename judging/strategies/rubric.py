@@ -9,11 +9,12 @@ of paper 004, Table 6).
 from typing import Any
 
 from .base import Ask, Case, Outcome, Step, Strategy, StrategyError
-from .prompts import bug_block, candidate_block, reference_block
+from .prompts import bug_block, cache_group, candidate_block, reference_block
 from .prompts import request as one_turn
 from .registry import register
 
-PROMPT_VERSION = "judge-rubric-v1"
+PROMPT_VERSION = "judge-rubric-v2"
+PURPOSE = "judge.rubric"
 REFERENCE_CONTEXT = "reference"  # judging.models.Context.REFERENCE
 NONE_CONTEXT = "none"  # judging.models.Context.NONE
 NO_RUBRIC = "the rubric judge needs the run's {context} rubric, and the case has none"
@@ -92,14 +93,16 @@ class RubricJudge(Strategy):
             parts += [WITH_REFERENCE, "[Data]", bug_block(case), reference_block(case)]
         else:
             parts += [WITH_NOTHING, "[Data]", bug_block(case)]
-        parts += [candidate_block(case), ANSWER]
+        # The candidate last: what comes before it is the same for every candidate of the bug.
+        parts += [ANSWER, candidate_block(case)]
         inputs = {
             "bug": case.bug_inputs,
             "candidate_diff": case.candidate_diff,
             "reference_diff": case.reference_diff if shows_reference else None,
             "rubric": case.rubric,
         }
-        response = ask(one_turn("judge.rubric", "\n\n".join(parts), SCHEMA, inputs))
+        user = "\n\n".join(parts)
+        response = ask(one_turn(PURPOSE, user, SCHEMA, inputs, group=cache_group(PURPOSE, case)))
         answer = response.answer
         valid = answer["verdict"] == "VALID"
         return Outcome(

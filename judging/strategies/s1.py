@@ -8,11 +8,18 @@ from typing import Any
 from sejury_web.llm import LLMRequest
 
 from .base import Ask, Case, Outcome, Strategy, require_reference, scored
-from .prompts import SCORE_ANSWER, SCORE_SCHEMA, bug_block, candidate_block, reference_block
+from .prompts import (
+    SCORE_ANSWER,
+    SCORE_SCHEMA,
+    bug_block,
+    cache_group,
+    candidate_block,
+    reference_block,
+)
 from .prompts import request as one_turn
 from .registry import register
 
-PROMPT_VERSION = "s1-v1"
+PROMPT_VERSION = "s1-v2"
 
 TASK = """\
 [Task Description]
@@ -31,16 +38,21 @@ correctly for the problem in the bug description and keeps behaving correctly el
 DATA = "[Data]"
 
 
-def s1_user(case: Case, *, with_reference: bool) -> str:
-    """The S1 prompt: task, criteria, steps, then the data (and the reference for S1b)."""
+def s1_user(case: Case, *, with_reference: bool, answer: str, persona: str = "") -> str:
+    """The S1 prompt: task, criteria, steps, the data (the reference for S1b), ``answer``
+    (the answer instructions), ``persona`` if any (the ``roles`` strategy), and the
+    candidate last: everything before it is the same for every candidate of the bug."""
     parts = [
         TASK.format(and_reference=" and to the reference fix" if with_reference else ""),
         DATA,
         bug_block(case),
-        candidate_block(case),
     ]
     if with_reference:
         parts.append(reference_block(case))
+    parts.append(answer)
+    if persona:
+        parts.append(persona)
+    parts.append(candidate_block(case))
     return "\n\n".join(parts)
 
 
@@ -53,8 +65,9 @@ def s1_inputs(case: Case, *, with_reference: bool) -> dict[str, Any]:
 
 def s1_request(case: Case, *, with_reference: bool) -> LLMRequest:
     purpose = "judge.s1b" if with_reference else "judge.s1a"
-    user = f"{s1_user(case, with_reference=with_reference)}\n\n{SCORE_ANSWER}"
-    return one_turn(purpose, user, SCORE_SCHEMA, s1_inputs(case, with_reference=with_reference))
+    user = s1_user(case, with_reference=with_reference, answer=SCORE_ANSWER)
+    inputs = s1_inputs(case, with_reference=with_reference)
+    return one_turn(purpose, user, SCORE_SCHEMA, inputs, group=cache_group(purpose, case))
 
 
 @register

@@ -12,12 +12,14 @@ from typing import Any
 from sejury_web.llm import LLMRequest, Message
 
 from .base import Ask, Case, Outcome, Step, Strategy, clamp_score, require_reference
-from .prompts import SCORE_ANSWER, SCORE_SCHEMA
+from .prompts import SCORE_ANSWER, SCORE_SCHEMA, cache_group
 from .prompts import request as one_turn
 from .registry import register
 from .s1 import s1_inputs, s1_user
 
-PROMPT_VERSION = "s2-v1"
+PROMPT_VERSION = "s2-v2"
+# Both turns: the rethink's prefix is the whole first turn of the same patch.
+PURPOSE = "judge.s2"
 
 REASONS_ANSWER = """\
 Answer with a JSON object: "score", an integer from 0 to 100, and "reasons", the reasons for
@@ -55,15 +57,17 @@ Reasons:
 
 
 def _first_turn(case: Case) -> LLMRequest:
-    user = f"{s1_user(case, with_reference=True)}\n\n{REASONS_ANSWER}"
-    return one_turn("judge.s2.assess", user, REASONS_SCHEMA, s1_inputs(case, with_reference=True))
+    user = s1_user(case, with_reference=True, answer=REASONS_ANSWER)
+    inputs = s1_inputs(case, with_reference=True)
+    group = cache_group(PURPOSE, case)
+    return one_turn(f"{PURPOSE}.assess", user, REASONS_SCHEMA, inputs, group=group)
 
 
 def _rethink(case: Case, first: LLMRequest, answer: dict[str, Any]) -> LLMRequest:
     reasons = "\n".join(f"- {reason}" for reason in answer["reasons"]) or "- (none given)"
     user = RETHINK.format(score=answer["score"], reasons=reasons, answer=SCORE_ANSWER)
     return LLMRequest(
-        purpose="judge.s2",
+        purpose=PURPOSE,
         messages=(
             *first.messages,
             Message("assistant", json.dumps(answer, ensure_ascii=False)),
@@ -71,6 +75,7 @@ def _rethink(case: Case, first: LLMRequest, answer: dict[str, Any]) -> LLMReques
         ),
         schema=SCORE_SCHEMA,
         inputs={**s1_inputs(case, with_reference=True), "previous": answer},
+        cache_group=first.cache_group,
     )
 
 

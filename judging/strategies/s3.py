@@ -4,12 +4,20 @@ semantically equivalent to the reference fix?"""
 from typing import Any
 
 from .base import Ask, Case, Outcome, Strategy, require_reference, scored
-from .prompts import SCORE_ANSWER, SCORE_SCHEMA, bug_block, candidate_block, reference_block
+from .prompts import (
+    SCORE_ANSWER,
+    SCORE_SCHEMA,
+    bug_block,
+    cache_group,
+    candidate_block,
+    reference_block,
+)
 from .prompts import request as one_turn
 from .registry import register
 from .s1 import s1_inputs
 
-PROMPT_VERSION = "s3-v1"
+PROMPT_VERSION = "s3-v2"
+PURPOSE = "judge.s3"
 
 TASK = """\
 [Task Description]
@@ -38,16 +46,18 @@ class EquivalenceAssess(Strategy):
 
     def judge(self, case: Case, ask: Ask, *, prepared: dict[str, Any] | None = None) -> Outcome:
         require_reference(case)
+        # The candidate last: what comes before it is the same for every candidate of the bug.
         user = "\n\n".join(
             [
                 TASK,
                 "[Data]",
                 bug_block(case),
-                candidate_block(case),
                 reference_block(case),
                 SCORE_ANSWER,
+                candidate_block(case),
             ]
         )
         inputs = s1_inputs(case, with_reference=True)
-        response = ask(one_turn("judge.s3", user, SCORE_SCHEMA, inputs))
+        group = cache_group(PURPOSE, case)
+        response = ask(one_turn(PURPOSE, user, SCORE_SCHEMA, inputs, group=group))
         return scored(response)

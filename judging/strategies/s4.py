@@ -9,7 +9,7 @@ from typing import Any
 from .registry import register
 from .two_step import TwoStepStrategy
 
-PROMPT_VERSION = "s4-v1"
+PROMPT_VERSION = "s4-v2"
 NOT_PREPARED = "s4 needs the properties of the reference fix (step 1) first"
 
 ANALYZE = """\

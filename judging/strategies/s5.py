@@ -9,7 +9,7 @@ from typing import Any
 from .registry import register
 from .two_step import TwoStepStrategy
 
-PROMPT_VERSION = "s5-v1"
+PROMPT_VERSION = "s5-v2"
 NOT_PREPARED = "s5 needs the generated tests (step 1) first"
 
 GENERATE = """\

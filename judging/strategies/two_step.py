@@ -6,7 +6,14 @@ seeing the reference.
 from typing import Any, ClassVar
 
 from .base import Ask, Case, Outcome, Step, Strategy, StrategyError, require_reference, scored
-from .prompts import SCORE_ANSWER, SCORE_SCHEMA, bug_block, candidate_block, reference_block
+from .prompts import (
+    SCORE_ANSWER,
+    SCORE_SCHEMA,
+    bug_block,
+    cache_group,
+    candidate_block,
+    reference_block,
+)
 from .prompts import request as one_turn
 
 
@@ -26,7 +33,10 @@ class TwoStepStrategy(Strategy):
             [self.step_task, bug_block(case), reference_block(case), self.step_answer]
         )
         inputs = {"bug": case.bug_inputs, "reference_diff": case.reference_diff}
-        return Step(self.step_name, ask(one_turn(self.bug_step, user, self.step_schema, inputs)))
+        request = one_turn(
+            self.bug_step, user, self.step_schema, inputs, group=cache_group(self.bug_step, case)
+        )
+        return Step(self.step_name, ask(request))
 
     def findings(self, prepared: dict[str, Any]) -> tuple[str, Any, str]:
         """The first step's answer as (name in the request's inputs, value, prompt block)."""
@@ -36,8 +46,9 @@ class TwoStepStrategy(Strategy):
         if not prepared:
             raise StrategyError(self.not_prepared)
         name, value, block = self.findings(prepared)
+        # The candidate last: what comes before it is the same for every candidate of the bug.
         user = "\n\n".join(
-            [self.assess_task, bug_block(case), block, candidate_block(case), SCORE_ANSWER]
+            [self.assess_task, bug_block(case), block, SCORE_ANSWER, candidate_block(case)]
         )
         inputs = {
             "bug": case.bug_inputs,
@@ -45,5 +56,7 @@ class TwoStepStrategy(Strategy):
             "reference_diff": None,
             name: value,
         }
-        response = ask(one_turn(f"judge.{self.name}", user, SCORE_SCHEMA, inputs))
+        purpose = f"judge.{self.name}"
+        group = cache_group(purpose, case)
+        response = ask(one_turn(purpose, user, SCORE_SCHEMA, inputs, group=group))
         return scored(response)

@@ -13,7 +13,7 @@ from typing import Any
 from rubrics.models import Bug, Rubric, RubricRevision
 from sejury_web.llm import LLMRequest, Message, Provider
 
-DRAFT_PROMPT_VERSION = "rubric-draft-v1"
+DRAFT_PROMPT_VERSION = "rubric-draft-v2"
 DRAFT_PURPOSE = "rubric.draft"
 
 DRAFT_SYSTEM = """\
@@ -36,7 +36,7 @@ FREE_FORM_INSTRUCTIONS = """\
 Write the rubric as Markdown text in the field "rubric", in whatever form you find clearest."""
 
 DRAFT_USER = """\
-Bug {key}{title}
+{heading}
 
 <bug_description>
 {description}
@@ -79,14 +79,25 @@ FREE_FORM_SCHEMA: dict[str, Any] = {
 }
 
 
+def bug_heading(key: str, title: str) -> str:
+    """A bug as every prompt names it: "Bug <key>: <title>", or "Bug <title>" when the
+    title already starts with the key (le2019's "Chart-19: failing test …"), so that the key
+    is said once."""
+    if not title:
+        return f"Bug {key}"
+    after = title[len(key) : len(key) + 1]
+    if title.startswith(key) and not (after.isalnum() or after == "_"):
+        return f"Bug {title}"
+    return f"Bug {key}: {title}"
+
+
 def draft_request(
     bug: Bug, *, variant: str, provider: Provider | None = None, model: str | None = None
 ) -> LLMRequest:
     """The request that drafts ``bug``'s rubric in ``variant``."""
     templated = variant == Rubric.Variant.TEMPLATED
     user = DRAFT_USER.format(
-        key=bug.key,
-        title=f": {bug.title}" if bug.title else "",
+        heading=bug_heading(bug.key, bug.title),
         description=bug.description,
         reference_patch=bug.reference_patch,
         instructions=TEMPLATE_INSTRUCTIONS if templated else FREE_FORM_INSTRUCTIONS,
@@ -119,7 +130,7 @@ def structure_from_answer(answer: dict[str, Any], *, variant: str) -> dict[str, 
 
 # Revising: the current rubric and the patches on which its judge and the humans disagree.
 
-REVISE_PROMPT_VERSION = "rubric-revise-v1"
+REVISE_PROMPT_VERSION = "rubric-revise-v2"
 REVISE_PURPOSE = "rubric.revise"
 
 MAX_DISAGREEMENTS = 10  # shown in one prompt; the rest are counted
@@ -160,7 +171,7 @@ Answer with the whole revised rubric as Markdown text in the field "rubric", and
 rationale."""
 
 REVISE_USER = """\
-Bug {key}{title}
+{heading}
 
 <bug_description>
 {description}
@@ -340,8 +351,7 @@ def revise_request(
         )
         numbered = NUMBERED_REQUIREMENTS.format(requirements=requirements)
     user = REVISE_USER.format(
-        key=bug.key,
-        title=f": {bug.title}" if bug.title else "",
+        heading=bug_heading(bug.key, bug.title),
         description=bug.description,
         reference_patch=bug.reference_patch,
         rubric=revision.text.strip(),

@@ -58,7 +58,7 @@ def test_a_run_asks_four_calls_per_patch_and_keeps_each_roles_answer(
     assert openai_server.request_count == 5  # s1b 1 + roles 4
     judgment = run.judgments.get()
     result = judgment.results.get(strategy="roles")
-    assert (result.status, result.score, result.prompt_version) == ("done", 52.5, "roles-v1")
+    assert (result.status, result.score, result.prompt_version) == ("done", 52.5, "roles-v2")
     assert result.provider_calls == 4
     calls = [LLMCall.objects.get(pk=pk) for pk in result.call_ids]
     assert [call.purpose for call in calls] == ["judge.roles"] * 4

@@ -44,7 +44,7 @@ SCORES = {"reviewer": 20, "developer": 40, "maintainer": 60, "qa_analyst": 90}
 def test_roles_is_registered_after_s5_and_reads_the_reference() -> None:
     strategy = get_strategy("roles")
     assert list(STRATEGIES).index("roles") == list(STRATEGIES).index("s5") + 1
-    assert (strategy.prompt_version, strategy.uses_llm) == ("roles-v1", True)
+    assert (strategy.prompt_version, strategy.uses_llm) == ("roles-v2", True)
     assert strategy.uses_reference
     assert not strategy.uses_rubric
     assert strategy.bug_step == ""
@@ -66,8 +66,12 @@ def test_one_call_per_role_each_with_its_own_persona_and_s1bs_data() -> None:
         assert [m.role for m in request.messages] == ["system", "user"]
         assert request.messages[0].content == SYSTEM  # tagged text is data, for every role
         user = user_text(request)
-        # The persona first, then S1b's prompt word for word: task, data blocks, answer.
-        assert user == f"[Role]\n{role.text} {roles_module.AS_PERSONA}\n\n{user_text(s1b)}"
+        # S1b's prompt word for word, the persona put just before the candidate: what the
+        # personas of a patch and its siblings share comes first.
+        candidate = user_text(s1b).index("The candidate patch, as a unified diff:")
+        header = f"[Role]\n{role.text} {roles_module.AS_PERSONA}\n\n"
+        assert user == user_text(s1b)[:candidate] + header + user_text(s1b)[candidate:]
+        assert request.cache_group == f"judge.roles:{CASE.bug_key}"
         assert f"<reference_patch>\n{REFERENCE}\n</reference_patch>" in user
         assert [p for p in personas if p in user] == [role.text]
         assert request.inputs == {**s1b.inputs, "role": role.name}

@@ -92,7 +92,7 @@ def disagreement(number: int) -> Disagreement:
 
 
 def test_the_prompt_has_its_own_version_and_purpose() -> None:
-    assert REVISE_PROMPT_VERSION == "rubric-revise-v1"
+    assert REVISE_PROMPT_VERSION == "rubric-revise-v2"
     assert REVISE_PURPOSE == "rubric.revise"
 
     request = revise_request(revision_of(STRUCTURE), [VALID_REJECTED], variant="templated")
@@ -107,7 +107,7 @@ def test_the_prompt_shows_the_bug_the_reference_and_the_numbered_rubric() -> Non
 
     text = user_text(revise_request(revision, [VALID_REJECTED], variant="templated"))
 
-    assert f"Bug {bug.key}: {bug.title}" in text
+    assert text.startswith(f"Bug {bug.title}\n")  # the title starts with the key: said once
     assert f"<bug_description>\n{bug.description}\n</bug_description>" in text
     assert f"<reference_patch>\n{bug.reference_patch}\n</reference_patch>" in text
     assert f"<current_rubric>\n{revision.text.strip()}\n</current_rubric>" in text
