@@ -6,9 +6,11 @@ messages carry and never changes. Every task is a ``sejury_web.durable.durable_t
 acknowledged, with a failure function that fails what the task was for when it raises what
 nothing caught, so no judgment, row or delivery stays pending for ever.
 
-A run fans out as ``run_start_task`` → one ``bug_prepare_task`` per bug (teams with a
-bug-level step) → one ``patch_judge_task`` per patch. Every task carries the run's
-generation: a resume bumps it, and tasks of an older generation return without judging.
+A run fans out as ``run_start_task`` → one ``bug_prepare_task`` per bug, in import order,
+which takes the bug's first steps (s4, s5) and judges its first patch itself → one
+``patch_judge_task`` per other patch of the bug: its siblings are judged once the provider
+has cached the prompt prefix they share with it. Every task carries the run's generation: a
+resume bumps it, and tasks of an older generation return without judging.
 
 ``run_rejections_sort_task`` → one ``rejection_sort_task`` per row: why a run rejected
 patches that pass their tests (paper 004 §7), for the rows a lead's request left pending. A
@@ -59,7 +61,8 @@ def _bug_failed(run_id: int, bug_id: int, generation: int, *, error: str) -> Non
 
 @durable_task(name="judging.prepare_bug", on_failure=_bug_failed, ignore_result=True)
 def bug_prepare_task(run_id: int, bug_id: int, generation: int) -> int:
-    """One bug's first steps (s4, s5), then its patches; return the patches queued."""
+    """One bug's first steps (s4, s5) and its first patch, then its other patches; return
+    the patches queued."""
     judgment_ids = bug_prepare(run_id=run_id, bug_id=bug_id, generation=generation)
     for judgment_id in judgment_ids:
         patch_judge_task.delay(judgment_id, generation)

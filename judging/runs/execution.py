@@ -15,6 +15,7 @@ from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 from django.db import IntegrityError, connection, transaction
+from django.db.models import Min
 from django.utils import timezone
 
 from judging.models import BugStep, JudgingRun, PatchJudgment, StrategyResult, WebhookDelivery
@@ -323,10 +324,9 @@ def run_finish_if_done(run_id: int) -> bool:
 
 
 def run_start(*, run_id: int, generation: int) -> list[tuple[str, Any]]:
-    """Mark the run running and return the tasks that judge it, as (task name, argument).
-
-    Teams with a bug-level step get one task per bug (the step, then its patches); others
-    one task per patch.
+    """Mark the run running and return the tasks that judge it, as (task name, argument):
+    one ``("bug", bug_id)`` per bug with a pending judgment, in the order its patches were
+    imported (see ``bug_prepare``).
     """
     updated = JudgingRun.objects.filter(
         pk=run_id,
@@ -341,23 +341,27 @@ def run_start(*, run_id: int, generation: int) -> list[tuple[str, Any]]:
     if not pending.exists():
         run_finish_if_done(run_id)
         return []
-    if any(get_strategy(name).bug_step for name in run.strategies):
-        bug_ids = (
-            pending.order_by("patch__bug_id").values_list("patch__bug_id", flat=True).distinct()
-        )
-        return [("bug", bug_id) for bug_id in bug_ids]
-    return [("patch", pk) for pk in pending.order_by("pk").values_list("pk", flat=True)]
+    bugs = pending.values("patch__bug_id").annotate(first=Min("pk")).order_by("first")
+    return [("bug", bug["patch__bug_id"]) for bug in bugs]
 
 
 def bug_prepare(*, run_id: int, bug_id: int, generation: int) -> list[int]:
-    """Compute the team's bug-level steps for one bug; return its pending judgments."""
+    """Start one bug: the team's bug-level steps, then its first pending patch, judged here;
+    return the bug's other pending judgments, for the caller to queue.
+
+    A bug's candidates share their prompts up to the candidate (``judging.strategies.
+    prompts``): judging one of them before its siblings fan out lets the provider cache that
+    prefix first, so the siblings pay the cached rate for it. A redelivered task judges only
+    what is still pending; what this patch's judging raises that nothing caught fails this
+    patch alone, as its own task's failure function would, never its siblings.
+    """
     run = JudgingRun.objects.get(pk=run_id)
     if not run_is_current(run_id, generation):
         return []
     pending = list(
-        run.judgments.filter(
-            patch__bug_id=bug_id, status=PatchJudgment.Status.PENDING
-        ).select_related("patch__bug")
+        run.judgments.filter(patch__bug_id=bug_id, status=PatchJudgment.Status.PENDING)
+        .select_related("patch__bug")
+        .order_by("pk")
     )
     if not pending:
         return []
@@ -368,4 +372,12 @@ def bug_prepare(*, run_id: int, bug_id: int, generation: int) -> list[int]:
                 bug_step_ensure(run, generation, case, bug_id, name)
     except RunStopped:
         return []
-    return [judgment.pk for judgment in pending]
+    first, *siblings = pending
+    try:
+        patch_judge(first.pk, generation)
+    except Exception as error:
+        log.exception("judging patch %s of run %s failed", first.patch_id, run_id)
+        judgments_fail(judgment_ids=[first.pk], error=f"{type(error).__name__}: {error}")
+    if not run_is_current(run_id, generation):
+        return []
+    return [judgment.pk for judgment in siblings]

@@ -302,5 +302,5 @@ def test_a_task_of_an_older_generation_returns_without_judging() -> None:
     assert run_start(run_id=run.pk, generation=0) == []
     assert not LLMCall.objects.exists()
     assert run_start(run_id=run.pk, generation=1) == [("bug", bug.pk)]
-    assert bug_prepare(run_id=run.pk, bug_id=bug.pk, generation=1) == [judgment.pk]
+    assert bug_prepare(run_id=run.pk, bug_id=bug.pk, generation=1) == []  # judged its patch
     assert patch_judge(judgment.pk, 1) == PatchJudgment.Status.DONE
