@@ -25,6 +25,7 @@ from judging.strategies import get_strategy
 from rubrics.models import Dataset, Rubric, RubricRevision
 from sejury_web.audit import audit_events
 from sejury_web.llm import Provider
+from sejury_web.llm.prices import MILLION, price_for
 
 # The audit action (sejury_web.audit) of a run's creation, whose record ``run_left_out`` reads.
 RUN_CREATE = "run.create"
@@ -77,10 +78,19 @@ class RunProgress:
     output_tokens: int
     cost_usd: Decimal | None  # None when a model's price is unknown
     wall_s: float | None  # from start to finish (or to now while running)
+    # Of the input tokens, those the provider's prompt cache served, and what that saved: the
+    # same tokens at the input rate less the cached rate (None when the price is unknown).
+    cached_tokens: int = 0
+    cache_saved_usd: Decimal | None = None
 
     @property
     def finished(self) -> int:
         return self.done + self.failed
+
+    @property
+    def cached_share(self) -> float | None:
+        """The share of the input tokens the provider read from its prompt cache."""
+        return self.cached_tokens / self.input_tokens if self.input_tokens else None
 
     @property
     def percent(self) -> int:
@@ -91,6 +101,7 @@ def _spent(queryset: QuerySet) -> dict[str, Any]:
     return queryset.aggregate(
         calls=Sum("provider_calls"),
         input_tokens=Sum("input_tokens"),
+        cached_tokens=Sum("cached_tokens"),
         output_tokens=Sum("output_tokens"),
         cost=Sum("cost_usd"),
         unpriced=Count("pk", filter=Q(cost_usd__isnull=True, provider_calls__gt=0)),
@@ -114,6 +125,7 @@ def run_progress(run: JudgingRun) -> RunProgress:
         spent.append(_spent(ReplacedResult.objects.filter(judgment__run=run)))
     unpriced = any(part["unpriced"] for part in spent)
     cost = None if unpriced else sum((part["cost"] or Decimal(0) for part in spent), Decimal(0))
+    cached = sum(int(part["cached_tokens"] or 0) for part in spent)
     wall = None
     if run.started_at:
         end = run.finished_at or timezone.now()
@@ -130,7 +142,21 @@ def run_progress(run: JudgingRun) -> RunProgress:
         output_tokens=sum(int(part["output_tokens"] or 0) for part in spent),
         cost_usd=cost,
         wall_s=wall,
+        cached_tokens=cached,
+        cache_saved_usd=cache_saving(run, cached),
     )
+
+
+def cache_saving(run: JudgingRun, cached_tokens: int) -> Decimal | None:
+    """What the provider's prompt cache saved the run: its cached tokens at the model's input
+    rate less its cached-input rate (batch rates for a batch run); None if the price is
+    unknown. A prompt in a long-prompt tier (Gemini Pro, 200,000+ tokens) is counted at the
+    standard tier's rates: judging prompts are far shorter."""
+    price = price_for(run.model)
+    if price is None:
+        return None
+    rates = price.batch if run.batch else price.standard
+    return cached_tokens * (rates.input - rates.cached_input) / MILLION
 
 
 def _time(value: Any) -> str | None:

@@ -1,9 +1,12 @@
-"""A run's progress and what it spent: provider calls only, the cache's answers are free."""
+"""A run's progress and what it spent: provider calls only, the cache's answers are free;
+the share of input tokens the provider's prompt cache served, and what it saved."""
 
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from django.test import Client
+from django.urls import reverse
 from pytest_django.fixtures import Settings
 
 from judging.models import PatchJudgment
@@ -76,3 +79,37 @@ def test_a_run_not_started_has_spent_nothing() -> None:
 
     assert (progress.total, progress.finished, progress.pending, progress.percent) == (3, 1, 2, 33)
     assert (progress.provider_calls, progress.cost_usd, progress.wall_s) == (0, Decimal(0), None)
+
+
+def test_the_run_page_shows_the_cached_share_of_input_tokens_and_what_caching_saved(
+    openai_server: OpenAIServer, judge_now: Judge, lead_client: Client
+) -> None:
+    bug = bug_with_patches(2)
+    openai_server.script(
+        scored(80, input_tokens=2000, output_tokens=100),
+        scored(40, input_tokens=2000, output_tokens=100, cached_tokens=1536),
+    )
+
+    run = judge_now(dataset=bug.dataset, strategies="s1b", context="reference")
+
+    progress = run_progress(run)
+    assert (progress.input_tokens, progress.cached_tokens) == (4000, 1536)
+    assert progress.cached_share == 1536 / 4000 == 0.384
+    # gpt-4o-mini: 1536 cached tokens at $0.15/M rather than $0.075/M: 1536 × $0.075/M
+    assert progress.cache_saved_usd == Decimal("0.0001152")
+    # The bill: 2464 fresh × $0.15/M + 1536 cached × $0.075/M + 200 out × $0.60/M
+    assert progress.cost_usd == Decimal("0.0003696") + Decimal("0.0001152") + Decimal("0.00012")
+    page = lead_client.get(reverse("judging:run_detail", args=[run.pk])).content.decode()
+    assert "38.4% of input tokens cached, saving $0.0001" in page
+
+
+def test_an_unknown_price_saves_an_unknown_amount(
+    openai_server: OpenAIServer, settings: Settings, tmp_path: Path, judge_now: Judge
+) -> None:
+    bug = bug_with_patches(1)
+    point_at(settings, tmp_path, MODEL="qwen2.5-coder:32b")
+    openai_server.script(scored(80, input_tokens=2000, output_tokens=70, cached_tokens=1024))
+
+    progress = run_progress(judge_now(dataset=bug.dataset, strategies="s1b", context="reference"))
+
+    assert (progress.cached_share, progress.cache_saved_usd) == (0.512, None)
