@@ -21,7 +21,7 @@ from django.test import Client
 from pytest_django.fixtures import Settings
 
 from sejury_web.celery import app as celery_app
-from sejury_web.llm.providers import openai_chat
+from sejury_web.llm.providers import gemini, openai_chat
 from sejury_web.roles import Role
 from sejury_web.users import user_create
 from tests.helpers import LE2019_BUNDLE, PASSWORD, client_for
@@ -115,9 +115,10 @@ def worker(transactional_db: None, tmp_path: Path) -> Iterator[subprocess.Popen[
 
 @pytest.fixture(autouse=True)
 def _forget_output_modes() -> Iterator[None]:
-    """A fake server's port may be reused: forget what the last one's output mode was."""
+    """A fake server's port may be reused: forget what the last one refused."""
     yield
-    openai_chat._modes.clear()
+    openai_chat.learned_forget()
+    gemini.learned_forget()
 
 
 @pytest.fixture

@@ -28,6 +28,7 @@ from .answers import AnswerInvalid, answer_parse, correction, schema_check
 from .config import LLMSettings, Target, llm_settings
 from .limits import ProviderLimiter
 from .models import LLMCall
+from .models_table import reasoning_check
 from .offline import offline_answer
 from .prices import call_cost
 from .providers import adapter_for
@@ -62,7 +63,7 @@ OFFLINE_FAILED = "the offline heuristic cannot answer: {error}"
 
 
 def request_hash(target: Target, request: LLMRequest) -> str:
-    """The cache key: provider, server, model, sampling, messages and schema.
+    """The cache key: provider, server, model, sampling, reasoning, messages and schema.
 
     The offline heuristic answers from ``inputs``, not from the messages, so for it the
     inputs are part of the key too (and its model name carries the rules' version).
@@ -76,6 +77,8 @@ def request_hash(target: Target, request: LLMRequest) -> str:
         "messages": [[m.role, m.content] for m in request.messages],
         "schema": request.schema,
     }
+    if request.reasoning:  # only when set: the keys of earlier calls stay as they were
+        key["reasoning"] = request.reasoning
     if target.provider == Provider.OFFLINE:
         key["inputs"] = request.inputs
     canonical = json.dumps(key, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
@@ -94,6 +97,7 @@ class _Attempts:
     cached_tokens: int = 0
     raw_text: str = ""
     output_mode: str = ""
+    dropped: tuple[str, ...] = ()  # parameters the server refused, so not sent
     # Dollars, summed per completion (a price tier depends on one request's size); None
     # as soon as one completion's price is unknown.
     cost_usd: Decimal | None = Decimal(0)
@@ -112,6 +116,7 @@ class _Attempts:
         self.cached_tokens += completion.cached_tokens
         self.raw_text = completion.text
         self.output_mode = completion.output_mode
+        self.dropped = completion.dropped
 
 
 def _backoff(settings: LLMSettings, attempt: int, retry_after: float | None) -> float:
@@ -137,6 +142,9 @@ def complete(request: LLMRequest, *, settings: LLMSettings | None = None) -> LLM
         # Before the cache key: a limit changes what the model may answer.
         request = dataclasses.replace(request, max_output_tokens=settings.max_output_tokens)
     target = settings.target(request)
+    if request.reasoning and target.provider != Provider.OFFLINE:
+        # A setting the model cannot take is the caller's error, said before any call.
+        reasoning_check(target.provider, target.model, request.reasoning)
     key = request_hash(target, request)
     if request.cache == CachePolicy.USE:
         cached = _cached_call(key)
@@ -202,6 +210,8 @@ def _complete_remote(
                         schema=request.schema,
                         temperature=request.temperature,
                         max_output_tokens=request.max_output_tokens,
+                        reasoning=request.reasoning,
+                        cache_group=request.cache_group,
                     )
             except ProviderError as error:
                 failures += 1
@@ -301,11 +311,7 @@ def _store(
             model=target.model,
             base_url=target.base_url,
             request_hash=key,
-            settings={
-                "temperature": request.temperature,
-                "max_output_tokens": request.max_output_tokens,
-                "output_mode": attempts.output_mode,
-            },
+            settings=_call_settings(request, attempts),
             messages=[{"role": m.role, "content": m.content} for m in request.messages],
             schema=request.schema,
             inputs=request.inputs,
@@ -321,6 +327,20 @@ def _store(
             latency_s=time.monotonic() - attempts.started,
             cost_usd=cost,
         )
+
+
+def _call_settings(request: LLMRequest, attempts: _Attempts) -> dict[str, Any]:
+    """What the call asked for besides its messages, as its log row records it."""
+    recorded: dict[str, Any] = {
+        "temperature": request.temperature,
+        "max_output_tokens": request.max_output_tokens,
+        "output_mode": attempts.output_mode,
+    }
+    if request.reasoning:
+        recorded["reasoning"] = request.reasoning
+    if attempts.dropped:
+        recorded["dropped"] = list(attempts.dropped)
+    return recorded
 
 
 def _response(row: LLMCall, *, from_cache: bool) -> LLMResponse:

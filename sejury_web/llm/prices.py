@@ -162,9 +162,9 @@ def call_cost(
     if price is None:
         return Decimal(0) if local else None
     rates = price.batch if batch else price.standard
-    if price.long_prompt and price.long_prompt_tokens and input_tokens > price.long_prompt_tokens:
-        rates = price.long_prompt_batch if batch else price.long_prompt
-        assert rates is not None
+    long = price.long_prompt_batch if batch else price.long_prompt
+    if long and price.long_prompt_tokens and input_tokens > price.long_prompt_tokens:
+        rates = long
     fresh = max(0, input_tokens - cached_tokens)
     total = fresh * rates.input + output_tokens * rates.output + cached_tokens * rates.cached_input
     return total / MILLION

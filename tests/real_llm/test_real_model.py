@@ -16,9 +16,9 @@ from judging.runs.services import run_create, run_resume
 from rubrics.bundle.services import bundle_import
 from rubrics.models import Dataset, Rubric
 from rubrics.review.services import rubric_draft_request
-from sejury_web.llm import LLMParseError, LLMRequest, Message, complete
+from sejury_web.llm import LLMParseError, LLMRequest, Message, Provider, complete
 from sejury_web.llm.answers import schema_check
-from sejury_web.llm.config import loopback
+from sejury_web.llm.config import Target, loopback
 from sejury_web.llm.models import LLMCall
 from sejury_web.llm.providers import openai_chat
 from tests.helpers import DEMO_BUNDLE
@@ -79,7 +79,10 @@ def test_a_schema_constrained_answer_parses_and_is_logged(real_llm: RealServer) 
 def test_a_fenced_answer_of_the_unconstrained_model_is_read(real_llm: RealServer) -> None:
     """Without the schema (as on a server that takes no response_format), the model wraps
     its JSON in a code fence; the layer reads it, and checks it against the schema."""
-    openai_chat._modes[(real_llm.base_url, real_llm.model)] = openai_chat.MODES.index("prompt")
+    target = Target(Provider.OPENAI, real_llm.model, base_url=real_llm.base_url)
+    openai_chat.learned_set(
+        target, openai_chat.Learned(mode_index=openai_chat.MODES.index("prompt"))
+    )
 
     response = complete(ask(temperature=0.1))
 

@@ -28,6 +28,9 @@ class Completion:
     # Why the model stopped, in OpenAI's words: "stop", or "length" when the output token
     # limit cut the answer off (a truncated object must fail, never be guessed at).
     finish_reason: str = ""
+    # Parameters this server refused with a 400 (now or on an earlier call) and that were
+    # therefore not sent, such as "temperature"; the log and the run page say so.
+    dropped: tuple[str, ...] = ()
 
 
 class ProviderError(Exception):
@@ -55,6 +58,8 @@ class Adapter(Protocol):
         schema: JSONSchema,
         temperature: float,
         max_output_tokens: int | None,
+        reasoning: str = "",
+        cache_group: str = "",
     ) -> Completion: ...
 
 

@@ -1,5 +1,16 @@
-"""Gemini ``generateContent`` through google-genai, with the schema as structured output."""
+"""Gemini ``generateContent`` through google-genai, with the schema as structured output.
 
+What a request carries comes from the model table (``sejury_web.llm.models_table``):
+Gemini 2.5 thinks within a ``thinking_budget``, Gemini 3 at a ``thinking_level``, and Gemini
+3 is not sent a temperature (Google recommends its default). A thinking budget counts
+against ``max_output_tokens``, so a request that sets both gets the budget added to its
+limit: the answer keeps the room it asked for. A 400 that names the thinking setting or the
+temperature as unsupported drops it, asks again at once, and is remembered per server and
+model, as the OpenAI adapter does.
+"""
+
+import threading
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -8,7 +19,8 @@ from google import genai
 from google.genai import errors, types
 
 from ..config import Target
-from ..types import JSONSchema, Message
+from ..models_table import family_for, reasoning_parameter
+from ..types import JSONSchema, Message, Provider
 from .base import (
     TIMED_OUT,
     UNREACHABLE,
@@ -21,6 +33,65 @@ from .base import (
 GEMINI_URL = "generativelanguage.googleapis.com"
 MALFORMED = "{url} sent a response that is not a Gemini answer ({error})"
 BLOCKED = "Gemini returned no text (finish reason {reason})"
+# What a 400 may refuse and the call still make sense without.
+DROPPABLE = {"thinking": ("thinking", "budget"), "temperature": ("temperature",)}
+REFUSAL_WORDS = ("not supported", "unsupported", "invalid", "not allowed", "only works")
+
+_dropped_lock = threading.Lock()
+_dropped: dict[tuple[str, str], frozenset[str]] = {}  # (base_url, model) -> refused
+
+
+def learned_forget() -> None:
+    """Forget what every server refused (a fake server's port may be reused by another)."""
+    with _dropped_lock:
+        _dropped.clear()
+
+
+def generate_config(
+    target: Target,
+    system: str | None,
+    *,
+    schema: JSONSchema,
+    temperature: float,
+    max_output_tokens: int | None,
+    reasoning: str = "",
+    dropped: frozenset[str] = frozenset(),
+) -> types.GenerateContentConfig:
+    """The request's ``GenerateContentConfig``: the synchronous call's and a batch's."""
+    family = family_for(Provider.GEMINI, target.model)
+    thinking = reasoning_parameter(Provider.GEMINI, target.model, reasoning)
+    config = types.GenerateContentConfig(
+        system_instruction=system,
+        response_mime_type="application/json",
+        response_json_schema=schema,
+    )
+    if family.temperature and "temperature" not in dropped:
+        config.temperature = temperature
+    limit = max_output_tokens
+    if "thinking" not in dropped:
+        if thinking.level:
+            config.thinking_config = types.ThinkingConfig(
+                thinking_level=types.ThinkingLevel(thinking.level.upper())
+            )
+        elif thinking.budget is not None:
+            config.thinking_config = types.ThinkingConfig(thinking_budget=thinking.budget)
+            if limit is not None and thinking.budget > 0:
+                limit += thinking.budget
+    config.max_output_tokens = limit
+    return config
+
+
+def refused_setting(error: errors.APIError) -> str:
+    """What a 400 says the model does not take: "thinking", "temperature" or ""."""
+    if int(error.code or 0) != 400:
+        return ""
+    message = str(error.message or "").lower()
+    if not any(word in message for word in REFUSAL_WORDS):
+        return ""
+    for setting, words in DROPPABLE.items():
+        if any(word in message for word in words):
+            return setting
+    return ""
 
 
 @lru_cache(maxsize=32)
@@ -73,34 +144,53 @@ class GeminiAdapter:
         schema: JSONSchema,
         temperature: float,
         max_output_tokens: int | None,
+        reasoning: str = "",
+        cache_group: str = "",  # Gemini caches implicit prefixes with no key to name
     ) -> Completion:
         system, contents = _contents(messages)
-        config = types.GenerateContentConfig(
-            system_instruction=system,
-            temperature=temperature,
-            max_output_tokens=max_output_tokens,
-            response_mime_type="application/json",
-            response_json_schema=schema,
-        )
-        try:
-            response = self.client.models.generate_content(
-                model=self.target.model,
-                contents=contents,
-                config=config,
+        server = (self.target.base_url, self.target.model)
+        with _dropped_lock:
+            dropped = _dropped.get(server, frozenset())
+        while True:
+            config = generate_config(
+                self.target,
+                system,
+                schema=schema,
+                temperature=temperature,
+                max_output_tokens=max_output_tokens,
+                reasoning=reasoning,
+                dropped=dropped,
             )
-        except errors.APIError as error:
-            raise self._provider_error(error) from error
-        except httpx2.TimeoutException as error:
-            message = TIMED_OUT.format(url=self.url, timeout=self.target.timeout)
-            raise ProviderError(message, retryable=True) from error
-        except httpx2.TransportError as error:
-            raise ProviderError(
-                UNREACHABLE.format(url=self.url, error=error), retryable=True
-            ) from error
-        except (ValueError, TypeError, AttributeError, IndexError) as error:
-            # A 200 whose body is not a generateContent response (HTML from a proxy, say).
-            message = MALFORMED.format(url=self.url, error=error)
-            raise ProviderError(message, retryable=True) from error
+            try:
+                response = self.client.models.generate_content(
+                    model=self.target.model,
+                    contents=contents,
+                    config=config,
+                )
+            except errors.APIError as error:
+                setting = refused_setting(error)
+                sent = config.thinking_config if setting == "thinking" else config.temperature
+                if setting and setting not in dropped and sent is not None:
+                    dropped = dropped | {setting}
+                    continue
+                raise self._provider_error(error) from error
+            except httpx2.TimeoutException as error:
+                message = TIMED_OUT.format(url=self.url, timeout=self.target.timeout)
+                raise ProviderError(message, retryable=True) from error
+            except httpx2.TransportError as error:
+                raise ProviderError(
+                    UNREACHABLE.format(url=self.url, error=error), retryable=True
+                ) from error
+            except (ValueError, TypeError, AttributeError, IndexError) as error:
+                # A 200 whose body is not a generateContent response (HTML from a proxy, say).
+                message = MALFORMED.format(url=self.url, error=error)
+                raise ProviderError(message, retryable=True) from error
+            with _dropped_lock:
+                _dropped[server] = dropped
+            completion = self._completion(response)
+            return replace(completion, dropped=tuple(sorted(dropped)))
+
+    def _completion(self, response: types.GenerateContentResponse) -> Completion:
         text = response.text
         if text is None:
             candidate = response.candidates[0] if response.candidates else None

@@ -338,10 +338,17 @@ class OpenAIServer(FakeLLMServer):
     _ids = itertools.count(1)
 
     def __init__(
-        self, *, response_formats: Collection[str] = ("json_schema", "json_object"), **kw: Any
+        self,
+        *,
+        response_formats: Collection[str] = ("json_schema", "json_object"),
+        model_rules: bool = True,
+        **kw: Any,
     ) -> None:
         super().__init__(**kw)
         self.response_formats = frozenset(response_formats)
+        # Refuse what api.openai.com refuses of the model the body names (a reasoning
+        # model's temperature, say); False: a compatible server that takes everything.
+        self.model_rules = model_rules
 
     @property
     def base_url(self) -> str:
@@ -352,6 +359,9 @@ class OpenAIServer(FakeLLMServer):
             return error(404, f"Unknown request URL: {request.method} {request.path}")
         if not isinstance(request.body, dict):
             return error(400, "We could not parse the JSON body of your request.")
+        refused = _openai_model_refusal(request.body) if self.model_rules else None
+        if refused is not None:
+            return refused
         response_format = request.body.get("response_format")
         if response_format is None:
             return None
@@ -385,7 +395,66 @@ class OpenAIServer(FakeLLMServer):
         kind, code = _OPENAI_ERRORS.get(status, ("server_error" if status >= 500 else "", None))
         # Clients read `param` to tell a refused response_format from other 400s.
         param = "response_format" if "response_format" in message else None
+        refused = re.match(r"Unsupported (value|parameter): '(\w+)'", message)
+        if refused:  # as OpenAI names a parameter a model does not take
+            param = refused[2]
+            code = "unsupported_value" if refused[1] == "value" else "unsupported_parameter"
         return {"error": {"message": message, "type": kind, "param": param, "code": code}}
+
+
+# What api.openai.com's models refuse, written from its error bodies as users report them
+# (e.g. github.com/QwenLM/qwen-code/issues/921 for gpt-5-mini's temperature) and the
+# reasoning guide, independently of the app's own table (sejury_web/llm/models_table.py):
+# a table checked against itself would pass whatever it says.
+_REASONING_MODEL = re.compile(r"(gpt-5(\.\d+)?(-(mini|nano|pro|codex))?|o[1-9](-mini|-pro)?)(-.*)?")
+_CHAT_VARIANT = re.compile(r"gpt-5(\.\d+)?-chat.*")
+_EFFORTS = {
+    "gpt-5": ("minimal", "low", "medium", "high"),
+    "gpt-5.1": ("none", "low", "medium", "high"),
+    "o": ("low", "medium", "high"),
+}
+
+
+def _efforts(model: str) -> tuple[str, ...]:
+    if model.startswith("o"):
+        return _EFFORTS["o"]
+    if re.match(r"gpt-5\.1\b", model):
+        return _EFFORTS["gpt-5.1"]
+    if re.match(r"gpt-5\.\d", model):
+        return ("none", "low", "medium", "high", "xhigh")
+    return _EFFORTS["gpt-5"]
+
+
+def _openai_model_refusal(body: JsonObject) -> Reply | None:
+    model = str(body.get("model", ""))
+    reasoning = bool(_REASONING_MODEL.fullmatch(model)) and not _CHAT_VARIANT.fullmatch(model)
+    temperature = body.get("temperature")
+    effort = body.get("reasoning_effort")
+    if reasoning and temperature is not None and temperature != 1:
+        return error(
+            400,
+            f"Unsupported value: 'temperature' does not support {json.dumps(temperature)} with "
+            "this model. Only the default (1) value is supported.",
+        )
+    if reasoning and "max_tokens" in body:
+        return error(
+            400,
+            "Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+            "'max_completion_tokens' instead.",
+        )
+    if effort is not None and not reasoning:
+        return error(
+            400, "Unsupported parameter: 'reasoning_effort' is not supported with this model."
+        )
+    if effort is not None and effort not in _efforts(model):
+        values = [f"'{value}'" for value in _efforts(model)]
+        listed = ", ".join(values[:-1]) + f", and {values[-1]}"
+        return error(
+            400,
+            f"Unsupported value: 'reasoning_effort' does not support '{effort}' with this "
+            f"model. Supported values are: {listed}.",
+        )
+    return None
 
 
 # (type, code) as api.openai.com sends them.
@@ -418,7 +487,9 @@ class GeminiServer(FakeLLMServer):
             )
         if not isinstance(request.body, dict):
             return error(400, "Invalid JSON payload received.")
-        return None
+        match = self.PATH.fullmatch(request.path)
+        assert match is not None
+        return _gemini_thinking_refusal(match["model"], request.body)
 
     def _success_body(self, reply: Reply, request: RecordedRequest) -> JsonObject:
         match = self.PATH.fullmatch(request.path)
@@ -450,6 +521,32 @@ class GeminiServer(FakeLLMServer):
                 "status": _GOOGLE_STATUSES.get(status, fallback),
             }
         }
+
+
+def _gemini_thinking_refusal(model: str, body: JsonObject) -> Reply | None:
+    """What the Gemini API refuses of a thinking configuration.
+
+    "Budget 0 is invalid. This model only works in thinking mode." is Gemini 2.5 Pro's answer
+    as users report it; the other wordings paraphrase ai.google.dev/gemini-api/docs/thinking
+    (2.x takes no level, a request takes a level or a budget, not both; 2.0 does not think).
+    """
+    config = body.get("generationConfig")
+    thinking = config.get("thinkingConfig") if isinstance(config, dict) else None
+    if not isinstance(thinking, dict):
+        return None
+    # Protobuf's JSON takes a field's lowerCamel name or its own; google-genai sends the latter.
+    budget = thinking.get("thinkingBudget", thinking.get("thinking_budget"))
+    level = thinking.get("thinkingLevel", thinking.get("thinking_level"))
+    if budget is not None and level is not None:
+        return error(400, "You cannot use both thinking_level and the legacy thinking_budget "
+                          "parameter in the same request.")  # fmt: skip
+    if model.startswith("gemini-2.0"):
+        return error(400, "Thinking is not supported for this model.")
+    if model.startswith("gemini-2.5") and level is not None:
+        return error(400, "Thinking level is not supported for this model.")
+    if model.startswith("gemini-2.5-pro") and budget == 0:
+        return error(400, "Budget 0 is invalid. This model only works in thinking mode.")
+    return None
 
 
 # google.rpc.Code names by HTTP status, as Google APIs map them.
