@@ -3,20 +3,22 @@
 Tests script the replies (``server.script(ok(...), error(429, retry_after="1"), hang(5))``) and
 inspect what the SDK sent (``server.requests``). Benchmarks in another process use the CLI::
 
-    python -m tests.sejury_web.llm.fake_servers openai --latency 0.2 [--port 0]
+    python -m tests.sejury_web.llm.fake_servers openai --latency 0.2 [--port 0] [--prefix-cache]
 
 which prints ``URL http://127.0.0.1:PORT``, serves until SIGTERM/SIGINT, then prints
 ``REQUESTS <count> PEAK <most requests in flight at once>`` (SIGUSR1 prints them so far and
 serving goes on). It answers every
 request with JSON valid against the request's schema (``schema_reply``, which tests can pass
-as ``default=``), or with ``BENCH_TEXT`` when the request has none. Stdlib only, so it runs
-anywhere the tests run.
+as ``default=``), or with ``BENCH_TEXT`` when the request has none. ``--prefix-cache`` (the
+``prefix_cache=True`` of ``OpenAIServer``) counts prompt and cached tokens as OpenAI's prompt
+cache would (``PrefixCache``). Stdlib only, so it runs anywhere the tests run.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import itertools
 import json
 import math
@@ -29,7 +31,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -342,6 +344,7 @@ class OpenAIServer(FakeLLMServer):
         *,
         response_formats: Collection[str] = ("json_schema", "json_object"),
         model_rules: bool = True,
+        prefix_cache: bool = False,
         **kw: Any,
     ) -> None:
         super().__init__(**kw)
@@ -349,6 +352,9 @@ class OpenAIServer(FakeLLMServer):
         # Refuse what api.openai.com refuses of the model the body names (a reasoning
         # model's temperature, say); False: a compatible server that takes everything.
         self.model_rules = model_rules
+        # True: count prompt and cached tokens as OpenAI's prompt cache would (``PrefixCache``)
+        # instead of the scripted reply's.
+        self.prefix_cache = PrefixCache() if prefix_cache else None
 
     @property
     def base_url(self) -> str:
@@ -371,6 +377,10 @@ class OpenAIServer(FakeLLMServer):
         return None
 
     def _success_body(self, reply: Reply, request: RecordedRequest) -> JsonObject:
+        if self.prefix_cache is not None:
+            key = str(request.body.get("prompt_cache_key") or "")
+            prompt, cached = self.prefix_cache.serve(key, openai_prompt(request.body))
+            reply = replace(reply, input_tokens=prompt, cached_tokens=cached)
         return {
             "id": f"chatcmpl-fake{next(self._ids)}",
             "object": "chat.completion",
@@ -565,6 +575,67 @@ _GOOGLE_STATUSES = {
 }
 
 SERVERS: dict[str, type[FakeLLMServer]] = {"openai": OpenAIServer, "gemini": GeminiServer}
+
+# OpenAI's prompt caching (platform.openai.com/docs/guides/prompt-caching): a prompt of 1,024
+# tokens or more is read from the cache for the longest prefix an earlier request left there,
+# in steps of 128 tokens from 1,024; requests are routed to a cache by their
+# ``prompt_cache_key`` (here each key is its own cache; requests without one share one). No
+# eviction: a prefix stays for the server's life (OpenAI keeps one 5 minutes to an hour idle).
+CACHE_MIN_TOKENS = 1024
+CACHE_STEP_TOKENS = 128
+# Tokens are counted as every 4 characters one: a deterministic stand-in for a tokenizer
+# (English text and code average about 4 characters a token in OpenAI's tokenizers).
+CHARS_PER_TOKEN = 4
+
+
+def token_count(text: str) -> int:
+    """``text``'s tokens by the fake's rule: 4 characters each, the last one partial."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def openai_prompt(body: JsonObject) -> str:
+    """What OpenAI's cache sees of a chat request, in order: the output schema (it comes
+    before the system message), then each message's role and content."""
+    parts = []
+    if body.get("response_format"):
+        parts.append(json.dumps(body["response_format"], sort_keys=True))
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        text = content if isinstance(content, str) else json.dumps(content, sort_keys=True)
+        parts.append(f"{message.get('role')}\n{text}")
+    return "\n".join(parts)
+
+
+class PrefixCache:
+    """OpenAI's prompt cache as documented (see ``CACHE_MIN_TOKENS``), thread-safe."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, set[str]] = {}
+        self._lock = threading.Lock()
+
+    def serve(self, key: str, prompt: str) -> tuple[int, int]:
+        """``prompt``'s tokens and those the cache under ``key`` serves; the cache then
+        holds every prefix of ``prompt`` it may serve later."""
+        total = token_count(prompt)
+        step = CACHE_STEP_TOKENS * CHARS_PER_TOKEN
+        start = CACHE_MIN_TOKENS * CHARS_PER_TOKEN
+        digest = hashlib.sha256(prompt[:start].encode())
+        prefixes: list[tuple[int, str]] = []
+        for end in range(start, total * CHARS_PER_TOKEN + 1, step):
+            if end > start:
+                digest.update(prompt[end - step : end].encode())
+            prefixes.append((end // CHARS_PER_TOKEN, digest.copy().hexdigest()))
+        with self._lock:
+            seen = self._seen.setdefault(key, set())
+            cached = 0
+            for tokens, prefix in prefixes:
+                if prefix not in seen:
+                    break
+                cached = tokens
+            seen.update(prefix for _, prefix in prefixes)
+        return total, cached
+
+
 BENCH_TEXT = '{"score": 50, "reasoning": "fake"}'  # the answer to a request without a schema
 
 # -- answers that match the request's schema ------------------------------------------------
@@ -726,12 +797,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("protocol", choices=sorted(SERVERS))
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before each reply")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    parser.add_argument(
+        "--prefix-cache",
+        action="store_true",
+        help="openai: count prompt and cached tokens as OpenAI's prompt cache would",
+    )
     args = parser.parse_args(argv)
 
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
-    server = SERVERS[args.protocol](latency=args.latency, port=args.port, default=schema_reply)
+    options: dict[str, Any] = {"prefix_cache": True} if args.prefix_cache else {}
+    server = SERVERS[args.protocol](
+        latency=args.latency, port=args.port, default=schema_reply, **options
+    )
     # SIGUSR1: print the count so far, so that a benchmark can count the requests of a phase.
     signal.signal(signal.SIGUSR1, lambda *_: print(server.counts_line(), flush=True))
     with server:
