@@ -14,6 +14,7 @@ same ``cache_group`` (the purpose and the bug), which OpenAI takes as its prompt
 
 from typing import Any
 
+from rubrics.review.prompts import bug_heading
 from sejury_web.llm import LLMRequest, Message
 
 from .base import Case
@@ -33,17 +34,6 @@ SCORE_SCHEMA: dict[str, Any] = {
 SCORE_ANSWER = """\
 Answer with a JSON object: "score", an integer from 0 to 100, and "reasoning", the reasons
 for the score in one or two sentences."""
-
-
-def bug_heading(key: str, title: str) -> str:
-    """ "Bug <key>: <title>", or "Bug <title>" when the title already starts with the key
-    (le2019's "Chart-19: failing test …"), so that the key is said once."""
-    if not title:
-        return f"Bug {key}"
-    rest = title[len(key) :]
-    if title.startswith(key) and not (rest[:1].isalnum() or rest[:1] == "_"):
-        return f"Bug {title}"
-    return f"Bug {key}: {title}"
 
 
 def bug_block(case: Case) -> str:
