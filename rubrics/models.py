@@ -349,6 +349,7 @@ class DraftBatch(models.Model):
     )
     provider = models.CharField(max_length=16, blank=True)
     model = models.CharField(max_length=128, blank=True)
+    reasoning = models.CharField(max_length=16, blank=True)  # effort or thinking budget
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

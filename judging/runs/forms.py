@@ -51,6 +51,14 @@ class RunForm(forms.Form):
     model = forms.CharField(
         required=False, max_length=128, help_text="Blank: the provider's default model."
     )
+    reasoning = forms.CharField(
+        label="Reasoning",
+        required=False,
+        max_length=16,
+        widget=forms.TextInput(attrs={"placeholder": "the model's default"}),
+        help_text="How hard a reasoning model thinks: an effort (minimal, low, medium, high) "
+        "or, for Gemini, a thinking budget in tokens. It is billed as output.",
+    )
     threshold = forms.FloatField(
         initial=50.0, widget=NUMBER, help_text="A score at or above it is VALID."
     )

@@ -177,6 +177,7 @@ def run_summary(run: JudgingRun) -> dict[str, Any]:
         "context": run.context,
         "provider": run.provider,
         "model": run.model,
+        "reasoning": run.reasoning,
         "offline": run.provider == Provider.OFFLINE,
         "threshold": run.threshold,
         "reducer": run.reducer,

@@ -4,6 +4,8 @@
 Imports no task, so that tasks can import it.
 """
 
+import dataclasses
+
 from django.db import IntegrityError, transaction
 
 from rubrics.models import Rubric, RubricEvent, RubricRevision
@@ -15,7 +17,9 @@ TASK_FAILED = "the drafting task failed unexpectedly: {error}"
 DRAFT_UNUSABLE = "the model's draft could not be used: {error}"
 
 
-def rubric_draft_write(*, rubric_id: int, provider: str = "", model: str = "") -> Rubric:
+def rubric_draft_write(
+    *, rubric_id: int, provider: str = "", model: str = "", reasoning: str = ""
+) -> Rubric:
     """Draft the rubric through the LLM layer (the task's body); idempotent.
 
     The model is called outside any transaction. If another worker wrote the draft
@@ -24,11 +28,14 @@ def rubric_draft_write(*, rubric_id: int, provider: str = "", model: str = "") -
     rubric = Rubric.objects.select_related("bug").get(pk=rubric_id)
     if rubric.current_number >= 0:
         return rubric
-    request = draft_request(
-        rubric.bug,
-        variant=rubric.variant,
-        provider=Provider(provider) if provider else None,
-        model=model or None,
+    request = dataclasses.replace(
+        draft_request(
+            rubric.bug,
+            variant=rubric.variant,
+            provider=Provider(provider) if provider else None,
+            model=model or None,
+        ),
+        reasoning=reasoning,
     )
     try:
         response = complete(request)

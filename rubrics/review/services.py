@@ -9,15 +9,19 @@ from collections.abc import Collection, Iterable
 from typing import Any
 
 from django.contrib.auth.models import User
+from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 
 from rubrics.models import Bug, DraftBatch, Rubric, RubricEvent, RubricRevision, Theme
 from rubrics.review.disagreements import rubric_disagreements
-from rubrics.review.prompts import REVISE_PROMPT_VERSION
+from rubrics.review.prompts import DRAFT_PURPOSE, REVISE_PROMPT_VERSION
 from rubrics.rubric_text import RubricStructureError, rubric_markdown, structure_normalize
 from rubrics.selectors import rubric_reviewers_since_draft
 from rubrics.tasks import rubric_draft_write_task
 from sejury_web.durable import enqueue_on_commit
+from sejury_web.llm import LLMRequest, Provider
+from sejury_web.llm.config import llm_settings
+from sejury_web.llm.models_table import reasoning_check
 
 JUSTIFICATION_REQUIRED = "every edit needs a justification: say why you changed the rubric"
 UNKNOWN_THEME = "unknown theme {theme!r}"
@@ -28,6 +32,7 @@ NOT_AWAITING = "this rubric is not awaiting confirmation"
 OWN_WORK = "a rubric is confirmed by a second reviewer: you edited or submitted it since the draft"
 COMMENT_REQUIRED = "say what should change when you send a rubric back"
 NO_BUGS = "no bugs to draft"
+OFFLINE_REASONING = "the offline heuristic does not reason: a reasoning setting needs a model"
 NOTE_REQUIRED = "say why the rubric is right: the note is what the next reviewer reads"
 NOTHING_OPEN = "these disagreements were answered meanwhile: reload the page"
 
@@ -78,15 +83,18 @@ def rubric_draft_request(
     actor: User | None,
     provider: str = "",
     model: str = "",
+    reasoning: str = "",
 ) -> DraftBatch:
     """Queue a draft for each bug that has none; a bug never gets two drafts by accident.
 
     Rubrics that already have a draft, or are being drafted, are left alone; failed ones are
     queued again. The batch records them all, so its progress bar covers the whole request.
+    ``reasoning`` (an effort or a thinking budget) must be one the model takes.
     """
     bugs = list(bugs)
     if not bugs:
         raise RubricActionError(NO_BUGS)
+    reasoning = _reasoning_checked(provider, model, reasoning)
     with transaction.atomic():
         batch = DraftBatch.objects.create(
             dataset_id=bugs[0].dataset_id,
@@ -94,6 +102,7 @@ def rubric_draft_request(
             requested_by=actor,
             provider=provider,
             model=model,
+            reasoning=reasoning,
         )
         queued: list[int] = []
         for bug in bugs:
@@ -105,8 +114,35 @@ def rubric_draft_request(
                 queued.append(rubric.pk)
             batch.rubrics.add(rubric)
         for rubric_id in queued:
-            enqueue_on_commit(rubric_draft_write_task, rubric_id, provider=provider, model=model)
+            enqueue_on_commit(
+                rubric_draft_write_task,
+                rubric_id,
+                provider=provider,
+                model=model,
+                reasoning=reasoning,
+            )
     return batch
+
+
+def _reasoning_checked(provider: str, model: str, reasoning: str) -> str:
+    """``reasoning`` normalised for the model the drafts will go to, or the refusal."""
+    if not reasoning.strip():
+        return ""
+    try:
+        target = llm_settings().target(
+            LLMRequest(
+                purpose=DRAFT_PURPOSE,
+                messages=(),
+                schema={},
+                provider=Provider(provider) if provider else None,
+                model=model or None,
+            )
+        )
+        if target.provider == Provider.OFFLINE:
+            raise ValueError(OFFLINE_REASONING)
+        return reasoning_check(target.provider, target.model, reasoning)
+    except (ImproperlyConfigured, ValueError) as error:
+        raise RubricActionError(str(error)) from None
 
 
 # -- review -------------------------------------------------------------------------------------

@@ -28,6 +28,8 @@ class ModelProfile:
     output_tokens: int
     seconds: float  # their summed latency
     local_free: bool = True  # SEJURY_LLM_LOCAL_FREE: 0 when the loopback is a tunnel
+    # Parameters the server refused for this model (its newest call's record), so not sent.
+    dropped: tuple[str, ...] = ()
 
     @property
     def offline(self) -> bool:
@@ -89,6 +91,9 @@ def model_profile(provider: str, model: str, base_url: str | None = None) -> Mod
         if newest is None and provider == Provider.OPENAI:
             newest = llm.openai_base_url  # no call yet: where the next one goes
         base_url = newest or ""
+    newest_settings = (
+        calls.filter(base_url=base_url).order_by("-id").values_list("settings", flat=True).first()
+    )
     measured = calls.filter(base_url=base_url, status=LLMCall.Status.OK).aggregate(
         calls=Count("id"),
         input_tokens=Sum("input_tokens"),
@@ -105,4 +110,5 @@ def model_profile(provider: str, model: str, base_url: str | None = None) -> Mod
         output_tokens=int(measured["output_tokens"] or 0),
         seconds=float(measured["seconds"] or 0.0),
         local_free=llm.local_free,
+        dropped=tuple((newest_settings or {}).get("dropped", ())),
     )

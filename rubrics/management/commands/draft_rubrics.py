@@ -29,6 +29,12 @@ class Command(BaseCommand):
         parser.add_argument("--bugs", default="", help="comma-separated bug keys (default: all)")
         parser.add_argument("--provider", default="", help="gemini, openai or offline")
         parser.add_argument("--model", default="")
+        parser.add_argument(
+            "--reasoning",
+            default="",
+            help="a reasoning model's effort (minimal, low, medium, high) or a Gemini thinking "
+            "budget in tokens (default: the model's own)",
+        )
         parser.add_argument("--wait", action="store_true", help="follow the drafts until done")
         parser.add_argument(
             "--idle-timeout",
@@ -52,6 +58,7 @@ class Command(BaseCommand):
                 actor=None,
                 provider=options["provider"],
                 model=options["model"],
+                reasoning=options["reasoning"],
             )
         except RubricActionError as error:
             raise CommandError(str(error)) from None
