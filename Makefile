@@ -89,6 +89,7 @@ bench: install
 	$(PY) bench/bundle_import.py
 	$(PY) bench/swebench_import.py
 	$(PY) bench/refine.py
+	$(PY) bench/prompt_cache.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

@@ -21,7 +21,8 @@ def die_with_parent() -> None:
 class FakeServer:
     """The fake OpenAI server in a subprocess; counts requests on demand (SIGUSR1)."""
 
-    def __init__(self, latency: float) -> None:
+    def __init__(self, latency: float, *, prefix_cache: bool = False) -> None:
+        """``prefix_cache``: the server counts tokens as OpenAI's prompt cache would."""
         self.process = subprocess.Popen(
             [
                 sys.executable,
@@ -30,6 +31,7 @@ class FakeServer:
                 "openai",
                 "--latency",
                 str(latency),
+                *(["--prefix-cache"] if prefix_cache else []),
             ],
             cwd=ROOT,
             stdout=subprocess.PIPE,
