@@ -35,8 +35,8 @@ class JudgingConfig(AppConfig):
 
 def resume_unfinished_runs(**_: object) -> None:
     """A worker starting finishes what a killed worker left: every queued or running run,
-    every run whose rejected passing patches were waiting to be sorted, and every webhook
-    call still to be made."""
+    every run whose rejected passing patches were waiting to be sorted, every webhook call
+    still to be made, and the batch jobs of cancelled runs."""
     from judging.runs.services import rejections_resume_unfinished, runs_resume_unfinished
     from judging.runs.webhooks import deliveries_resume_unfinished
 
@@ -49,3 +49,19 @@ def resume_unfinished_runs(**_: object) -> None:
     deliveries = deliveries_resume_unfinished()
     if deliveries:
         log.info("resumed webhook deliveries %s", deliveries)
+    cancelled = batch_runs_resume_cancelled()
+    if cancelled:
+        log.info("resumed cancelling the batch jobs of runs %s", cancelled)
+
+
+def batch_runs_resume_cancelled() -> list[int]:
+    """Poll on the batch jobs of cancelled runs until what they answered is stored (active
+    batch runs are resumed with the other runs)."""
+    from judging.runs.batch import batch_runs_open
+    from judging.tasks import batch_round_advance_task
+    from sejury_web.durable import enqueue_on_commit
+
+    runs = batch_runs_open()
+    for run_id, generation in runs:
+        enqueue_on_commit(batch_round_advance_task, run_id, generation)
+    return [run_id for run_id, _generation in runs]

@@ -12,6 +12,10 @@ which takes the bug's first steps (s4, s5) and judges its first patch itself →
 has cached the prompt prefix they share with it. Every task carries the run's generation: a
 resume bumps it, and tasks of an older generation return without judging.
 
+A batch-mode run (``JudgingRun.batch``) starts ``batch_round_advance_task`` instead, which
+takes its rounds one step on and queues itself again with a countdown (``self.retry``)
+while the provider's batch jobs are open: no worker sleeps through a batch's hours.
+
 ``run_rejections_sort_task`` → one ``rejection_sort_task`` per row: why a run rejected
 patches that pass their tests (paper 004 §7), for the rows a lead's request left pending. A
 row is written only while pending, so a redelivered task sorts nothing twice; the failure
@@ -24,6 +28,7 @@ attempt's number, so a redelivered message of an attempt already made sends noth
 
 from celery import Task
 
+from judging.runs.batch import batch_round_advance, run_is_batch
 from judging.runs.execution import (
     bug_prepare,
     judgments_fail,
@@ -44,6 +49,9 @@ def _run_failed(run_id: int, generation: int, *, error: str) -> None:
 @durable_task(name="judging.start_run", on_failure=_run_failed, ignore_result=True)
 def run_start_task(run_id: int, generation: int) -> int:
     """Fan the run out; return the number of tasks queued."""
+    if run_is_batch(run_id=run_id):
+        batch_round_advance_task.delay(run_id, generation)
+        return 1
     tasks = run_start(run_id=run_id, generation=generation)
     for kind, object_id in tasks:
         if kind == "bug":
@@ -78,6 +86,21 @@ def _judgment_failed(judgment_id: int, generation: int, *, error: str) -> None:
 def patch_judge_task(judgment_id: int, generation: int) -> str:
     """Judge one patch with the run's team; return its status."""
     return patch_judge(judgment_id, generation)
+
+
+@durable_task(
+    name="judging.batch_round",
+    on_failure=_run_failed,
+    bind=True,
+    ignore_result=True,
+    max_retries=None,  # a batch may take 24 hours; the run's generation ends the chain
+)
+def batch_round_advance_task(self: Task, run_id: int, generation: int) -> None:
+    """Take a batch-mode run one step on (its jobs, or its next round); look again later
+    while its jobs are open."""
+    poll_in = batch_round_advance(run_id=run_id, generation=generation)
+    if poll_in is not None:
+        raise self.retry(countdown=poll_in)
 
 
 def _sorting_failed(run_id: int, *, error: str) -> None:

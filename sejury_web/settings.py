@@ -215,6 +215,10 @@ SEJURY_LLM = {
     # Ollama); 0 when that address is a tunnel or proxy to a paid service.
     "LOCAL_FREE": os.environ.get("SEJURY_LLM_LOCAL_FREE", "1").strip() != "0",
     "LOCK_DIR": VAR_DIR / "llm-limits",
+    # Seconds between two looks at a batch-mode run's open batch jobs (judging.runs.batch).
+    "BATCH_POLL_SECONDS": float(os.environ.get("SEJURY_LLM_BATCH_POLL_SECONDS", "60")),
+    # Batch results stored per transaction (sejury_web.llm.batch.jobs).
+    "BATCH_STORE_CHUNK": int(os.environ.get("SEJURY_LLM_BATCH_STORE_CHUNK", "500")),
 }
 
 # Celery

@@ -10,6 +10,7 @@ patch judged again after a killed worker repeats only the members it had not fin
 
 import dataclasses
 import logging
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -72,13 +73,24 @@ class Asker:
             request, provider=Provider(self.run.provider), model=self.run.model
         )
         try:
-            response = complete(request)
+            response = self.answer(request)
         except LLMError as error:
             if error.call_id:
                 self.failed_call_ids.append(error.call_id)
             raise
         self.responses.append(response)
         return response
+
+    def answer(self, request: LLMRequest) -> LLMResponse:
+        """The answer to the run's request: a call (batch mode answers otherwise)."""
+        return complete(request)
+
+    def done(self) -> None:
+        """The strategy returned: its outcome may be stored (batch mode may say not yet)."""
+
+
+# How a member's ``ask`` is made: ``Asker``, or batch mode's (``judging.runs.batch``).
+AskerFactory = Callable[[JudgingRun, int], Asker]
 
 
 @dataclasses.dataclass
@@ -115,11 +127,15 @@ class Spent:
         return dataclasses.asdict(self)
 
 
-def _attempt(run: JudgingRun, generation: int, name: str, action: Any) -> tuple[Any, Asker, str]:
+def _attempt(
+    run: JudgingRun, generation: int, name: str, action: Any, asker_type: AskerFactory = Asker
+) -> tuple[Any, Asker, str]:
     """Run ``action(asker)``; return its value (None on failure), the asker, and the error."""
-    asker = Asker(run, generation)
+    asker = asker_type(run, generation)
     try:
-        return action(asker), asker, ""
+        value = action(asker)
+        asker.done()
+        return value, asker, ""
     except RunStopped:
         raise
     except (StrategyError, LLMError, ImproperlyConfigured) as error:
@@ -131,14 +147,21 @@ def _attempt(run: JudgingRun, generation: int, name: str, action: Any) -> tuple[
 
 
 def bug_step_ensure(
-    run: JudgingRun, generation: int, case: Case, bug_id: int, name: str
+    run: JudgingRun,
+    generation: int,
+    case: Case,
+    bug_id: int,
+    name: str,
+    asker_type: AskerFactory = Asker,
 ) -> BugStep:
     """The strategy's bug-level first step for this run, computed if it is not stored yet."""
     existing = BugStep.objects.filter(run=run, bug_id=bug_id, strategy=name).first()
     if existing is not None:
         return existing
     strategy = get_strategy(name)
-    step, asker, error = _attempt(run, generation, name, lambda ask: strategy.prepare(case, ask))
+    step, asker, error = _attempt(
+        run, generation, name, lambda ask: strategy.prepare(case, ask), asker_type
+    )
     call_ids = [r.call_id for r in asker.responses] + asker.failed_call_ids
     row = BugStep(
         run=run,
@@ -193,25 +216,31 @@ def _result(
     )
 
 
-def _judge_member(
+def member_judge(
     judgment: PatchJudgment,
     generation: int,
     case: Case,
     name: str,
     revision: RubricRevision | None = None,
+    asker_type: AskerFactory = Asker,
 ) -> None:
+    """Judge one member of the team on the patch and store its result (or its failure)."""
     run = judgment.run
     strategy = get_strategy(name)
     prepared: dict[str, Any] | None = None
     if strategy.bug_step:
-        step = bug_step_ensure(run, generation, case, judgment.patch.bug_id, name)
+        step = bug_step_ensure(run, generation, case, judgment.patch.bug_id, name, asker_type)
         if step.error:
             error = STEP_FAILED.format(strategy=name, bug=case.bug_key, error=step.error)
             _save(_result(judgment, name, None, Asker(run, generation), error))
             return
         prepared = step.answer
     outcome, asker, error = _attempt(
-        run, generation, name, lambda ask: strategy.judge(case, ask, prepared=prepared)
+        run,
+        generation,
+        name,
+        lambda ask: strategy.judge(case, ask, prepared=prepared),
+        asker_type,
     )
     _save(_result(judgment, name, outcome, asker, error, revision))
 
@@ -239,15 +268,15 @@ def patch_judge(judgment_id: int, generation: int) -> str:
         stored = set(judgment.results.values_list("strategy", flat=True))
         for name in run.strategies:
             if name not in stored:
-                _judge_member(judgment, generation, case, name, revision)
+                member_judge(judgment, generation, case, name, revision)
     except RunStopped:
         return judgment.status
-    _conclude(judgment)
+    judgment_conclude(judgment)
     run_finish_if_done(run.pk)
     return judgment.status
 
 
-def _conclude(judgment: PatchJudgment) -> None:
+def judgment_conclude(judgment: PatchJudgment) -> None:
     """Combine the members' results into the team's verdict, or say which members failed."""
     run = judgment.run
     results = {r.strategy: r for r in judgment.results.all()}

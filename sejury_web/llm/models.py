@@ -70,6 +70,7 @@ class LLMBatch(models.Model):
 
     owner = models.CharField(max_length=64, db_index=True)
     round = models.PositiveIntegerField()
+    part = models.PositiveIntegerField(default=0)  # a round over the limits has several jobs
     provider = models.CharField(max_length=16)
     model = models.CharField(max_length=128)
     base_url = models.CharField(max_length=300, blank=True)
@@ -94,6 +95,10 @@ class LLMBatch(models.Model):
     class Meta:
         verbose_name = "LLM batch"
         ordering = ["owner", "round", "id"]
+        constraints = [
+            # Two drivers of one owner (a message delivered twice) cannot both send a round.
+            models.UniqueConstraint(fields=["owner", "round", "part"], name="one_batch_per_part")
+        ]
 
     def __str__(self) -> str:
         return f"{self.owner} round {self.round}: {self.provider} batch {self.pk} ({self.status})"

@@ -1,0 +1,595 @@
+"""A round of requests through a provider's batch API, from submission to ``LLMCall`` rows.
+
+Who asks (a judging run) names itself as an ``owner`` and drives its rounds: it prepares
+each request (``batch_prepare``: answered from the log when an identical request already
+succeeded, exactly as ``complete`` would), submits the misses of a round
+(``round_submit``), and advances its open jobs (``job_advance``) until they are stored.
+
+Nothing is submitted twice and nothing is lost when a worker dies at any point:
+
+- a job and its requests are written in one transaction, status ``submitting``, before the
+  provider hears of them; the input file's id is saved once uploaded, the job's id once
+  created; a job found ``submitting`` is first looked for at the provider by its ``tag``
+  (OpenAI's ``metadata``, Gemini's display name) and only submitted if none is found;
+- results are stored in chunks, each one transaction that writes the ``LLMCall`` rows and
+  marks their requests; a job is ``stored`` once every request has its outcome, so storing
+  again after a kill skips what is written.
+
+A result becomes an ordinary ``LLMCall`` (``settings["batch"]`` says it was batched, its cost
+is at the batch rate): the log, the cache and costs work unchanged. As ``complete`` does, an
+answer that does not match its schema is asked once more with the correction (in the next
+round), never guessed; an error line or a job that ended without answering (expired,
+cancelled) is asked again in the next round until ``max_attempts``; a request larger than
+the provider takes fails at once with the reason.
+"""
+
+import dataclasses
+import json
+import logging
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, cast
+
+from django.conf import settings as django_settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from ..answers import AnswerInvalid, answer_parse, correction
+from ..client import COST_QUANTUM, GAVE_UP, PARSE_FAILED, TRUNCATED, request_hash
+from ..config import LLMSettings, Target, llm_settings
+from ..models import LLMBatch, LLMBatchRequest, LLMCall
+from ..prices import call_cost
+from ..providers.base import ProviderError
+from ..types import CachePolicy, LLMRequest, LLMResponse, Message, Provider, Role
+from .base import BatchClient, BatchUnsupported, LineResult
+
+log = logging.getLogger(__name__)
+
+TOO_LARGE = (
+    "the request is {size:,} bytes, more than the {limit:,} a {provider} batch job takes: "
+    "nothing was sent"
+)
+NOT_ANSWERED = "the batch ended {status} before answering this request"
+JOB_FAILED = "the provider failed the batch: {error}"
+NO_BATCH_PROVIDER = "{provider} has no batch API: judge with ordinary calls"
+ROUND_TAKEN = "round {round} of {owner} is written already"
+STORE_CHUNK = 500  # results stored per transaction (SEJURY_LLM_BATCH_STORE_CHUNK)
+LINE_SLACK = 64  # bytes a line's custom id and separators may add to its body
+# What a result changes of its request (not the request itself, which may be large).
+OUTCOME_FIELDS = [
+    "status", "call", "attempts", "failures", "attempt_log", "input_tokens", "output_tokens",
+    "cached_tokens", "cost_usd", "raw_text", "output_mode", "error",
+]  # fmt: skip
+OPEN = [LLMBatch.Status.SUBMITTING, LLMBatch.Status.SUBMITTED, LLMBatch.Status.ENDED]
+
+
+class RoundTaken(Exception):
+    """Another driver of the same owner wrote this round first: it submits it."""
+
+
+def batch_client_for(target: Target) -> BatchClient:
+    """The batch client of ``target``'s provider (the SDK is imported only when used)."""
+    if target.provider == Provider.OPENAI:
+        from .openai_batch import OpenAIBatchClient
+
+        return OpenAIBatchClient(target)
+    if target.provider == Provider.GEMINI:
+        from .gemini_batch import GeminiBatchClient
+
+        return GeminiBatchClient(target)
+    raise BatchUnsupported(NO_BATCH_PROVIDER.format(provider=target.provider))
+
+
+def batch_check(target: Target) -> None:
+    """Raise ``BatchUnsupported`` (with what to do) if ``target``'s server has no batch API."""
+    batch_client_for(target).check()
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A request as ``complete`` would send it: its target, its cache key, and the answer the
+    log already has (``cached``), if any."""
+
+    request: LLMRequest
+    target: Target
+    key: str
+    cached: LLMCall | None
+
+
+def batch_prepare(request: LLMRequest, *, settings: LLMSettings | None = None) -> Prepared:
+    """``request`` resolved as ``complete`` resolves it, and its cached answer if any."""
+    from ..client import _cached_call  # the one cache lookup, shared with complete()
+
+    settings = settings or llm_settings()
+    if request.max_output_tokens is None and settings.max_output_tokens:
+        request = dataclasses.replace(request, max_output_tokens=settings.max_output_tokens)
+    target = settings.target(request)
+    key = request_hash(target, request)
+    cached = _cached_call(key) if request.cache == CachePolicy.USE else None
+    return Prepared(request, target, key, cached)
+
+
+def call_response(call: LLMCall, *, from_cache: bool) -> LLMResponse:
+    """The response a successful call's row holds (``complete``'s own answer)."""
+    from ..client import _response
+
+    return _response(call, from_cache=from_cache)
+
+
+# -- the requests of an owner --------------------------------------------------------------
+
+
+def request_states(owner: str) -> dict[str, LLMBatchRequest]:
+    """The newest try of each request ``owner`` has sent, by cache key."""
+    rows = (
+        LLMBatchRequest.objects.filter(owner=owner)
+        .order_by("pk")
+        .only("pk", "request_hash", "status", "call", "error", "batch")
+    )
+    return {row.request_hash: row for row in rows.iterator(chunk_size=2000)}
+
+
+def _request_json(request: LLMRequest) -> dict[str, Any]:
+    return {
+        "purpose": request.purpose,
+        "messages": [[m.role, m.content] for m in request.messages],
+        "schema": request.schema,
+        "inputs": request.inputs,
+        "provider": str(request.provider or ""),
+        "model": request.model or "",
+        "temperature": request.temperature,
+        "max_output_tokens": request.max_output_tokens,
+        "reasoning": request.reasoning,
+        "cache_group": request.cache_group,
+    }
+
+
+def _request_of(data: dict[str, Any], conversation: list[list[str]] | None = None) -> LLMRequest:
+    return LLMRequest(
+        purpose=data["purpose"],
+        messages=tuple(
+            Message(cast(Role, role), content) for role, content in conversation or data["messages"]
+        ),
+        schema=data["schema"],
+        inputs=data["inputs"],
+        provider=Provider(data["provider"]) if data["provider"] else None,
+        model=data["model"] or None,
+        temperature=data["temperature"],
+        max_output_tokens=data["max_output_tokens"],
+        reasoning=data.get("reasoning", ""),
+        cache_group=data.get("cache_group", ""),
+    )
+
+
+def _next_try(prepared: Prepared, owner: str, previous: LLMBatchRequest | None) -> LLMBatchRequest:
+    """The row of ``prepared``'s next try: its first, or after a correction or an error."""
+    row = LLMBatchRequest(
+        owner=owner,
+        request_hash=prepared.key,
+        request=_request_json(prepared.request),
+        conversation=[[m.role, m.content] for m in prepared.request.messages],
+        cost_usd=Decimal(0),
+    )
+    if previous is None:
+        return row
+    previous = LLMBatchRequest.objects.get(pk=previous.pk)  # every field, this once
+    carried = (
+        "conversation", "attempts", "failures", "attempt_log", "input_tokens",
+        "output_tokens", "cached_tokens", "cost_usd", "raw_text", "output_mode",
+    )  # fmt: skip
+    for name in carried:
+        setattr(row, name, getattr(previous, name))
+    row.tries = previous.tries + 1
+    if previous.status == LLMBatchRequest.Status.CORRECT:
+        error = previous.attempt_log[-1]["error"] if previous.attempt_log else ""
+        row.conversation = [
+            *previous.conversation,
+            ["assistant", previous.raw_text],
+            ["user", correction(error, prepared.request.schema)],
+        ]
+    return row
+
+
+# -- submitting -----------------------------------------------------------------------------
+
+
+def round_submit(
+    *, owner: str, round: int, requests: Iterable[Prepared], settings: LLMSettings | None = None
+) -> list[LLMBatch]:
+    """Submit ``requests`` (cache misses, distinct keys) as the jobs of ``owner``'s round
+    ``round``, within the provider's limits; return the jobs.
+
+    A request too large for any job fails at once (its ``LLMCall`` says why), so that the
+    owner's next pass sees the failure. Raises ``BatchUnsupported`` before writing anything
+    if the server has no batch API, and ``RoundTaken`` if another driver of the owner wrote
+    this round first.
+    """
+    settings = settings or llm_settings()
+    states = request_states(owner)
+    by_target: dict[Target, list[Prepared]] = {}
+    for prepared in requests:
+        by_target.setdefault(prepared.target, []).append(prepared)
+    parts: list[tuple[Target, list[LLMBatchRequest]]] = []
+    for target, prepared_list in by_target.items():
+        client = batch_client_for(target)
+        client.check()
+        chunks: list[list[tuple[LLMBatchRequest, int]]] = [[]]
+        size = 0
+        for prepared in prepared_list:
+            row = _next_try(prepared, owner, states.get(prepared.key))
+            line = client.line("req-0", _request_of(row.request, row.conversation))
+            line_size = len(json.dumps(line, ensure_ascii=False).encode()) + LINE_SLACK
+            if line_size > client.limits.bytes:
+                message = TOO_LARGE.format(
+                    size=line_size, limit=client.limits.bytes, provider=target.provider
+                )
+                _fail_unsent(row, target, message)
+                continue
+            chunk = chunks[-1]
+            if len(chunk) >= client.limits.requests or size + line_size > client.limits.bytes:
+                chunks.append([])
+                chunk, size = chunks[-1], 0
+            chunk.append((row, line_size))
+            size += line_size
+        parts += [(target, [row for row, _size in chunk]) for chunk in chunks if chunk]
+    try:
+        jobs = _jobs_write(owner, round, parts)
+    except IntegrityError:
+        raise RoundTaken(ROUND_TAKEN.format(round=round, owner=owner)) from None
+    for job in jobs:
+        job_advance(job, settings=settings, fresh=True)
+    return jobs
+
+
+def _jobs_write(
+    owner: str, round: int, parts: list[tuple[Target, list[LLMBatchRequest]]]
+) -> list[LLMBatch]:
+    """The round's jobs and their requests, in one transaction: a round is written whole
+    or not at all, and only once (``one_batch_per_part``)."""
+    jobs = []
+    with transaction.atomic():
+        for part, (target, rows) in enumerate(parts):
+            job = LLMBatch.objects.create(
+                owner=owner,
+                round=round,
+                part=part,
+                provider=target.provider,
+                model=target.model,
+                base_url=target.base_url,
+                request_count=len(rows),
+            )
+            for row in rows:
+                row.batch = job
+            LLMBatchRequest.objects.bulk_create(rows, batch_size=500)
+            jobs.append(job)
+    return jobs
+
+
+def _fail_unsent(row: LLMBatchRequest, target: Target, message: str) -> None:
+    request = _request_of(row.request)
+    with transaction.atomic():
+        row.status = LLMBatchRequest.Status.FAILED
+        row.error = message
+        row.call = _call(row, request, target, status=LLMCall.Status.ERROR, error=message)
+        row.call.save()
+        row.save()
+
+
+def _job_submit(job: LLMBatch, client: BatchClient, *, fresh: bool) -> None:
+    """Send a ``submitting`` job, unless the provider has it already (a worker was killed
+    between the provider's answer and our write: any job not ``fresh``ly written)."""
+    found = "" if fresh else client.find(str(job.tag))
+    if not found:
+        rows = list(job.requests.order_by("pk"))
+        lines = [
+            client.line(row.custom_id, _request_of(row.request, row.conversation)) for row in rows
+        ]
+        if not job.input_file_id:
+            file_id = client.upload(lines)
+            if file_id:
+                LLMBatch.objects.filter(pk=job.pk).update(input_file_id=file_id)
+                job.input_file_id = file_id
+        found = client.create(lines, file_id=job.input_file_id, tag=str(job.tag))
+    job.provider_batch_id = found
+    job.status = LLMBatch.Status.SUBMITTED
+    job.submitted_at = timezone.now()
+    job.save(update_fields=["provider_batch_id", "status", "submitted_at"])
+
+
+# -- advancing ------------------------------------------------------------------------------
+
+
+def jobs_open(owner: str) -> list[LLMBatch]:
+    return list(LLMBatch.objects.filter(owner=owner, status__in=OPEN).order_by("pk"))
+
+
+def job_advance(
+    job: LLMBatch, *, settings: LLMSettings | None = None, fresh: bool = False
+) -> LLMBatch:
+    """Take ``job`` one step on: submit it, poll it, store its results, as far as it goes
+    now. A provider that cannot be reached now is tried again at the next call; one that
+    refuses the job fails its requests. ``fresh``: the job was written just now, so the
+    provider cannot have it yet (a job found ``submitting`` later is looked for first)."""
+    settings = settings or llm_settings()
+    client = batch_client_for(_target(job, settings))
+    try:
+        if job.status == LLMBatch.Status.SUBMITTING:
+            _job_submit(job, client, fresh=fresh)
+        if job.status == LLMBatch.Status.SUBMITTED:
+            _job_poll(job, client)
+        if job.status == LLMBatch.Status.ENDED:
+            _job_store(job, client, settings)
+    except ProviderError as error:
+        if error.retryable:
+            log.warning("batch %s: %s; trying again at the next poll", job.pk, error)
+            return job
+        log.warning("batch %s refused: %s", job.pk, error)
+        _job_refused(job, str(error), settings)
+    return job
+
+
+def job_cancel(job: LLMBatch, *, settings: LLMSettings | None = None) -> None:
+    """Ask the provider to cancel ``job`` (once); what it answered before stopping is still
+    read and stored when it ends."""
+    if job.cancel_requested or job.status not in (
+        LLMBatch.Status.SUBMITTING,
+        LLMBatch.Status.SUBMITTED,
+    ):
+        return
+    LLMBatch.objects.filter(pk=job.pk).update(cancel_requested=True)
+    job.cancel_requested = True
+    if job.status == LLMBatch.Status.SUBMITTING and not job.provider_batch_id:
+        # Perhaps never sent: if it was, find it; if not, it never will be.
+        client = batch_client_for(_target(job, settings or llm_settings()))
+        try:
+            job.provider_batch_id = client.find(str(job.tag))
+        except ProviderError:
+            job.provider_batch_id = ""
+        if not job.provider_batch_id:
+            _job_ended(job, status="cancelled before submission")
+            _job_store(job, None, settings or llm_settings())
+            return
+        job.status = LLMBatch.Status.SUBMITTED
+        job.save(update_fields=["provider_batch_id", "status"])
+    client = batch_client_for(_target(job, settings or llm_settings()))
+    try:
+        client.cancel(job.provider_batch_id)
+    except ProviderError as error:
+        log.warning("batch %s: cancel refused: %s", job.pk, error)
+
+
+def _target(job: LLMBatch, settings: LLMSettings) -> Target:
+    request = LLMRequest(
+        purpose="batch", messages=(), schema={}, provider=Provider(job.provider), model=job.model
+    )
+    return settings.target(request)
+
+
+def _job_poll(job: LLMBatch, client: BatchClient) -> None:
+    snapshot = client.poll(job.provider_batch_id)
+    job.provider_status = snapshot.status[:40]
+    job.completed_count = snapshot.completed
+    job.failed_count = snapshot.failed
+    job.last_polled_at = timezone.now()
+    job.error = snapshot.error
+    fields = ["provider_status", "completed_count", "failed_count", "last_polled_at", "error"]
+    if snapshot.ended:
+        job.status = LLMBatch.Status.ENDED
+        job.ended_at = job.last_polled_at
+        fields += ["status", "ended_at"]
+    job.save(update_fields=fields)
+
+
+def _job_ended(job: LLMBatch, *, status: str) -> None:
+    job.status = LLMBatch.Status.ENDED
+    job.provider_status = status[:40]
+    job.ended_at = timezone.now()
+    job.save(update_fields=["status", "provider_status", "ended_at"])
+
+
+def _job_refused(job: LLMBatch, error: str, settings: LLMSettings) -> None:
+    """The provider refused the job (a 4xx on submission): its requests fail with why."""
+    job.error = error
+    job.save(update_fields=["error"])
+    if job.status != LLMBatch.Status.ENDED:
+        _job_ended(job, status="refused")
+    target = _target(job, settings)
+    for row in job.requests.filter(status=LLMBatchRequest.Status.PENDING):
+        _fail_unsent(row, target, error)
+    _job_stored(job)
+
+
+def _job_stored(job: LLMBatch) -> None:
+    job.status = LLMBatch.Status.STORED
+    job.stored_at = timezone.now()
+    job.save(update_fields=["status", "stored_at"])
+
+
+def _job_store(job: LLMBatch, client: BatchClient | None, settings: LLMSettings) -> None:
+    """Every request of the ended job gets its outcome, in chunks of one transaction each."""
+    target = _target(job, settings)
+    pending = {
+        row.custom_id: row for row in job.requests.filter(status=LLMBatchRequest.Status.PENDING)
+    }
+    results: Iterator[LineResult] = (
+        iter(()) if client is None else client.results(job.provider_batch_id)
+    )
+    chunk: list[tuple[LLMBatchRequest, LineResult]] = []
+    for result in results:
+        row = pending.pop(result.custom_id, None)
+        if row is None:
+            continue  # stored before a kill, or not ours
+        chunk.append((row, result))
+        if len(chunk) >= _store_chunk():
+            _outcomes_write(job, chunk, target, settings)
+            chunk = []
+    status = job.provider_status or "without an answer"
+    if job.error:
+        status = f"{status} ({JOB_FAILED.format(error=job.error)})"
+    unanswered = LineResult("", error=NOT_ANSWERED.format(status=status), retryable=True)
+    chunk += [
+        (row, dataclasses.replace(unanswered, custom_id=row.custom_id)) for row in pending.values()
+    ]
+    for start in range(0, len(chunk), _store_chunk()):
+        _outcomes_write(job, chunk[start : start + _store_chunk()], target, settings)
+    _job_stored(job)
+
+
+def _store_chunk() -> int:
+    chunk = cast(int, django_settings.SEJURY_LLM.get("BATCH_STORE_CHUNK", STORE_CHUNK))
+    return max(1, int(chunk))
+
+
+def _outcomes_write(
+    job: LLMBatch,
+    chunk: list[tuple[LLMBatchRequest, LineResult]],
+    target: Target,
+    settings: LLMSettings,
+) -> None:
+    with transaction.atomic():
+        for row, result in chunk:
+            _outcome(job, row, result, target, settings)
+            # Claimed by a conditional UPDATE: a twin storing the same job at once (a message
+            # delivered twice) writes no second LLMCall.
+            fields = {name: getattr(row, name) for name in OUTCOME_FIELDS if name != "call"}
+            pending = LLMBatchRequest.objects.filter(
+                pk=row.pk, status=LLMBatchRequest.Status.PENDING
+            )
+            if not pending.update(**fields):
+                continue
+            if row.call is not None:
+                row.call.save()
+                LLMBatchRequest.objects.filter(pk=row.pk).update(call=row.call)
+
+
+def _outcome(
+    job: LLMBatch,
+    row: LLMBatchRequest,
+    result: LineResult,
+    target: Target,
+    settings: LLMSettings,
+) -> None:
+    """What one result makes of its request: an answer, a correction or a retry to ask in the
+    next round, or a failure; an ``LLMCall`` for the first and the last."""
+    request = _request_of(row.request)
+    row.attempts += 1
+    entry: dict[str, Any] = {"attempt": row.attempts, "batch": job.pk}
+    completion = result.completion
+    if completion is None:
+        row.failures += 1
+        entry["error"] = result.error
+        if result.status is not None:
+            entry["status"] = result.status
+        row.attempt_log = [*row.attempt_log, entry]
+        if result.retryable and row.failures < settings.max_attempts:
+            row.status = LLMBatchRequest.Status.RETRY
+            row.error = result.error
+            return
+        message = (
+            GAVE_UP.format(attempts=row.failures, error=result.error)
+            if result.retryable
+            else result.error
+        )
+        row.status = LLMBatchRequest.Status.FAILED
+        row.error = message
+        row.call = _call(row, request, target, status=LLMCall.Status.ERROR, error=message, job=job)
+        return
+    cost = call_cost(
+        target.model,
+        input_tokens=completion.input_tokens,
+        output_tokens=completion.output_tokens,
+        cached_tokens=completion.cached_tokens,
+        local=target.local,
+        batch=True,
+    )
+    row.cost_usd = None if cost is None or row.cost_usd is None else row.cost_usd + cost
+    row.input_tokens += completion.input_tokens
+    row.output_tokens += completion.output_tokens
+    row.cached_tokens += completion.cached_tokens
+    row.raw_text = completion.text
+    row.output_mode = completion.output_mode
+    try:
+        answer = answer_parse(completion.text, request.schema)
+    except AnswerInvalid as error:
+        entry.update(error=str(error), raw_text=completion.text)
+        row.attempt_log = [*row.attempt_log, entry]
+        truncated = completion.finish_reason == "length"
+        corrected = len(row.conversation) > len(request.messages)
+        if not (corrected or truncated):
+            row.status = LLMBatchRequest.Status.CORRECT
+            return
+        message = (
+            TRUNCATED.format(tokens=completion.output_tokens, error=error)
+            if truncated
+            else PARSE_FAILED.format(error=error)
+        )
+        row.status = LLMBatchRequest.Status.FAILED
+        row.error = message
+        row.call = _call(
+            row, request, target, status=LLMCall.Status.PARSE_FAILURE, error=message, job=job
+        )
+        return
+    row.status = LLMBatchRequest.Status.DONE
+    row.error = ""
+    row.call = _call(row, request, target, status=LLMCall.Status.OK, answer=answer, job=job)
+
+
+def _call(
+    row: LLMBatchRequest,
+    request: LLMRequest,
+    target: Target,
+    *,
+    status: str,
+    answer: dict[str, Any] | None = None,
+    error: str = "",
+    job: LLMBatch | None = None,
+) -> LLMCall:
+    """The request's one ``LLMCall`` (not saved yet), with the fields ``client._store``
+    writes for a synchronous call, and ``settings["batch"]``; its latency is the job's wait (from
+    submission to its end), since a batch line has no time of its own."""
+    cost = row.cost_usd.quantize(COST_QUANTUM) if row.cost_usd is not None else None
+    settings: dict[str, Any] = {
+        "temperature": request.temperature,
+        "max_output_tokens": request.max_output_tokens,
+        "output_mode": row.output_mode,
+        "batch": True,
+    }
+    if request.reasoning:
+        settings["reasoning"] = request.reasoning
+    waited = 0.0
+    if job is not None and job.submitted_at and job.ended_at:
+        waited = (job.ended_at - job.submitted_at).total_seconds()
+    return LLMCall(
+        purpose=request.purpose,
+        provider=target.provider,
+        model=target.model,
+        base_url=target.base_url,
+        request_hash=row.request_hash,
+        settings=settings,
+        messages=[{"role": m.role, "content": m.content} for m in request.messages],
+        schema=request.schema,
+        inputs=request.inputs,
+        status=status,
+        raw_text=row.raw_text,
+        answer=answer,
+        error=error,
+        attempts=max(1, row.attempts),
+        attempt_log=row.attempt_log,
+        input_tokens=row.input_tokens,
+        output_tokens=row.output_tokens,
+        cached_tokens=row.cached_tokens,
+        latency_s=waited,
+        cost_usd=cost,
+    )
+
+
+def owner_wait(owner: str) -> float:
+    """Seconds since ``owner``'s oldest open job was submitted (0 with none open)."""
+    oldest = (
+        LLMBatch.objects.filter(owner=owner, status__in=OPEN, submitted_at__isnull=False)
+        .order_by("submitted_at")
+        .values_list("submitted_at", flat=True)
+        .first()
+    )
+    return (timezone.now() - oldest).total_seconds() if oldest else 0.0
