@@ -20,6 +20,7 @@ from judging.models import (
     StrategyResult,
     WebhookDelivery,
 )
+from judging.runs.batch import batch_problem
 from judging.runs.execution import run_finish_if_done
 from judging.runs.rejections import (
     PROMPT_VERSION,
@@ -56,6 +57,8 @@ SOME_NOT_READY = (
 FOREIGN_PATCHES = "every patch of a run must belong to the run's dataset ({dataset})"
 UNKNOWN_CONTEXT = "unknown context {context!r}; the contexts are {known}"
 REVISION_CONTEXT = "the context 'revision' needs a rubric revision, and only it does"
+# Why a run was not started in batch mode: the provider's answer, and the other choice.
+BATCH_REFUSED = "no run was started in batch mode: {problem}"
 NOT_ACTIVE = "run {run} is {status}: only a queued or running run can be cancelled"
 NOTHING_TO_RESUME = "run {run} has no pending patches{failed} to judge"
 NOT_GOLDEN = (
@@ -262,6 +265,7 @@ def run_create(
     expected_ready: int | None = None,
     webhook_url: str = "",
     webhook_origin: str = "",
+    batch: bool = False,
     reducer: str = DEFAULT_REDUCER,
 ) -> JudgingRun:
     """Create a run over ``patches`` (default: every patch of the dataset) and queue it.
@@ -273,7 +277,11 @@ def run_create(
 
     ``webhook_url`` is called when the run ends (``judging.runs.webhooks``);
     ``webhook_origin``, the scheme and host the request came through, makes the links of
-    its body absolute when ``SEJURY_BASE_URL`` is unset."""
+    its body absolute when ``SEJURY_BASE_URL`` is unset.
+
+    ``batch``: the run is judged through the provider's batch API (``judging.runs.batch``),
+    whose server is asked first whether it has one: ``RunError`` (``BATCH_REFUSED``) says
+    why not, before anything is created or submitted."""
     plan = run_validate(
         dataset=dataset,
         strategies=strategies,
@@ -292,6 +300,8 @@ def run_create(
     )
     preflight = plan.preflight
     webhook_url = webhook_url.strip()
+    if batch and (problem := batch_problem(provider=plan.provider, model=plan.model)):
+        raise RunError(BATCH_REFUSED.format(problem=problem))
     to_judge = dataset.patches.all()
     if plan.patch_ids is not None:
         to_judge = to_judge.filter(pk__in=plan.patch_ids)
@@ -315,6 +325,7 @@ def run_create(
             created_by=actor,
             webhook_url=webhook_url,
             webhook_origin=webhook_origin[:300] if webhook_url else "",
+            batch=batch,
         )
         PatchJudgment.objects.bulk_create(
             [PatchJudgment(run=run, patch_id=pk) for pk in patch_ids], batch_size=500
@@ -325,6 +336,8 @@ def run_create(
             detail["lacks"] = preflight.summary()
         if webhook_url:
             detail["webhook"] = webhook_host(webhook_url)
+        if batch:
+            detail["batch"] = True
         audit_record(actor=actor, action=RUN_CREATE, target=run, detail=detail)
         enqueue_on_commit(run_start_task, run.pk, run.generation)
     return run

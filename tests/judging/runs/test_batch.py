@@ -71,10 +71,7 @@ def _batch_run(team: list[str] = TEAM) -> JudgingRun:
         bug = BugFactory(dataset=dataset, reference_patch=make_diff(new=f"x = {b}"))
         for n in range(PATCHES_PER_BUG):
             PatchFactory(bug=bug, diff=make_diff(new=f"x = {b}{n}"))
-    run = run_create(actor=None, dataset=dataset, strategies=team, context="reference")
-    # Before any worker starts: the run is judged in batch mode.
-    JudgingRun.objects.filter(pk=run.pk).update(batch=True)
-    return run
+    return run_create(actor=None, dataset=dataset, strategies=team, context="reference", batch=True)
 
 
 def _finished(run: JudgingRun) -> Callable[[], bool]:
