@@ -59,6 +59,13 @@ class RunForm(forms.Form):
         help_text="How hard a reasoning model thinks: an effort (minimal, low, medium, high) "
         "or, for Gemini, a thinking budget in tokens. It is billed as output.",
     )
+    batch = forms.BooleanField(
+        label="Batch mode",
+        required=False,
+        help_text="Through the provider's batch API: half the price (the forecast's batch "
+        "column), each round of calls answered within 24 hours, usually sooner; a call that "
+        "needs an earlier answer (s2's rethink, s4 and s5 after their bug step) waits a round.",
+    )
     threshold = forms.FloatField(
         initial=50.0, widget=NUMBER, help_text="A score at or above it is VALID."
     )

@@ -27,6 +27,7 @@ from judging.models import Context, JudgingRun, PatchJudgment
 from judging.runs import selectors as run_selectors
 from judging.runs import services
 from judging.runs import verdicts as verdict_selectors
+from judging.runs.batch import run_rounds
 from judging.runs.forms import CONTEXT_HELP, CompareForm, RunForm
 from judging.runs.preview import (
     NO_DRAFT,
@@ -57,6 +58,7 @@ TABLE_TARGET = "run-table"
 REJUDGE_TARGET = "run-rejudge"
 REJECTIONS_TARGET = "run-rejections"
 WEBHOOK_TARGET = "run-webhook"
+BATCH_TARGET = "run-batch"
 RUN_ENDED_EVENT = "run-ended"
 OFFLINE_NOTE = f"{OFFLINE_MARKER}: scores are not judgements of correctness"
 CANCELLED = "Cancelled run {run}: no new model call starts; finished verdicts stay."
@@ -126,6 +128,7 @@ def run_new(request: AuthenticatedHtmxRequest) -> HttpResponse:
                 only_ready=agreed is not None,
                 expected_ready=agreed,
                 webhook_url=data["webhook_url"],
+                batch=data["batch"],
                 webhook_origin=request.build_absolute_uri("/").rstrip("/"),
             )
         except RunNotReady as error:
@@ -185,6 +188,11 @@ def _rejections_context(run: JudgingRun) -> dict[str, Any]:
     }
 
 
+def _batch_context(run: JudgingRun) -> dict[str, Any]:
+    """The batch rounds card of a batch-mode run: each round's jobs, counts and wait."""
+    return {"run": run, "rounds": run_rounds(run) if run.batch else []}
+
+
 def _webhook_context(run: JudgingRun) -> dict[str, Any]:
     """The webhook card: where the run's end is sent, and how that call went."""
     return {"run": run, "webhook": webhook_state(run)}
@@ -218,6 +226,7 @@ RUN_PARTIALS: dict[
         lambda _, run: _rejections_context(run),
     ),
     WEBHOOK_TARGET: ("judging/runs/_run_webhook.html", lambda _, run: _webhook_context(run)),
+    BATCH_TARGET: ("judging/runs/_run_batch.html", lambda _, run: _batch_context(run)),
 }
 
 
@@ -240,6 +249,7 @@ def run_detail(request: AuthenticatedHtmxRequest, run_id: int) -> HttpResponse:
         **_rejudge_context(run),
         **_rejections_context(run),
         **_webhook_context(run),
+        **_batch_context(run),
     }
     return render(request, "judging/runs/run_detail.html", context)
 
