@@ -116,6 +116,51 @@ class WebhookOut(Schema):
     next_attempt_at: str | None
 
 
+class ForecastRow(Schema):
+    strategy: str = Field(description="The strategy's name; `total` for the total row")
+    label: str
+    uses_llm: bool
+    calls: int = Field(description="Calls sent to the provider (bug-level steps once per bug)")
+    cached_calls: int = Field(
+        description="Calls the log has answered before, with an identical request: free"
+    )
+    bug_calls: int = Field(description="Of the calls, those of a bug-level step (s4, s5)")
+    input_tokens: int
+    output_tokens: int = Field(description="Expected output tokens")
+    cost_usd: float | None = Field(description="At the ordinary price; null: unknown price")
+    batch_cost_usd: float | None = Field(description="At the batch price; null: unknown price")
+
+
+class ExpectedOutput(Schema):
+    tokens: float
+    measured_calls: int = Field(
+        description="This model's past calls of the purpose the mean is of; 0: a default"
+    )
+
+
+class ForecastOut(Schema):
+    version: int
+    provider: str
+    model: str
+    offline: bool = Field(description="The offline heuristic: not an LLM, $0")
+    priced: bool = Field(description="The price table knows the model")
+    price_note: str
+    patches: int
+    bugs: int
+    strategies: list[ForecastRow]
+    total: ForecastRow
+    chars_per_token: float
+    chars_per_token_measured_calls: int = Field(
+        description="This model's past calls the ratio was measured on; 0: the default"
+    )
+    expected_output_tokens: dict[str, ExpectedOutput] = Field(
+        description="Expected output tokens of one call, by purpose"
+    )
+    batch_wait: str
+    notes: list[str] = Field(description="How the forecast was counted, and what it leaves out")
+    seconds: float = Field(description="How long the forecast took")
+
+
 class RunOut(Schema):
     id: int
     name: str
@@ -137,6 +182,19 @@ class RunOut(Schema):
     verdicts: str
     page: str
     webhook: WebhookOut | None
+    forecast: ForecastOut | None = Field(
+        description="The forecast kept when the run was created; null for older runs"
+    )
+
+
+class PreflightOut(Schema):
+    total: int
+    ready: int
+    missing: int
+    lacks: list[str] = Field(description="What the missing patches lack, one sentence each")
+    forecast: ForecastOut = Field(
+        description="What a run of the ready patches would cost, before anything is sent"
+    )
 
 
 class NotReady(Schema):

@@ -3,16 +3,17 @@ run started, read, stopped and resumed through the services the run pages call."
 
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from ninja import Router
 
 from api.auth import require_role
-from api.endpoints.common import LEADS, api_url, run_or_404
+from api.endpoints.common import LEADS, api_url, dataset_or_404, run_or_404
 from api.idempotency import Answer, fingerprint, idempotent
-from api.schemas import Error, NotReady, RunIn, RunOut
+from api.schemas import Error, NotReady, PreflightOut, RunIn, RunOut
 from judging.models import JudgingRun
 from judging.runs import selectors as run_selectors
 from judging.runs import services as run_services
+from judging.runs.selectors import Preflight
 from judging.runs.webhooks import webhook_state
 from rubrics import selectors as rubric_selectors
 from rubrics.selectors import UNKNOWN_DATASET, UNKNOWN_PATCHES, dataset_resolve
@@ -32,6 +33,7 @@ def _run_dict(request: HttpRequest, run: JudgingRun) -> dict[str, Any]:
         "verdicts": api_url(request, "run_verdicts", run.pk),
         "page": request.build_absolute_uri(run.get_absolute_url()),
         "webhook": state.as_dict() if (state := webhook_state(run)) else None,
+        "forecast": run.forecast or None,
     }
 
 
@@ -86,6 +88,62 @@ def run_create(request: HttpRequest, payload: RunIn) -> HttpResponse:
         return 201, body, {"Location": body["url"]}
 
     return idempotent(request, user, fingerprint(request, request.body), run)
+
+
+@router.post(
+    "/runs/preflight",
+    response={200: PreflightOut, 403: Error, 404: Error, 422: NotReady},
+    url_name="run_preflight",
+)
+def run_preflight(request: HttpRequest, payload: RunIn) -> HttpResponse | dict[str, Any]:
+    """What ``POST /runs`` with this body would judge and cost, starting nothing and sending
+    nothing: the patches that lack what the team needs, and the cost forecast of the others
+    (calls, input tokens, expected output tokens and dollars by strategy, ordinary and
+    batch). 422 as ``POST /runs`` when the settings are wrong or no patch is ready."""
+    require_role(request, "judging runs", *LEADS)
+    dataset = dataset_or_404(payload.dataset)
+    patches = None
+    if payload.patches is not None:
+        patches, unknown = rubric_selectors.dataset_patches_named(dataset, payload.patches)
+        if unknown:
+            detail = UNKNOWN_PATCHES.format(keys=", ".join(unknown), dataset=dataset.name)
+            return _not_ready(detail)
+    try:
+        plan, forecast = run_services.run_plan(
+            dataset=dataset,
+            strategies=payload.team,
+            context=payload.context,
+            patches=patches,
+            provider=payload.provider,
+            model=payload.model,
+            threshold=payload.threshold,
+            reducer=payload.reducer,
+            webhook_url=payload.webhook,
+        )
+    except run_services.RunNotReady as error:
+        return _not_ready(str(error), error.preflight)
+    except run_services.RunError as error:
+        return _not_ready(str(error))
+    preflight = plan.preflight
+    return {
+        "total": preflight.total,
+        "ready": preflight.ready,
+        "missing": preflight.missing,
+        "lacks": [sentence for _, sentence in preflight.sentences()],
+        "forecast": forecast.as_dict(),
+    }
+
+
+def _not_ready(detail: str, preflight: Preflight | None = None) -> JsonResponse:
+    """A 422 as ``NotReady`` says it: why, and the pre-flight's counts (0 without one)."""
+    counts = {"total": 0, "ready": 0, "missing": 0}
+    if preflight is not None:
+        counts = {
+            "total": preflight.total,
+            "ready": preflight.ready,
+            "missing": preflight.missing,
+        }
+    return JsonResponse({"detail": detail, **counts}, status=422)
 
 
 @router.get("/runs/{run_id}", response={200: RunOut, 403: Error, 404: Error}, url_name="run_get")

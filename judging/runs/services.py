@@ -22,6 +22,7 @@ from judging.models import (
 )
 from judging.runs.batch import batch_problem
 from judging.runs.execution import run_finish_if_done
+from judging.runs.forecast import Forecast, run_forecast
 from judging.runs.rejections import (
     PROMPT_VERSION,
     is_sorted,
@@ -246,6 +247,37 @@ def run_validate(
     return RunPlan(tuple(team), provider, model, chosen_ids, preflight)
 
 
+def run_plan(
+    *,
+    dataset: Dataset,
+    context: str,
+    rubric_revision: RubricRevision | None = None,
+    **settings: Any,
+) -> tuple[RunPlan, Forecast]:
+    """What a new run would judge and cost, creating nothing and sending nothing: the
+    pre-flight and forecast of the form, the API and ``judge --dry-run``. ``run_validate``
+    with ``only_ready`` (so ``RunNotReady`` only when no patch is ready), then the forecast
+    of the patches such a run judges; ``settings`` are ``run_validate``'s others."""
+    plan = run_validate(
+        dataset=dataset,
+        context=context,
+        rubric_revision=rubric_revision,
+        **{**settings, "only_ready": True, "expected_ready": None},
+    )
+    forecast = run_forecast(
+        dataset=dataset,
+        team=plan.team,
+        context=context,
+        provider=plan.provider,
+        model=plan.model,
+        patch_ids=plan.patch_ids,
+        preflight=plan.preflight,
+        rubric_revision=rubric_revision,
+        reasoning=settings.get("reasoning", ""),
+    )
+    return plan, forecast
+
+
 def run_create(
     *,
     dataset: Dataset,
@@ -308,6 +340,17 @@ def run_create(
     if preflight.missing:  # run_validate let them be left out: only_ready
         to_judge = to_judge.filter(preflight.ready_filter)
     patch_ids = list(to_judge.order_by("pk").values_list("pk", flat=True))
+    # What it is expected to cost, kept to be shown beside the bill once it ends.
+    forecast = run_forecast(
+        dataset=dataset,
+        team=plan.team,
+        context=context,
+        provider=plan.provider,
+        model=plan.model,
+        patch_ids=plan.patch_ids,
+        preflight=preflight,
+        rubric_revision=rubric_revision,
+    )
     with transaction.atomic():
         run = JudgingRun.objects.create(
             dataset=dataset,
@@ -326,6 +369,7 @@ def run_create(
             webhook_url=webhook_url,
             webhook_origin=webhook_origin[:300] if webhook_url else "",
             batch=batch,
+            forecast=forecast.as_dict(),
         )
         PatchJudgment.objects.bulk_create(
             [PatchJudgment(run=run, patch_id=pk) for pk in patch_ids], batch_size=500

@@ -28,6 +28,7 @@ from judging.runs import selectors as run_selectors
 from judging.runs import services
 from judging.runs import verdicts as verdict_selectors
 from judging.runs.batch import run_rounds
+from judging.runs.forecast import run_bill
 from judging.runs.forms import CONTEXT_HELP, CompareForm, RunForm
 from judging.runs.preview import (
     NO_DRAFT,
@@ -59,6 +60,7 @@ REJUDGE_TARGET = "run-rejudge"
 REJECTIONS_TARGET = "run-rejections"
 WEBHOOK_TARGET = "run-webhook"
 BATCH_TARGET = "run-batch"
+BILL_TARGET = "run-bill"
 RUN_ENDED_EVENT = "run-ended"
 OFFLINE_NOTE = f"{OFFLINE_MARKER}: scores are not judgements of correctness"
 CANCELLED = "Cancelled run {run}: no new model call starts; finished verdicts stay."
@@ -70,6 +72,7 @@ REJUDGING = (
 )
 NO_VERDICT = "run {run} has no verdict {judgment}"
 GO_BACK = "back"  # the pre-flight's "Go back": the form again, nothing started
+FORECAST = "forecast"  # "Forecast the cost": the pre-flight and the forecast, nothing started
 LEFT_OUT = "Left out {count} patch{plural} that lacked what the run needs, as the pre-flight said."
 SORTING = (
     "Sorting why run {run} rejected {count} test-passing patch{plural}: a worker gives each "
@@ -108,32 +111,33 @@ def run_new(request: AuthenticatedHtmxRequest) -> HttpResponse:
             initial["strategies"] = parse_team(request.GET["team"])
     form = RunForm(request.POST or None, initial=initial)
     not_ready = None
-    if request.method == "POST" and form.is_valid() and GO_BACK not in request.POST:
+    forecast = None
+    if request.method == "POST" and form.is_valid() and FORECAST in request.POST:
+        data = form.cleaned_data
+        try:
+            plan, forecast = services.run_plan(**_run_settings(data))
+        except RunError as error:  # RunNotReady too: no patch is ready
+            form.add_error(None, str(error))
+        else:
+            if plan.preflight.missing:
+                not_ready = RunNotReady(plan.preflight)
+    elif request.method == "POST" and form.is_valid() and GO_BACK not in request.POST:
         data = form.cleaned_data
         agreed = data["only_ready"]  # the ready patches the lead agreed to judge, if asked
         try:
             run = services.run_create(
-                dataset=data["dataset"],
-                strategies=data["strategies"],
-                context=data["context"],
-                patches=data["patches"],
-                provider=data["provider"],
-                model=data["model"],
-                threshold=data["threshold"],
-                reducer=data["reducer"],
-                scale_lo=data["scale_lo"],
-                scale_hi=data["scale_hi"],
+                **_run_settings(data),
                 name=data["name"],
                 actor=request.user,
                 only_ready=agreed is not None,
                 expected_ready=agreed,
-                webhook_url=data["webhook_url"],
                 batch=data["batch"],
                 webhook_origin=request.build_absolute_uri("/").rstrip("/"),
             )
         except RunNotReady as error:
             if error.preflight.ready:
-                not_ready = error  # the pre-flight card asks
+                not_ready = error  # the pre-flight card asks, beside what the ready ones cost
+                forecast = services.run_plan(**_run_settings(data))[1]
             else:
                 form.add_error(None, str(error))
         except RunError as error:
@@ -149,8 +153,26 @@ def run_new(request: AuthenticatedHtmxRequest) -> HttpResponse:
         "form": form,
         "not_ready": not_ready,
         "preflight": not_ready.preflight if not_ready else None,
+        "forecast": forecast,
     }
     return render(request, "judging/runs/run_new.html", context, status=status)
+
+
+def _run_settings(data: dict[str, Any]) -> dict[str, Any]:
+    """What the form says of a new run, as ``run_plan`` and ``run_create`` take it."""
+    return {
+        "dataset": data["dataset"],
+        "strategies": data["strategies"],
+        "context": data["context"],
+        "patches": data["patches"],
+        "provider": data["provider"],
+        "model": data["model"],
+        "threshold": data["threshold"],
+        "reducer": data["reducer"],
+        "scale_lo": data["scale_lo"],
+        "scale_hi": data["scale_hi"],
+        "webhook_url": data["webhook_url"],
+    }
 
 
 def _run_context(run: JudgingRun) -> dict[str, Any]:
@@ -208,6 +230,11 @@ def _progress_context(run: JudgingRun) -> dict[str, Any]:
     }
 
 
+def _bill_context(run: JudgingRun) -> dict[str, Any]:
+    """The bill card: what the run spent beside the forecast it kept at creation."""
+    return {"run": run, "bill": run_bill(run, run_selectors.run_progress(run))}
+
+
 def _table_context(request: AuthenticatedHtmxRequest, run: JudgingRun) -> dict[str, Any]:
     """The verdict table: the page of rows the query asks for (filters, sort, page)."""
     query = TableQuery.from_params(request.GET, run.strategies)
@@ -227,6 +254,7 @@ RUN_PARTIALS: dict[
     ),
     WEBHOOK_TARGET: ("judging/runs/_run_webhook.html", lambda _, run: _webhook_context(run)),
     BATCH_TARGET: ("judging/runs/_run_batch.html", lambda _, run: _batch_context(run)),
+    BILL_TARGET: ("judging/runs/_run_bill.html", lambda _, run: _bill_context(run)),
 }
 
 
@@ -241,15 +269,17 @@ def run_detail(request: AuthenticatedHtmxRequest, run_id: int) -> HttpResponse:
     if partial is not None:
         template, card_context = partial
         return render(request, template, card_context(request, run))
+    progress_context = _progress_context(run)
     context = {
         "statuses": PatchJudgment.Status.choices,
         **_run_context(run),
         **_table_context(request, run),
-        **_progress_context(run),
+        **progress_context,
         **_rejudge_context(run),
         **_rejections_context(run),
         **_webhook_context(run),
         **_batch_context(run),
+        "bill": run_bill(run, progress_context["progress"]),
     }
     return render(request, "judging/runs/run_detail.html", context)
 

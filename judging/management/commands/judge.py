@@ -18,6 +18,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from judging.models import Context, JudgingRun, PatchJudgment
 from judging.runs.export import verdict_records
+from judging.runs.forecast import dollars
 from judging.runs.selectors import (
     RunNotFound,
     RunProgress,
@@ -29,6 +30,7 @@ from judging.runs.services import (
     RunError,
     RunNotReady,
     run_create,
+    run_plan,
     run_rejudge_stale,
     run_resume,
 )
@@ -67,6 +69,18 @@ CANCELLED = "run {run} was cancelled"
 ONLY_READY = "Pass --only-ready to judge the {ready} other patch{plural}."
 LEFT_OUT = "Left out {missing} of {total} patches: {lacks}."
 OFFLINE_NOTE = f"The provider is offline: every answer comes from the {OFFLINE_MARKER}."
+DRY_RUN_ALONE = "--dry-run starts nothing: it goes without --resume and --wait"
+DRY_RUN = (
+    "Forecast of {patches} patch{plural} of {bugs} bug{bugs_plural} of {dataset!r}, judged by "
+    "{team} with context {context} on {provider}/{model}: nothing was sent, no run was "
+    "created."
+)
+DRY_RUN_NOT_READY = (
+    "{missing} of {total} patches lack what the team needs ({lacks}): the forecast counts "
+    "the {ready} ready ones, which --only-ready judges."
+)
+FORECAST_COLUMNS = ("strategy", "calls", "cached", "input tokens", "output tokens", "ordinary",
+                    "batch")  # fmt: skip
 
 # The contexts a lead can ask for; 'revision' belongs to rubric previews.
 CONTEXTS = [context for context in Context.values if context != Context.REVISION]
@@ -75,6 +89,37 @@ PRINT_EVERY_S = 2.0
 POLL_S = 1.0
 FAILURES_SHOWN = 5
 INTERRUPT_EXIT = 130  # what a shell reports for a program stopped by Ctrl-C
+
+
+def forecast_lines(forecast: dict[str, Any]) -> list[str]:
+    """A forecast (``Forecast.as_dict()``) as a table by strategy, its total, and its notes."""
+    rows = [
+        (
+            row["strategy"],
+            f"{row['calls']:,}",
+            f"{row['cached_calls']:,}",
+            f"{row['input_tokens']:,}",
+            f"{row['output_tokens']:,}",
+            dollars(row["cost_usd"]),
+            dollars(row["batch_cost_usd"]),
+        )
+        for row in [*forecast["strategies"], forecast["total"]]
+    ]
+    widths = [max(len(cells[n]) for cells in [FORECAST_COLUMNS, *rows]) for n in range(7)]
+
+    def line(cells: tuple[str, ...]) -> str:
+        first = cells[0].ljust(widths[0])
+        rest = "  ".join(
+            cell.rjust(width) for cell, width in zip(cells[1:], widths[1:], strict=True)
+        )
+        return f"  {first}  {rest}"
+
+    lines = [line(FORECAST_COLUMNS), *(line(cells) for cells in rows)]
+    lines.append(f"Price: {forecast['price_note']}.")
+    wait = forecast["batch_wait"]
+    lines.append(f"Batch: the same requests at the provider's batch price, answered {wait}.")
+    lines += [f"  - {note}." for note in forecast["notes"]]
+    return lines
 
 
 def progress_line(progress: RunProgress) -> str:
@@ -143,6 +188,12 @@ class Command(BaseCommand):
         )
         parser.add_argument("--wait", action="store_true", help="follow the run to its end")
         parser.add_argument(
+            "--dry-run",
+            action="store_true",
+            help="print the pre-flight and the cost forecast (calls, tokens, dollars ordinary "
+            "and batch, by strategy) of the run, and create nothing",
+        )
+        parser.add_argument(
             "--worker-timeout",
             type=float,
             default=30.0,
@@ -156,6 +207,11 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["dry_run"]:
+            if options["resume"] is not None or options["wait"]:
+                raise CommandError(DRY_RUN_ALONE)
+            self._dry_run(self._settings(options))
+            return
         run = self._resume(options) if options["resume"] is not None else self._create(options)
         if options["wait"]:
             self._follow(
@@ -166,7 +222,8 @@ class Command(BaseCommand):
             if options["stale"]:
                 self._flips(run_get(run_id=run.pk))
 
-    def _create(self, options: dict[str, Any]) -> JudgingRun:
+    def _settings(self, options: dict[str, Any]) -> dict[str, Any]:
+        """A new run's settings from the options, as ``run_create`` and ``run_plan`` take them."""
         if options["retry_failed"]:
             raise CommandError(RETRY_NEEDS_RESUME)
         if options["stale"]:
@@ -186,21 +243,25 @@ class Command(BaseCommand):
                 )
         lo, hi = options["scale"] or DEFAULT_SCALE
         threshold = options["threshold"]
+        return {
+            "dataset": dataset,
+            "patches": patches,
+            "strategies": options["team"],
+            "context": options["context"],
+            "provider": options["provider"],
+            "model": options["model"],
+            "threshold": (lo + hi) / 2 if threshold is None else threshold,
+            "scale_lo": lo,
+            "scale_hi": hi,
+            "reducer": options["reducer"] or DEFAULT_REDUCER,
+        }
+
+    def _create(self, options: dict[str, Any]) -> JudgingRun:
+        settings = self._settings(options)
+        dataset = settings["dataset"]
         try:
             run = run_create(
-                actor=None,
-                dataset=dataset,
-                patches=patches,
-                name=options["name"],
-                only_ready=options["only_ready"],
-                strategies=options["team"],
-                context=options["context"],
-                provider=options["provider"],
-                model=options["model"],
-                threshold=(lo + hi) / 2 if threshold is None else threshold,
-                scale_lo=lo,
-                scale_hi=hi,
-                reducer=options["reducer"] or DEFAULT_REDUCER,
+                **settings, actor=None, name=options["name"], only_ready=options["only_ready"]
             )
         except RunNotReady as error:
             ready = error.preflight.ready
@@ -219,6 +280,37 @@ class Command(BaseCommand):
         total = run_progress(run).total
         self._describe(run, f"Run {run.pk}: {total} patches of {dataset.name!r}")
         return run
+
+    def _dry_run(self, settings: dict[str, Any]) -> None:
+        """The run's pre-flight and forecast; nothing is created, nothing is sent."""
+        try:
+            plan, forecast = run_plan(**settings)
+        except RunError as error:  # RunNotReady too: no patch is ready
+            raise CommandError(str(error)) from None
+        preflight = plan.preflight
+        self.stdout.write(
+            DRY_RUN.format(
+                patches=forecast.patches,
+                plural="" if forecast.patches == 1 else "es",
+                bugs=forecast.bugs,
+                bugs_plural="" if forecast.bugs == 1 else "s",
+                dataset=settings["dataset"].name,
+                team=", ".join(plan.team),
+                context=settings["context"],
+                provider=forecast.provider,
+                model=forecast.model,
+            )
+        )
+        if preflight.missing:
+            self.stdout.write(
+                DRY_RUN_NOT_READY.format(
+                    missing=preflight.missing,
+                    total=preflight.total,
+                    lacks=preflight.summary(),
+                    ready=preflight.ready,
+                )
+            )
+        self.stdout.write("\n".join(forecast_lines(forecast.as_dict())))
 
     def _resume(self, options: dict[str, Any]) -> JudgingRun:
         given = [
