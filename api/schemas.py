@@ -81,6 +81,12 @@ class RunIn(Schema):
         description="An http or https URL called once with a signed POST when the run ends "
         "(`run.finished`, or `run.cancelled`); see the documentation's *Webhooks* page.",
     )
+    batch: bool = Field(
+        False,
+        description="Judge through the provider's batch API: half the price, each round of "
+        "calls answered within 24 hours (see the documentation's *Batch mode* page). A server "
+        "without a batch API is refused with 422 before anything is sent.",
+    )
 
 
 class Counts(Schema):
@@ -173,6 +179,7 @@ class RunOut(Schema):
     offline: bool
     threshold: float
     reducer: str
+    batch: bool
     created_at: str
     started_at: str | None
     finished_at: str | None

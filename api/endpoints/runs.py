@@ -73,6 +73,7 @@ def run_create(request: HttpRequest, payload: RunIn) -> HttpResponse:
                 actor=user,
                 only_ready=payload.only_ready,
                 webhook_url=payload.webhook,
+                batch=payload.batch,
                 webhook_origin=request.build_absolute_uri("/").rstrip("/"),
             )
         except run_services.RunNotReady as error:

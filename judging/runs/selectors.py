@@ -181,6 +181,7 @@ def run_summary(run: JudgingRun) -> dict[str, Any]:
         "offline": run.provider == Provider.OFFLINE,
         "threshold": run.threshold,
         "reducer": run.reducer,
+        "batch": run.batch,
         "created_at": _time(run.created_at),
         "started_at": _time(run.started_at),
         "finished_at": _time(run.finished_at),
