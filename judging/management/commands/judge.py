@@ -4,6 +4,9 @@ Before a new run starts, its pre-flight counts the patches that lack what the te
 the context (a golden or draft rubric, a reference fix): if some do, the command stops and
 says which, unless ``--only-ready`` asks it to judge the others; if all do, no run starts.
 
+``--batch`` judges through the provider's batch API (``judging.runs.batch``): half the price,
+answers within 24 hours a round; a server without one is refused before the run starts.
+
 ``--resume ID`` queues a run's pending patches again; with ``--retry-failed`` its failed ones
 too; with ``--stale`` it re-judges the rubric judge's stale verdicts (judged with an older
 revision of the rubric than today's golden one), and ``--wait`` then lists what flipped.
@@ -159,6 +162,12 @@ class Command(BaseCommand):
         parser.add_argument("--provider", default="", help="gemini, openai or offline")
         parser.add_argument("--model", default="")
         parser.add_argument(
+            "--batch",
+            action="store_true",
+            help="through the provider's batch API: half the price, each round of calls "
+            "answered within 24 hours",
+        )
+        parser.add_argument(
             "--scale", nargs=2, type=float, metavar=("LO", "HI"), help="default: 0 100"
         )
         parser.add_argument(
@@ -261,7 +270,11 @@ class Command(BaseCommand):
         dataset = settings["dataset"]
         try:
             run = run_create(
-                **settings, actor=None, name=options["name"], only_ready=options["only_ready"]
+                **settings,
+                actor=None,
+                name=options["name"],
+                only_ready=options["only_ready"],
+                batch=options["batch"],
             )
         except RunNotReady as error:
             ready = error.preflight.ready
@@ -324,6 +337,7 @@ class Command(BaseCommand):
                 "model",
                 "name",
                 "only_ready",
+                "batch",
             )
             if options[name]
         ]
@@ -416,7 +430,9 @@ class Command(BaseCommand):
                 if run.status == JudgingRun.Status.QUEUED and now - started > worker_timeout:
                     raise CommandError(NO_WORKER.format(run=run_id, seconds=worker_timeout))
                 running = run.status == JudgingRun.Status.RUNNING
-                if running and stall_timeout and now - moved_at > stall_timeout:
+                # A batch round may wait hours for the provider without moving.
+                stalled = stall_timeout and not run.batch and now - moved_at > stall_timeout
+                if running and stalled:
                     raise CommandError(STALLED.format(run=run_id, seconds=stall_timeout))
                 time.sleep(POLL_S)
         except KeyboardInterrupt:
