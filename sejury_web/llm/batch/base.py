@@ -5,7 +5,7 @@ A client speaks one provider's batch API through its SDK and knows nothing of th
 submit, find again, poll, read and cancel them.
 """
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -63,11 +63,12 @@ class BatchClient(Protocol):
     def line(self, custom_id: str, request: LLMRequest) -> dict[str, Any]:
         """The request as the job's input carries it (a JSON object)."""
 
-    def upload(self, lines: list[dict[str, Any]]) -> str:
-        """Upload the job's input if it goes as a file; its id, or "" if it goes inline."""
+    def upload(self, lines: Iterable[dict[str, Any]]) -> str:
+        """Upload the job's input if it goes as a file (read as it is written: a file may
+        hold 200 MB); its id, or "" if it goes inline."""
 
     def create(self, lines: list[dict[str, Any]], *, file_id: str, tag: str) -> str:
-        """Start the job (its input uploaded as ``file_id``, or ``lines`` inline) under
+        """Start the job (its input uploaded as ``file_id``, else ``lines`` inline) under
         ``tag``; return the provider's id of it."""
 
     def find(self, tag: str) -> str:

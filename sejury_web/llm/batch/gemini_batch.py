@@ -8,7 +8,7 @@ limited to 20 MB a job: a larger round goes as several jobs (``Limits``), not as
 The job's display name carries our tag, by which an interrupted submission is found again.
 """
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import httpx2
@@ -83,7 +83,7 @@ class GeminiBatchClient:
             "config": config.model_dump(mode="json", exclude_none=True),
         }
 
-    def upload(self, lines: list[dict[str, Any]]) -> str:
+    def upload(self, lines: Iterable[dict[str, Any]]) -> str:
         return ""  # inline
 
     def create(self, lines: list[dict[str, Any]], *, file_id: str, tag: str) -> str:

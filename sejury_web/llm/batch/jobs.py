@@ -55,6 +55,7 @@ JOB_FAILED = "the provider failed the batch: {error}"
 NO_BATCH_PROVIDER = "{provider} has no batch API: judge with ordinary calls"
 ROUND_TAKEN = "round {round} of {owner} is written already"
 STORE_CHUNK = 500  # results stored per transaction (SEJURY_LLM_BATCH_STORE_CHUNK)
+WRITE_CHUNK = 500  # requests made and written at once
 LINE_SLACK = 64  # bytes a line's custom id and separators may add to its body
 # What a result changes of its request (not the request itself, which may be large).
 OUTCOME_FIELDS = [
@@ -168,7 +169,7 @@ def _next_try(prepared: Prepared, owner: str, previous: LLMBatchRequest | None) 
         owner=owner,
         request_hash=prepared.key,
         request=_request_json(prepared.request),
-        conversation=[[m.role, m.content] for m in prepared.request.messages],
+        conversation=[],  # the request's own messages, until a correction is appended
         cost_usd=Decimal(0),
     )
     if previous is None:
@@ -184,7 +185,7 @@ def _next_try(prepared: Prepared, owner: str, previous: LLMBatchRequest | None) 
     if previous.status == LLMBatchRequest.Status.CORRECT:
         error = previous.attempt_log[-1]["error"] if previous.attempt_log else ""
         row.conversation = [
-            *previous.conversation,
+            *(previous.conversation or previous.request["messages"]),
             ["assistant", previous.raw_text],
             ["user", correction(error, prepared.request.schema)],
         ]
@@ -210,11 +211,11 @@ def round_submit(
     by_target: dict[Target, list[Prepared]] = {}
     for prepared in requests:
         by_target.setdefault(prepared.target, []).append(prepared)
-    parts: list[tuple[Target, list[LLMBatchRequest]]] = []
+    parts: list[tuple[Target, list[Prepared]]] = []
     for target, prepared_list in by_target.items():
         client = batch_client_for(target)
         client.check()
-        chunks: list[list[tuple[LLMBatchRequest, int]]] = [[]]
+        chunks: list[list[Prepared]] = [[]]
         size = 0
         for prepared in prepared_list:
             row = _next_try(prepared, owner, states.get(prepared.key))
@@ -230,11 +231,11 @@ def round_submit(
             if len(chunk) >= client.limits.requests or size + line_size > client.limits.bytes:
                 chunks.append([])
                 chunk, size = chunks[-1], 0
-            chunk.append((row, line_size))
+            chunk.append(prepared)
             size += line_size
-        parts += [(target, [row for row, _size in chunk]) for chunk in chunks if chunk]
+        parts += [(target, chunk) for chunk in chunks if chunk]
     try:
-        jobs = _jobs_write(owner, round, parts)
+        jobs = _jobs_write(owner, round, parts, states)
     except IntegrityError:
         raise RoundTaken(ROUND_TAKEN.format(round=round, owner=owner)) from None
     for job in jobs:
@@ -243,13 +244,17 @@ def round_submit(
 
 
 def _jobs_write(
-    owner: str, round: int, parts: list[tuple[Target, list[LLMBatchRequest]]]
+    owner: str,
+    round: int,
+    parts: list[tuple[Target, list[Prepared]]],
+    states: dict[str, LLMBatchRequest],
 ) -> list[LLMBatch]:
     """The round's jobs and their requests, in one transaction: a round is written whole
-    or not at all, and only once (``one_batch_per_part``)."""
+    or not at all, and only once (``one_batch_per_part``). Rows are made and written a
+    chunk at a time, so that a round of 50,000 requests is not held in memory twice."""
     jobs = []
     with transaction.atomic():
-        for part, (target, rows) in enumerate(parts):
+        for part, (target, prepared_list) in enumerate(parts):
             job = LLMBatch.objects.create(
                 owner=owner,
                 round=round,
@@ -257,11 +262,16 @@ def _jobs_write(
                 provider=target.provider,
                 model=target.model,
                 base_url=target.base_url,
-                request_count=len(rows),
+                request_count=len(prepared_list),
             )
-            for row in rows:
-                row.batch = job
-            LLMBatchRequest.objects.bulk_create(rows, batch_size=500)
+            for start in range(0, len(prepared_list), WRITE_CHUNK):
+                rows = [
+                    _next_try(prepared, owner, states.get(prepared.key))
+                    for prepared in prepared_list[start : start + WRITE_CHUNK]
+                ]
+                for row in rows:
+                    row.batch = job
+                LLMBatchRequest.objects.bulk_create(rows)
             jobs.append(job)
     return jobs
 
@@ -281,16 +291,19 @@ def _job_submit(job: LLMBatch, client: BatchClient, *, fresh: bool) -> None:
     between the provider's answer and our write: any job not ``fresh``ly written)."""
     found = "" if fresh else client.find(str(job.tag))
     if not found:
-        rows = list(job.requests.order_by("pk"))
-        lines = [
-            client.line(row.custom_id, _request_of(row.request, row.conversation)) for row in rows
-        ]
+        rows = job.requests.order_by("pk").only("pk", "request", "conversation")
+
+        def lines() -> Iterator[dict[str, Any]]:
+            for row in rows.iterator(chunk_size=WRITE_CHUNK):
+                yield client.line(row.custom_id, _request_of(row.request, row.conversation))
+
         if not job.input_file_id:
-            file_id = client.upload(lines)
+            file_id = client.upload(lines())
             if file_id:
                 LLMBatch.objects.filter(pk=job.pk).update(input_file_id=file_id)
                 job.input_file_id = file_id
-        found = client.create(lines, file_id=job.input_file_id, tag=str(job.tag))
+        inline = [] if job.input_file_id else list(lines())
+        found = client.create(inline, file_id=job.input_file_id, tag=str(job.tag))
     job.provider_batch_id = found
     job.status = LLMBatch.Status.SUBMITTED
     job.submitted_at = timezone.now()

@@ -8,7 +8,8 @@ used like OpenAI's; one that answers 404 there has no batch API, found out by ``
 """
 
 import json
-from collections.abc import Iterator
+import tempfile
+from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
 import openai
@@ -89,16 +90,19 @@ class OpenAIBatchClient:
         )
         return {"custom_id": custom_id, "method": "POST", "url": ENDPOINT, "body": body}
 
-    def upload(self, lines: list[dict[str, Any]]) -> str:
-        data = "".join(
-            json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n" for line in lines
-        ).encode()
-        try:
-            uploaded = self.client.files.create(
-                file=("requests.jsonl", data, "application/jsonl"), purpose="batch"
-            )
-        except openai.OpenAIError as error:
-            raise _provider_error(self.url, error) from error
+    def upload(self, lines: Iterable[dict[str, Any]]) -> str:
+        # Through a file on disk: the input may be 200 MB, which the worker need not hold.
+        with tempfile.TemporaryFile() as data:
+            for line in lines:
+                data.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode())
+                data.write(b"\n")
+            data.seek(0)
+            try:
+                uploaded = self.client.files.create(
+                    file=("requests.jsonl", data, "application/jsonl"), purpose="batch"
+                )
+            except openai.OpenAIError as error:
+                raise _provider_error(self.url, error) from error
         return uploaded.id
 
     def create(self, lines: list[dict[str, Any]], *, file_id: str, tag: str) -> str:
