@@ -45,17 +45,26 @@ from judging.runs.execution import (
     run_is_current,
     run_pending_judgment_ids,
 )
-from sejury_web.llm import LLMError, LLMParseError, LLMRequest, LLMResponse, Provider
+from sejury_web.llm import (
+    CachePolicy,
+    LLMError,
+    LLMParseError,
+    LLMRequest,
+    LLMResponse,
+    Provider,
+)
 from sejury_web.llm.batch.base import BatchUnsupported
 from sejury_web.llm.batch.jobs import (
     Prepared,
     RoundTaken,
     batch_check,
     batch_prepare,
+    cached_call,
     call_response,
     job_advance,
     job_cancel,
     jobs_open,
+    owner_answers,
     request_states,
     round_submit,
 )
@@ -132,8 +141,9 @@ class Collector:
         self.owner = run_owner(run_id)
         self.states = request_states(self.owner)
         # Answers this run's batches brought are its own calls, not the cache's: they count
-        # in its calls, tokens and cost, as a synchronous call would.
-        self.own_calls = {row.call_id for row in self.states.values() if row.call_id}
+        # in its calls, tokens and cost, as a synchronous call would. Read at once: a pass
+        # asks for each of them again.
+        self.answers = owner_answers(self.owner)
         self.wanted: dict[str, Prepared] = {}
 
 
@@ -146,14 +156,14 @@ class BatchAsker(Asker):
         self.deferred = False
 
     def answer(self, request: LLMRequest) -> LLMResponse:
-        prepared = batch_prepare(request)
-        if prepared.cached is not None:
-            own = prepared.cached.pk in self.collector.own_calls
-            return call_response(prepared.cached, from_cache=not own)
+        prepared = batch_prepare(request, look_up=False)
+        own = self.collector.answers.get(prepared.key)
+        if own is not None:  # whether or not the request reads the log (REFRESH)
+            return call_response(own, from_cache=False)
+        cached = cached_call(prepared.key) if request.cache == CachePolicy.USE else None
+        if cached is not None:
+            return call_response(cached, from_cache=True)
         state = self.collector.states.get(prepared.key)
-        if state is not None and state.status == LLMBatchRequest.Status.DONE and state.call:
-            # Answered for this run, though the request does not read the log (REFRESH).
-            return call_response(state.call, from_cache=False)
         if state is not None and state.status == LLMBatchRequest.Status.FAILED:
             call = state.call
             parse = call is not None and call.status == LLMCall.Status.PARSE_FAILURE

@@ -98,17 +98,40 @@ class Prepared:
     cached: LLMCall | None
 
 
-def batch_prepare(request: LLMRequest, *, settings: LLMSettings | None = None) -> Prepared:
-    """``request`` resolved as ``complete`` resolves it, and its cached answer if any."""
-    from ..client import _cached_call  # the one cache lookup, shared with complete()
-
+def batch_prepare(
+    request: LLMRequest, *, settings: LLMSettings | None = None, look_up: bool = True
+) -> Prepared:
+    """``request`` resolved as ``complete`` resolves it, and (``look_up``) its cached
+    answer if any."""
     settings = settings or llm_settings()
     if request.max_output_tokens is None and settings.max_output_tokens:
         request = dataclasses.replace(request, max_output_tokens=settings.max_output_tokens)
     target = settings.target(request)
     key = request_hash(target, request)
-    cached = _cached_call(key) if request.cache == CachePolicy.USE else None
+    cached = cached_call(key) if look_up and request.cache == CachePolicy.USE else None
     return Prepared(request, target, key, cached)
+
+
+def cached_call(key: str) -> LLMCall | None:
+    """The log's newest successful call with this cache key (``complete``'s own lookup)."""
+    from ..client import _cached_call
+
+    return _cached_call(key)
+
+
+# The fields a response is made of (``call_response``): an owner's answers are read at once
+# with these only.
+RESPONSE_FIELDS = (
+    "answer", "raw_text", "provider", "model", "input_tokens", "output_tokens",
+    "cached_tokens", "latency_s", "cost_usd", "request_hash",
+)  # fmt: skip
+
+
+def owner_answers(owner: str) -> dict[str, LLMCall]:
+    """The successful calls ``owner``'s batches brought, by cache key, in one query."""
+    done = LLMBatchRequest.objects.filter(owner=owner, status=LLMBatchRequest.Status.DONE)
+    calls = LLMCall.objects.filter(pk__in=done.values("call_id")).only(*RESPONSE_FIELDS)
+    return {call.request_hash: call for call in calls.iterator(chunk_size=2000)}
 
 
 def call_response(call: LLMCall, *, from_cache: bool) -> LLMResponse:
@@ -420,20 +443,24 @@ def _job_stored(job: LLMBatch) -> None:
 
 
 def _job_store(job: LLMBatch, client: BatchClient | None, settings: LLMSettings) -> None:
-    """Every request of the ended job gets its outcome, in chunks of one transaction each."""
+    """Every request of the ended job gets its outcome, in chunks of one transaction each;
+    a chunk's requests are read when it is written, so the job is never held whole."""
     target = _target(job, settings)
     pending = {
-        row.custom_id: row for row in job.requests.filter(status=LLMBatchRequest.Status.PENDING)
+        f"req-{pk}": pk
+        for pk in job.requests.filter(status=LLMBatchRequest.Status.PENDING).values_list(
+            "pk", flat=True
+        )
     }
     results: Iterator[LineResult] = (
         iter(()) if client is None else client.results(job.provider_batch_id)
     )
-    chunk: list[tuple[LLMBatchRequest, LineResult]] = []
+    chunk: list[tuple[int, LineResult]] = []
     for result in results:
-        row = pending.pop(result.custom_id, None)
-        if row is None:
+        pk = pending.pop(result.custom_id, None)
+        if pk is None:
             continue  # stored before a kill, or not ours
-        chunk.append((row, result))
+        chunk.append((pk, result))
         if len(chunk) >= _store_chunk():
             _outcomes_write(job, chunk, target, settings)
             chunk = []
@@ -441,9 +468,7 @@ def _job_store(job: LLMBatch, client: BatchClient | None, settings: LLMSettings)
     if job.error:
         status = f"{status} ({JOB_FAILED.format(error=job.error)})"
     unanswered = LineResult("", error=NOT_ANSWERED.format(status=status), retryable=True)
-    chunk += [
-        (row, dataclasses.replace(unanswered, custom_id=row.custom_id)) for row in pending.values()
-    ]
+    chunk += [(pk, dataclasses.replace(unanswered, custom_id=key)) for key, pk in pending.items()]
     for start in range(0, len(chunk), _store_chunk()):
         _outcomes_write(job, chunk[start : start + _store_chunk()], target, settings)
     _job_stored(job)
@@ -456,12 +481,15 @@ def _store_chunk() -> int:
 
 def _outcomes_write(
     job: LLMBatch,
-    chunk: list[tuple[LLMBatchRequest, LineResult]],
+    chunk: list[tuple[int, LineResult]],
     target: Target,
     settings: LLMSettings,
 ) -> None:
+    rows = LLMBatchRequest.objects.in_bulk([pk for pk, _result in chunk])
     with transaction.atomic():
-        for row, result in chunk:
+        stored: list[LLMBatchRequest] = []
+        for pk, result in chunk:
+            row = rows[pk]
             _outcome(job, row, result, target, settings)
             # Claimed by a conditional UPDATE: a twin storing the same job at once (a message
             # delivered twice) writes no second LLMCall.
@@ -469,11 +497,12 @@ def _outcomes_write(
             pending = LLMBatchRequest.objects.filter(
                 pk=row.pk, status=LLMBatchRequest.Status.PENDING
             )
-            if not pending.update(**fields):
-                continue
-            if row.call is not None:
-                row.call.save()
-                LLMBatchRequest.objects.filter(pk=row.pk).update(call=row.call)
+            if pending.update(**fields) and row.call is not None:
+                stored.append(row)
+        LLMCall.objects.bulk_create([row.call for row in stored if row.call is not None])
+        for row in stored:
+            row.call_id = row.call.pk if row.call is not None else None
+        LLMBatchRequest.objects.bulk_update(stored, ["call"])
 
 
 def _outcome(
