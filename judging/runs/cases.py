@@ -90,9 +90,10 @@ def cases_bulk(run: JudgingRun, patches: list[Patch]) -> list[Case]:
         drafts = RubricRevision.objects.filter(
             rubric__bug__dataset_id=run.dataset_id, rubric__variant=variant, number=0
         ).select_related("rubric")
-        for revision in drafts.only("structure", "text", "rubric__bug_id"):
-            revisions.setdefault(revision.rubric.bug_id, revision)
+        for draft in drafts.only("structure", "text", "rubric__bug_id"):
+            revisions.setdefault(draft.rubric.bug_id, draft)
     cases = []
+    revision: RubricRevision | None
     for patch in patches:
         if run.context in (Context.GOLDEN, Context.DRAFT, Context.FREE_FORM):
             revision = revisions.get(patch.bug_id)

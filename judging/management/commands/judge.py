@@ -122,6 +122,13 @@ def forecast_lines(forecast: dict[str, Any]) -> list[str]:
     wait = forecast["batch_wait"]
     lines.append(f"Batch: the same requests at the provider's batch price, answered {wait}.")
     lines += [f"  - {note}." for note in forecast["notes"]]
+    expected = [
+        f"{purpose} {value['tokens']:.0f} ("
+        + (f"mean of {value['measured_calls']}" if value["measured_calls"] else "default")
+        + ")"
+        for purpose, value in forecast["expected_output_tokens"].items()
+    ]
+    lines.append(f"  - expected output tokens of one call: {', '.join(expected)}.")
     return lines
 
 

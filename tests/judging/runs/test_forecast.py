@@ -37,7 +37,7 @@ from sejury_web.llm import LLMRequest, Provider
 from sejury_web.llm.client import request_hash
 from sejury_web.llm.config import llm_settings
 from sejury_web.llm.models import LLMCall
-from sejury_web.llm.prices import call_cost
+from sejury_web.llm.prices import PRICES, Price, Rates, call_cost
 from tests.api.helpers import TokenClient, token_for
 from tests.judging.factories import bug_with_patches, make_golden
 from tests.judging.helpers import Judge, Recorder
@@ -50,7 +50,7 @@ MODEL = "gpt-5-mini"
 TEAM = ["s1b", "s2", "s4", "bleu"]
 # The empty answers the forecast stands in for answers it cannot know (the schema's emptiest).
 EMPTY = {"judge.s2.assess": {"score": 0, "reasons": []}}
-EMPTY_PROPERTIES = {"properties": []}
+EMPTY_PROPERTIES: dict[str, Any] = {"properties": []}
 
 
 @pytest.fixture
@@ -179,6 +179,7 @@ def test_calls_tokens_and_dollars_are_those_of_the_prompts_counted_here(
     everything = counted([call for name in made for call in made[name]])
     assert_matches(forecast.total, everything)
     # Batch is half the ordinary price at gpt-5-mini's list prices.
+    assert forecast.total.cost_usd is not None
     assert forecast.total.batch_cost_usd == forecast.total.cost_usd / 2
     assert (forecast.patches, forecast.bugs, forecast.ratio_calls) == (3, 2, 0)
     assert forecast.chars_per_token == DEFAULT_CHARS_PER_TOKEN
@@ -504,3 +505,22 @@ def test_the_run_page_shows_the_bill_beside_the_forecast(
     again = judge_now(dataset=dataset, strategies=["s1b", "s2"], context="reference")
     assert again.forecast["total"]["calls"] == run_progress(again).provider_calls == 0
     assert again.forecast["total"]["cached_calls"] == 9
+
+
+def test_a_prompt_over_the_long_prompt_threshold_is_priced_at_its_tier(
+    openai: None, dataset: Dataset, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made = requests_by_strategy(dataset)["s2"]
+    sizes = sorted(counted([call]).input_tokens for call in made)
+    threshold = (sizes[0] + sizes[-1]) // 2  # S2's rethinks are over it, its first turns not
+    assert sizes[0] <= threshold < sizes[-1]
+    short, long = (
+        Rates(Decimal(1), Decimal(2), Decimal(0)),
+        Rates(Decimal(10), Decimal(20), Decimal(0)),
+    )
+    tiered = Price(
+        short, short.halved(cached=False), "", threshold, long, long.halved(cached=False)
+    )
+    monkeypatch.setitem(PRICES, MODEL, tiered)
+    row = rows(forecast_of(dataset, ["s2"]))["s2"]
+    assert_matches(row, counted(made))  # counted() prices call by call with call_cost
