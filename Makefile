@@ -90,6 +90,7 @@ bench: install
 	$(PY) bench/swebench_import.py
 	$(PY) bench/refine.py
 	$(PY) bench/prompt_cache.py
+	$(PY) bench/forecast.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
