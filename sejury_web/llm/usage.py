@@ -3,7 +3,8 @@
 Pages show it beside a run's provider and model, so that a reader knows whether the verdicts
 came from a model on this machine (free, private, slow) or from a paid service, and how long
 a call takes. The speed is measured, never assumed: the successful calls in the ``LLMCall``
-log (answers from the cache are not calls and are not counted).
+log (answers from the cache are not calls and are not counted, nor are batched calls, whose
+latency is their batch job's wait).
 """
 
 from dataclasses import dataclass
@@ -94,7 +95,9 @@ def model_profile(provider: str, model: str, base_url: str | None = None) -> Mod
     newest_settings = (
         calls.filter(base_url=base_url).order_by("-id").values_list("settings", flat=True).first()
     )
-    measured = calls.filter(base_url=base_url, status=LLMCall.Status.OK).aggregate(
+    # A batched call's latency is its job's wait (hours), not the model's speed.
+    answered = calls.filter(base_url=base_url, status=LLMCall.Status.OK)
+    measured = answered.filter(settings__batch__isnull=True).aggregate(
         calls=Count("id"),
         input_tokens=Sum("input_tokens"),
         output_tokens=Sum("output_tokens"),
