@@ -112,7 +112,7 @@ class StrategyForecast:
     uses_llm: bool
     calls: int = 0  # sent to the provider
     cached_calls: int = 0  # answered by the log, free
-    bug_calls: int = 0  # of ``calls`` and ``cached_calls``: bug-level steps, once per bug
+    bug_calls: int = 0  # of ``calls``: bug-level steps, once per bug
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: Decimal | None = Decimal(0)
@@ -553,12 +553,11 @@ def run_forecast(
     for unit in (*bug_units, *patch_units):
         row = rows[unit.strategy]
         for call in unit.calls:
-            if call.bug_step:
-                row.bug_calls += 1
             if call.key and forecaster.known.get(call.key) is not None:
                 row.cached_calls += 1
                 continue
             row.calls += 1
+            row.bug_calls += call.bug_step
             if offline:
                 continue  # the heuristic reads no tokens
             extra = outputs[call.after].tokens if call.after else 0.0

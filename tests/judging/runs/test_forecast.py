@@ -524,3 +524,32 @@ def test_a_prompt_over_the_long_prompt_threshold_is_priced_at_its_tier(
     monkeypatch.setitem(PRICES, MODEL, tiered)
     row = rows(forecast_of(dataset, ["s2"]))["s2"]
     assert_matches(row, counted(made))  # counted() prices call by call with call_cost
+
+
+def test_a_bug_level_step_the_log_has_is_free_and_its_patches_see_its_answer(
+    openai: None, dataset: Dataset
+) -> None:
+    analyze = requests_by_strategy(dataset)["s4"][0][0]
+    assert analyze.purpose == "judge.s4.analyze"
+    answer = {"properties": ["f() returns 2"]}
+    LLMCall.objects.create(
+        purpose=analyze.purpose,
+        provider="openai",
+        model=MODEL,
+        request_hash=key_of(analyze),
+        status=LLMCall.Status.OK,
+        answer=answer,
+    )
+    row = rows(forecast_of(dataset, ["s4"]))["s4"]
+    assert (row.calls, row.cached_calls, row.bug_calls) == (4, 1, 1)
+    # Bug A's two patches are judged on the cached properties: their prompts are exact.
+    shape = JudgingRun(dataset=dataset, context="reference")
+    exact = []
+    for patch in patches_of(dataset)[:2]:
+        recorder = Recorder()
+        get_strategy("s4").judge(case_for(shape, patch), recorder, prepared=answer)
+        exact += [(request, "") for request in recorder.requests]
+    rest = requests_by_strategy(dataset)["s4"]
+    bug_b = [call for call in rest if call[0].purpose == "judge.s4.analyze"][1:]
+    patch_b = [call for call in rest if call[0].purpose == "judge.s4"][2:]
+    assert_matches(row, counted([*exact, *bug_b, *patch_b]))
