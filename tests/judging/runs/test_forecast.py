@@ -429,6 +429,11 @@ def test_the_apis_preflight_says_the_forecast_and_starts_nothing(
     refused = api.post("/api/v1/runs/preflight", {**body, "team": "rubric", "context": "golden"})
     assert refused.status_code == 422
     assert refused.json()["ready"] == 0
+    # A run started with the same body keeps that forecast, and its record says it.
+    created = api.post("/api/v1/runs", body)
+    assert created.status_code == 201, created.content
+    record = api.get(f"/api/v1/runs/{created.json()['id']}").json()
+    assert record["forecast"]["total"] == answer["forecast"]["total"]
 
 
 def progress(**figures: Any) -> RunProgress:
