@@ -85,8 +85,9 @@ RATIO_DEFAULT = (
     "model has no measured call yet)"
 )
 OUTPUT_NOTE = (
-    "expected output: the mean of this model's past calls of the same purpose where measured, "
-    "else a default per purpose (marked 'default')"
+    "expected output: the mean of this model's past calls of the same purpose where measured "
+    "(of those with the run's reasoning setting, when there are some), else a default per "
+    "purpose (marked 'default')"
 )
 SECOND_TURN = (
     "a call built on an earlier answer that is not cached (S2's rethink, S4's and S5's "
@@ -437,25 +438,34 @@ def _ratio(provider: str, model: str) -> tuple[float, int]:
     return chars / tokens, calls
 
 
-def _outputs(provider: str, model: str, purposes: Iterable[str]) -> dict[str, OutputExpectation]:
-    measured = {
-        row["purpose"]: row
-        for row in LLMCall.objects.filter(
-            provider=provider,
-            model=model,
-            status=LLMCall.Status.OK,
-            attempts=1,
-            output_tokens__gt=0,
-            purpose__in=list(purposes),
-        )
-        .values("purpose")
-        .annotate(mean=Avg("output_tokens"), calls=Count("id"))
-    }
+def _outputs(
+    provider: str, model: str, purposes: list[str], reasoning: str
+) -> dict[str, OutputExpectation]:
+    """Each purpose's expected output tokens: the mean of this model's past calls of it with
+    the run's reasoning setting (a reasoning model's hidden reasoning bills as output), else
+    of all its calls of it, else the default."""
+    calls = LLMCall.objects.filter(
+        provider=provider,
+        model=model,
+        status=LLMCall.Status.OK,
+        attempts=1,
+        output_tokens__gt=0,
+        purpose__in=purposes,
+    )
+    same = (
+        calls.filter(settings__reasoning=reasoning)
+        if reasoning
+        else calls.exclude(settings__has_key="reasoning")
+    )
+    measured: dict[str, dict[str, Any]] = {}
+    for queryset in (calls, same):  # the same setting's means win
+        for row in queryset.values("purpose").annotate(mean=Avg("output_tokens"), n=Count("id")):
+            measured[row["purpose"]] = row
     outputs = {}
     for purpose in purposes:
         row = measured.get(purpose)
         if row:
-            outputs[purpose] = OutputExpectation(float(row["mean"]), int(row["calls"]))
+            outputs[purpose] = OutputExpectation(float(row["mean"]), int(row["n"]))
         else:
             default = DEFAULT_OUTPUT_TOKENS.get(purpose, DEFAULT_OUTPUT_OTHER)
             outputs[purpose] = OutputExpectation(float(default), 0)
@@ -541,7 +551,9 @@ def run_forecast(
 
     ratio, ratio_calls = _ratio(forecaster.target.provider, forecaster.target.model)
     purposes = {call.purpose for unit in (*bug_units, *patch_units) for call in unit.calls}
-    outputs = _outputs(forecaster.target.provider, forecaster.target.model, sorted(purposes))
+    outputs = _outputs(
+        forecaster.target.provider, forecaster.target.model, sorted(purposes), reasoning
+    )
     price = None if offline else price_for(forecaster.target.model)
     free = offline or (price is None and forecaster.target.local)
 

@@ -558,3 +558,26 @@ def test_a_bug_level_step_the_log_has_is_free_and_its_patches_see_its_answer(
     bug_b = [call for call in rest if call[0].purpose == "judge.s4.analyze"][1:]
     patch_b = [call for call in rest if call[0].purpose == "judge.s4"][2:]
     assert_matches(row, counted([*exact, *bug_b, *patch_b]))
+
+
+def test_output_is_expected_from_calls_with_the_runs_reasoning_setting_where_there_are_some(
+    openai: None, dataset: Dataset
+) -> None:
+    for n, (reasoning, output_tokens) in enumerate([("high", 500), ("high", 700), ("", 50)]):
+        LLMCall.objects.create(
+            purpose="judge.s1b",
+            provider="openai",
+            model=MODEL,
+            request_hash=f"past-{n}",
+            settings={"reasoning": reasoning} if reasoning else {},
+            status=LLMCall.Status.OK,
+            output_tokens=output_tokens,
+        )
+
+    def expected(reasoning: str) -> tuple[float, int]:
+        output = forecast_of(dataset, ["s1b"], reasoning=reasoning).outputs["judge.s1b"]
+        return output.tokens, output.measured_calls
+
+    assert expected("high") == (600.0, 2)
+    assert expected("") == (50.0, 1)
+    assert expected("low") == (pytest.approx(1250 / 3), 3)  # none with it: every call
