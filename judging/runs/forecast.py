@@ -457,15 +457,15 @@ def _outputs(
         if reasoning
         else calls.exclude(settings__has_key="reasoning")
     )
-    measured: dict[str, dict[str, Any]] = {}
+    measured: dict[str, OutputExpectation] = {}
     for queryset in (calls, same):  # the same setting's means win
-        for row in queryset.values("purpose").annotate(mean=Avg("output_tokens"), n=Count("id")):
-            measured[row["purpose"]] = row
+        rows = queryset.values_list("purpose").annotate(mean=Avg("output_tokens"), n=Count("id"))
+        for purpose, mean, n in rows:
+            measured[purpose] = OutputExpectation(float(mean), int(n))
     outputs = {}
     for purpose in purposes:
-        row = measured.get(purpose)
-        if row:
-            outputs[purpose] = OutputExpectation(float(row["mean"]), int(row["n"]))
+        if purpose in measured:
+            outputs[purpose] = measured[purpose]
         else:
             default = DEFAULT_OUTPUT_TOKENS.get(purpose, DEFAULT_OUTPUT_OTHER)
             outputs[purpose] = OutputExpectation(float(default), 0)
