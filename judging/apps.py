@@ -55,8 +55,8 @@ def resume_unfinished_runs(**_: object) -> None:
 
 
 def batch_runs_resume_cancelled() -> list[int]:
-    """Poll on the batch jobs of cancelled runs until what they answered is stored (active
-    batch runs are resumed with the other runs)."""
+    """Poll on the batch jobs of cancelled runs (and of runs gone on with ordinary calls)
+    until what they answered is stored (active batch runs are resumed with the others)."""
     from judging.runs.batch import batch_runs_open
     from judging.tasks import batch_round_advance_task
     from sejury_web.durable import enqueue_on_commit

@@ -22,6 +22,7 @@ VERBS = {
     "cancel": "cancelled",
     "resume": "resumed",
     "retry_failed": "retried the failed patches",
+    "batch_leave": "went on with ordinary calls instead of batch jobs",
     "rejudge_stale": "re-judged the stale rubric verdicts",
     "rejection_themes": "sorted why passing patches were rejected",
     "close": "closed",

@@ -30,7 +30,7 @@ from typing import Any, NoReturn, cast
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from django.db.models import Max
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from judging.models import JudgingRun, PatchJudgment, StrategyResult
@@ -243,8 +243,8 @@ def batch_round_advance(*, run_id: int, generation: int) -> float | None:
     owner = run_owner(run_id)
     if run.generation != generation:
         return None  # a resume queued a newer task, which drives the run now
-    if run.status == JudgingRun.Status.CANCELLED:
-        return _cancelled_advance(owner)
+    if run.status == JudgingRun.Status.CANCELLED or not run.batch:
+        return _cancelled_advance(owner)  # cancelled, or going on with ordinary calls
     if not run_is_current(run_id, generation):
         return None
     JudgingRun.objects.filter(pk=run_id, status=JudgingRun.Status.QUEUED).update(
@@ -277,8 +277,8 @@ def batch_round_advance(*, run_id: int, generation: int) -> float | None:
 
 
 def _cancelled_advance(owner: str) -> float | None:
-    """A cancelled run: its jobs are cancelled, and polled until what they answered is
-    stored."""
+    """A cancelled run, or one gone on with ordinary calls: its jobs are cancelled, and
+    polled until what they answered is stored."""
     for job in jobs_open(owner):
         job_cancel(job)
         job_advance(job)
@@ -286,8 +286,9 @@ def _cancelled_advance(owner: str) -> float | None:
 
 
 def batch_runs_open() -> list[tuple[int, int]]:
-    """(run, generation) of every cancelled run whose batch jobs are still open: a worker
-    starting polls them on (active runs are resumed with the others)."""
+    """(run, generation) of every run whose batch jobs are still open though it is
+    cancelled or went on with ordinary calls: a worker starting polls them on (active
+    batch runs are resumed with the others)."""
     owners = set(
         LLMBatch.objects.filter(
             owner__startswith="judging.run:",
@@ -299,11 +300,10 @@ def batch_runs_open() -> list[tuple[int, int]]:
         ).values_list("owner", flat=True)
     )
     run_ids = [int(owner.split(":", 1)[1]) for owner in owners]
-    return list(
-        JudgingRun.objects.filter(pk__in=run_ids, status=JudgingRun.Status.CANCELLED).values_list(
-            "pk", "generation"
-        )
+    runs = JudgingRun.objects.filter(pk__in=run_ids).filter(
+        Q(status=JudgingRun.Status.CANCELLED) | Q(batch=False)
     )
+    return list(runs.values_list("pk", "generation"))
 
 
 # -- what the run page shows ---------------------------------------------------------------

@@ -36,7 +36,7 @@ from judging.runs.webhooks import delivery_open, webhook_host, webhook_url_check
 from judging.strategies import parse_team
 from judging.strategies.ensemble import check_scale
 from judging.strategies.reducers import DEFAULT_REDUCER, get_reducer
-from judging.tasks import run_rejections_sort_task, run_start_task
+from judging.tasks import batch_round_advance_task, run_rejections_sort_task, run_start_task
 from rubrics.models import Dataset, Patch, RubricRevision
 from sejury_web.audit import audit_record
 from sejury_web.durable import enqueue_on_commit
@@ -62,6 +62,7 @@ REVISION_CONTEXT = "the context 'revision' needs a rubric revision, and only it 
 BATCH_REFUSED = "no run was started in batch mode: {problem}"
 NOT_ACTIVE = "run {run} is {status}: only a queued or running run can be cancelled"
 NOTHING_TO_RESUME = "run {run} has no pending patches{failed} to judge"
+NOT_BATCH = "run {run} is not judged in batch mode"
 NOT_GOLDEN = (
     "run {run} judged with the {context} context: only golden-rubric runs go stale, since only "
     "the golden rubric changes"
@@ -81,6 +82,7 @@ ALL_SORTED = (
 RUN_CANCEL = "run.cancel"
 RUN_RESUME = "run.resume"
 RUN_RETRY = "run.retry_failed"
+RUN_BATCH_LEAVE = "run.batch_leave"
 RUN_REJUDGE_STALE = "run.rejudge_stale"
 RUN_REJECTION_THEMES = "run.rejection_themes"
 
@@ -423,6 +425,25 @@ def run_resume(*, run: JudgingRun, actor: User | None, retry_failed: bool = Fals
             raise RunError(NOTHING_TO_RESUME.format(run=run.pk, failed=failed_text))
         action = RUN_RETRY if retry_failed else RUN_RESUME
         run = _requeue(run, actor=actor, action=action)
+    return run
+
+
+def run_batch_leave(*, run: JudgingRun, actor: User | None) -> JudgingRun:
+    """Judge the rest of a batch-mode run with ordinary calls (the lead's choice when a
+    round waits too long, expired, or keeps failing): its open batch jobs are cancelled
+    (what they answered is still stored, and billed), and its pending patches are queued
+    again under a new generation, which finds the answers its batches brought in the log."""
+    with transaction.atomic():
+        run = JudgingRun.objects.select_for_update().get(pk=run.pk)
+        if not run.batch:
+            raise RunError(NOT_BATCH.format(run=run.pk))
+        if not run.judgments.filter(status=PatchJudgment.Status.PENDING).exists():
+            raise RunError(NOTHING_TO_RESUME.format(run=run.pk, failed=""))
+        run.batch = False
+        run.save(update_fields=["batch"])
+        run = _requeue(run, actor=actor, action=RUN_BATCH_LEAVE)
+        # Cancels the batch jobs still open, and stores what they answered.
+        enqueue_on_commit(batch_round_advance_task, run.pk, run.generation)
     return run
 
 

@@ -12,6 +12,7 @@ urlpatterns: list[URLPattern] = [
     path("runs/<int:run_id>/progress/", views.run_progress, name="run_progress"),
     path("runs/<int:run_id>/cancel/", views.run_cancel, name="run_cancel"),
     path("runs/<int:run_id>/resume/", views.run_resume, name="run_resume"),
+    path("runs/<int:run_id>/batch/leave/", views.run_batch_leave, name="run_batch_leave"),
     path("runs/<int:run_id>/route/", views.run_route, name="run_route"),
     path("runs/<int:run_id>/rejudge-stale/", views.run_rejudge_stale, name="run_rejudge_stale"),
     path(

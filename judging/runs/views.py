@@ -65,6 +65,10 @@ RUN_ENDED_EVENT = "run-ended"
 OFFLINE_NOTE = f"{OFFLINE_MARKER}: scores are not judgements of correctness"
 CANCELLED = "Cancelled run {run}: no new model call starts; finished verdicts stay."
 RESUMED = "Resumed run {run}: its pending patches are queued again."
+BATCH_LEFT = (
+    "Run {run} goes on with ordinary calls: its batch jobs are cancelled, what they answered "
+    "is kept, and its pending patches are queued again."
+)
 RETRIED = "Queued run {run}'s failed and pending patches again."
 REJUDGING = (
     "Re-judging the rubric judge on {count} patch{plural} of run {run} with today's golden "
@@ -336,6 +340,20 @@ def run_resume(request: AuthenticatedHtmxRequest, run_id: int) -> HttpResponse:
         messages.error(request, str(error))
     else:
         messages.success(request, (RETRIED if retry_failed else RESUMED).format(run=run.pk))
+    return redirect(run)
+
+
+@require_POST
+@role_required(Role.LEAD)
+def run_batch_leave(request: AuthenticatedHtmxRequest, run_id: int) -> HttpResponse:
+    """Judge the rest of a batch-mode run with ordinary calls, then the run page."""
+    run = _run(run_id)
+    try:
+        services.run_batch_leave(run=run, actor=request.user)
+    except RunError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, BATCH_LEFT.format(run=run.pk))
     return redirect(run)
 
 

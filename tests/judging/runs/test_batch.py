@@ -19,7 +19,8 @@ from pytest_django.fixtures import Settings
 
 from judging.models import BugStep, JudgingRun, PatchJudgment, StrategyResult
 from judging.runs.batch import run_owner
-from judging.runs.services import run_cancel, run_create
+from judging.runs.services import RUN_BATCH_LEAVE, run_batch_leave, run_cancel, run_create
+from sejury_web.audit import AuditEvent
 from sejury_web.llm.models import LLMBatch, LLMBatchRequest, LLMCall
 from sejury_web.llm.prices import call_cost
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
@@ -266,3 +267,34 @@ def test_cancelling_the_run_cancels_its_batch(settings: Settings, tmp_path: Path
         "pending"
     }
     assert not LLMCall.objects.filter(status="ok").exists()
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_lead_may_go_on_with_ordinary_calls_while_a_round_waits(
+    settings: Settings, tmp_path: Path
+) -> None:
+    patches = BUGS * PATCHES_PER_BUG
+    with _batch_server(settings, tmp_path) as (server, env):
+        run = _batch_run()
+        server.hold()
+        log = tmp_path / "worker.log"
+        with running_worker(log, pool="threads", concurrency=2, env=env):
+            _wait_for(
+                lambda: any(job.provider_batch_id for job in _owner_jobs(run)),
+                60, "round 1 at the provider", log,
+            )  # fmt: skip
+            run_batch_leave(run=run, actor=None)
+            _wait_for(_finished(run), 90, "the run to finish", log)
+            _wait_for(
+                lambda: all(job.status == "stored" for job in _owner_jobs(run)),
+                60, "the cancelled round to be stored", log,
+            )  # fmt: skip
+        [sent] = server.batches.values()
+        ordinary = [r for r in server.requests if r.path == "/v1/chat/completions"]
+    assert sent.status == "cancelled"
+    assert [j.status for j in PatchJudgment.objects.filter(run=run)] == ["done"] * patches
+    assert len(ordinary) == BUGS + 3 * patches  # the round was cancelled before answering
+    run = JudgingRun.objects.get(pk=run.pk)
+    assert not run.batch
+    assert AuditEvent.objects.filter(action=RUN_BATCH_LEAVE).count() == 1

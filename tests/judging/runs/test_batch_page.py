@@ -1,7 +1,9 @@
 """Batch mode at the page's doors: the new-run form's choice, and the run page's rounds."""
 
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.test import Client
@@ -12,6 +14,7 @@ from pytest_django.fixtures import Settings
 from judging.models import JudgingRun
 from judging.runs import views as run_views
 from judging.runs.batch import run_owner
+from judging.runs.services import NOT_BATCH
 from sejury_web.llm.models import LLMBatch
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory
 from tests.sejury_web.llm.fake_batch import OpenAIBatchServer
@@ -105,3 +108,25 @@ def test_an_ordinary_run_has_no_rounds_card(lead_client: Client) -> None:
         dataset=bug.dataset, strategies=["s2"], context="reference", provider="offline", model="x"
     )
     assert 'id="run-batch"' not in lead_client.get(run.get_absolute_url()).content.decode()
+
+
+def test_a_lead_goes_on_with_ordinary_calls_from_the_rounds_card(
+    lead_client: Client, django_capture_on_commit_callbacks: Callable[..., Any]
+) -> None:
+    bug = BugFactory()
+    PatchFactory(bug=bug)
+    run = JudgingRun.objects.create(
+        dataset=bug.dataset, strategies=["s1b"], context="none", provider="offline",
+        model="x", status=JudgingRun.Status.RUNNING, batch=True,
+    )  # fmt: skip
+    run.judgments.create(patch=bug.patches.get())
+    leave = reverse("judging:run_batch_leave", args=[run.pk])
+    assert f'action="{leave}"' in lead_client.get(run.get_absolute_url()).content.decode()
+    with django_capture_on_commit_callbacks():
+        response = lead_client.post(leave)
+    assert response.status_code == 302
+    run.refresh_from_db()
+    assert not run.batch
+    assert run.generation == 1
+    again = lead_client.post(leave, follow=True).content.decode()
+    assert NOT_BATCH.format(run=run.pk) in again
