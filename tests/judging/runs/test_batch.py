@@ -24,8 +24,8 @@ from sejury_web.audit import AuditEvent
 from sejury_web.llm.models import LLMBatch, LLMBatchRequest, LLMCall
 from sejury_web.llm.prices import call_cost
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
-from tests.sejury_web.llm.fake_batch import OpenAIBatchServer
-from tests.sejury_web.llm.fake_servers import error, schema_reply
+from tests.sejury_web.llm.fake_batch import GeminiBatchServer, OpenAIBatchServer
+from tests.sejury_web.llm.fake_servers import error, ok, schema_reply
 from tests.sejury_web.llm.helpers import point_at
 from tests.workers import running_worker, start_worker
 
@@ -298,3 +298,68 @@ def test_a_lead_may_go_on_with_ordinary_calls_while_a_round_waits(
     run = JudgingRun.objects.get(pk=run.pk)
     assert not run.batch
     assert AuditEvent.objects.filter(action=RUN_BATCH_LEAVE).count() == 1
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_team_with_s2_and_s4_is_judged_in_rounds_through_gemini_batch_mode(
+    settings: Settings, tmp_path: Path
+) -> None:
+    model = "gemini-2.5-flash"
+    with GeminiBatchServer(default=schema_reply) as server:
+        point_at(
+            settings, tmp_path, PROVIDER="gemini", MODEL=model, GEMINI_API_KEY="test-key",
+            GEMINI_BASE_URL=server.url,
+        )  # fmt: skip
+        env = {
+            "DJANGO_SETTINGS_MODULE": "sejury_web.settings",
+            "SEJURY_LLM_PROVIDER": "gemini",
+            "SEJURY_LLM_MODEL": model,
+            "GEMINI_API_KEY": "test-key",
+            "GEMINI_BASE_URL": server.url,
+            "SEJURY_LLM_LOCK_DIR": str(tmp_path / "limits"),
+            "SEJURY_LLM_LOCAL_FREE": "0",
+            "SEJURY_LLM_BATCH_POLL_SECONDS": "0.2",
+        }
+        run = _batch_run()
+        log = tmp_path / "worker.log"
+        with running_worker(log, pool="threads", concurrency=2, env=env):
+            _wait_for(_finished(run), 90, "the run to finish", log)
+        sent = len(server.lines_received)
+        ordinary = [r for r in server.requests if r.path.endswith(":generateContent")]
+
+    patches = BUGS * PATCHES_PER_BUG
+    assert [j.status for j in PatchJudgment.objects.filter(run=run)] == ["done"] * patches
+    assert [job.round for job in _owner_jobs(run)] == [1, 2]
+    assert sent == BUGS + 3 * patches
+    assert ordinary == []
+    calls = LLMCall.objects.all()
+    assert {(c.provider, c.status, c.settings["batch"]) for c in calls} == {("gemini", "ok", True)}
+    ordinary_cost = sum(
+        call_cost(model, input_tokens=c.input_tokens, output_tokens=c.output_tokens,
+                  cached_tokens=c.cached_tokens) for c in calls
+    )  # fmt: skip
+    assert sum(c.cost_usd for c in calls) == pytest.approx(ordinary_cost / 2)
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_an_unparsed_answer_is_asked_again_with_its_correction_in_the_next_round(
+    settings: Settings, tmp_path: Path
+) -> None:
+    with _batch_server(settings, tmp_path) as (server, env):
+        server.script(ok("a score of about seventy"))  # the first line of round 1
+        run = _batch_run()
+        log = tmp_path / "worker.log"
+        with running_worker(log, pool="threads", concurrency=2, env=env):
+            _wait_for(_finished(run), 90, "the run to finish", log)
+
+    patches = BUGS * PATCHES_PER_BUG
+    assert [j.status for j in PatchJudgment.objects.filter(run=run)] == ["done"] * patches
+    rounds = [(job.round, job.request_count) for job in _owner_jobs(run)]
+    # Round 2 asks the correction beside the second turns; the corrected call's own second
+    # turn waits for round 3.
+    assert rounds == [(1, BUGS + patches), (2, 2 * patches), (3, 1)]
+    corrected = LLMCall.objects.get(attempts=2)
+    assert corrected.raw_text != "a score of about seventy"
+    assert "a score of about seventy" in corrected.attempt_log[0]["raw_text"]
