@@ -67,6 +67,14 @@ class RunIn(Schema):
     context: str
     provider: str = ""
     model: str = ""
+    reasoning: str = Field(
+        "",
+        max_length=16,
+        description="How hard a reasoning model thinks: an effort word its family takes "
+        "(`minimal`, `low`, `medium`, `high` …) or, for Gemini, a thinking budget in tokens "
+        "(`2048`); empty for the model's default. A setting the model does not take is "
+        "refused with 422, saying what it takes.",
+    )
     threshold: float = 50.0
     reducer: str = Field(
         "mean",
@@ -176,6 +184,7 @@ class RunOut(Schema):
     context: str
     provider: str
     model: str
+    reasoning: str = Field(description="The reasoning setting; empty: the model's default.")
     offline: bool
     threshold: float
     reducer: str

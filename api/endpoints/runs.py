@@ -67,6 +67,7 @@ def run_create(request: HttpRequest, payload: RunIn) -> HttpResponse:
                 patches=patches,
                 provider=payload.provider,
                 model=payload.model,
+                reasoning=payload.reasoning,
                 threshold=payload.threshold,
                 reducer=payload.reducer,
                 name=payload.name,

@@ -70,7 +70,10 @@ class Asker:
         if not run_is_current(self.run.pk, self.generation):
             raise RunStopped
         request = dataclasses.replace(
-            request, provider=Provider(self.run.provider), model=self.run.model
+            request,
+            provider=Provider(self.run.provider),
+            model=self.run.model,
+            reasoning=self.run.reasoning,
         )
         try:
             response = self.answer(request)

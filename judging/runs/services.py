@@ -42,6 +42,7 @@ from sejury_web.audit import audit_record
 from sejury_web.durable import enqueue_on_commit
 from sejury_web.llm import LLMRequest, Provider
 from sejury_web.llm.config import llm_settings
+from sejury_web.llm.models_table import reasoning_check
 
 NO_PATCHES = "there are no patches to judge"
 # Why a run whose pre-flight found patches without what the team needs was not started: the
@@ -60,6 +61,9 @@ UNKNOWN_CONTEXT = "unknown context {context!r}; the contexts are {known}"
 REVISION_CONTEXT = "the context 'revision' needs a rubric revision, and only it does"
 # Why a run was not started in batch mode: the provider's answer, and the other choice.
 BATCH_REFUSED = "no run was started in batch mode: {problem}"
+OFFLINE_REASONING = (
+    "the offline heuristic does not reason: a reasoning effort or thinking budget needs a model"
+)
 NOT_ACTIVE = "run {run} is {status}: only a queued or running run can be cancelled"
 NOTHING_TO_RESUME = "run {run} has no pending patches{failed} to judge"
 NOT_BATCH = "run {run} is not judged in batch mode"
@@ -119,6 +123,10 @@ class RunNotReady(RunError):
         return type(self), (self.preflight,)
 
 
+class ReasoningRefused(RunError):
+    """The run's reasoning setting is not one its model takes (the form's field says so)."""
+
+
 class NothingToSort(RunError):
     """The run has no test-passing patch it rejected, or each is sorted already."""
 
@@ -152,6 +160,7 @@ def run_check(
     rubric_revision: RubricRevision | None = None,
     webhook_url: str = "",
     reducer: str = DEFAULT_REDUCER,
+    reasoning: str = "",
 ) -> tuple[list[str], str, str]:
     """What ``run_validate`` checks of a new run's settings before it looks at any patch: the
     team, the scale, the context, the webhook, the provider; the team, provider and model it
@@ -170,7 +179,20 @@ def run_check(
     if (context == Context.REVISION) != (rubric_revision is not None):
         raise RunError(REVISION_CONTEXT)
     provider, model = run_target(provider, model)
+    reasoning_of(provider, model, reasoning)
     return team, provider, model
+
+
+def reasoning_of(provider: str, model: str, reasoning: str) -> str:
+    """The run's reasoning setting, normalised; ``RunError`` saying what the model takes."""
+    if not reasoning.strip():
+        return ""
+    if provider == Provider.OFFLINE:
+        raise ReasoningRefused(OFFLINE_REASONING)
+    try:
+        return reasoning_check(provider, model, reasoning)
+    except ValueError as error:
+        raise ReasoningRefused(str(error)) from None
 
 
 @dataclass(frozen=True)
@@ -201,6 +223,7 @@ def run_validate(
     expected_ready: int | None = None,
     webhook_url: str = "",
     reducer: str = DEFAULT_REDUCER,
+    reasoning: str = "",
 ) -> RunPlan:
     """Whether a new run may start, decided once for every door: ``run_create`` calls it
     first, and so does refine, which checks every configuration before it starts any.
@@ -223,6 +246,7 @@ def run_validate(
         rubric_revision=rubric_revision,
         webhook_url=webhook_url,
         reducer=reducer,
+        reasoning=reasoning,
     )
     chosen_ids: tuple[int, ...] | None = None
     if patches is not None:
@@ -301,6 +325,7 @@ def run_create(
     webhook_origin: str = "",
     batch: bool = False,
     reducer: str = DEFAULT_REDUCER,
+    reasoning: str = "",
 ) -> JudgingRun:
     """Create a run over ``patches`` (default: every patch of the dataset) and queue it.
 
@@ -331,6 +356,7 @@ def run_create(
         expected_ready=expected_ready,
         webhook_url=webhook_url,
         reducer=reducer,
+        reasoning=reasoning,
     )
     preflight = plan.preflight
     webhook_url = webhook_url.strip()
@@ -352,6 +378,7 @@ def run_create(
         patch_ids=plan.patch_ids,
         preflight=preflight,
         rubric_revision=rubric_revision,
+        reasoning=reasoning,
     )
     with transaction.atomic():
         run = JudgingRun.objects.create(
@@ -367,6 +394,7 @@ def run_create(
             scale_hi=scale_hi,
             threshold=threshold,
             reducer=reducer,
+            reasoning=reasoning_of(plan.provider, plan.model, reasoning),
             created_by=actor,
             webhook_url=webhook_url,
             webhook_origin=webhook_origin[:300] if webhook_url else "",

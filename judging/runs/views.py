@@ -52,6 +52,7 @@ from rubrics.selectors import rubric_get
 from sejury_web.audit import audit_history
 from sejury_web.htmx import AuthenticatedHtmxRequest
 from sejury_web.llm import OFFLINE_MARKER, Provider
+from sejury_web.llm.models_table import family_for
 from sejury_web.llm.usage import model_profile
 from sejury_web.roles import Role, role_required
 
@@ -121,7 +122,7 @@ def run_new(request: AuthenticatedHtmxRequest) -> HttpResponse:
         try:
             plan, forecast = services.run_plan(**_run_settings(data))
         except RunError as error:  # RunNotReady too: no patch is ready
-            form.add_error(None, str(error))
+            form.add_error(_error_field(error), str(error))
         else:
             if plan.preflight.missing:
                 not_ready = RunNotReady(plan.preflight)
@@ -145,7 +146,7 @@ def run_new(request: AuthenticatedHtmxRequest) -> HttpResponse:
             else:
                 form.add_error(None, str(error))
         except RunError as error:
-            form.add_error(None, str(error))
+            form.add_error(_error_field(error), str(error))
         else:
             left_out = run_selectors.run_left_out(run)
             if left_out:
@@ -162,6 +163,11 @@ def run_new(request: AuthenticatedHtmxRequest) -> HttpResponse:
     return render(request, "judging/runs/run_new.html", context, status=status)
 
 
+def _error_field(error: RunError) -> str | None:
+    """The form field a refusal is about, if one: the reasoning setting's own."""
+    return "reasoning" if isinstance(error, services.ReasoningRefused) else None
+
+
 def _run_settings(data: dict[str, Any]) -> dict[str, Any]:
     """What the form says of a new run, as ``run_plan`` and ``run_create`` take it."""
     return {
@@ -171,6 +177,7 @@ def _run_settings(data: dict[str, Any]) -> dict[str, Any]:
         "patches": data["patches"],
         "provider": data["provider"],
         "model": data["model"],
+        "reasoning": data["reasoning"],
         "threshold": data["threshold"],
         "reducer": data["reducer"],
         "scale_lo": data["scale_lo"],
@@ -187,6 +194,9 @@ def _run_context(run: JudgingRun) -> dict[str, Any]:
         # Where the model runs, its cost and measured speed (two queries; none for offline).
         "model_profile": (
             None if run.provider == Provider.OFFLINE else model_profile(run.provider, run.model)
+        ),
+        "model_family": (
+            None if run.provider == Provider.OFFLINE else family_for(run.provider, run.model)
         ),
         "context_help": CONTEXT_HELP.get(Context(run.context), ""),
         "reducer": REDUCERS.get(run.reducer),  # None for a reducer removed since the run

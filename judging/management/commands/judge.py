@@ -175,6 +175,12 @@ class Command(BaseCommand):
             "answered within 24 hours",
         )
         parser.add_argument(
+            "--reasoning",
+            default="",
+            help="a reasoning model's effort (minimal, low, medium, high) or a Gemini thinking "
+            "budget in tokens (default: the model's own)",
+        )
+        parser.add_argument(
             "--scale", nargs=2, type=float, metavar=("LO", "HI"), help="default: 0 100"
         )
         parser.add_argument(
@@ -266,6 +272,7 @@ class Command(BaseCommand):
             "context": options["context"],
             "provider": options["provider"],
             "model": options["model"],
+            "reasoning": options["reasoning"],
             "threshold": (lo + hi) / 2 if threshold is None else threshold,
             "scale_lo": lo,
             "scale_hi": hi,
@@ -342,6 +349,7 @@ class Command(BaseCommand):
                 "patches",
                 "provider",
                 "model",
+                "reasoning",
                 "name",
                 "only_ready",
                 "batch",
