@@ -118,6 +118,7 @@ def run_preflight(request: HttpRequest, payload: RunIn) -> HttpResponse | dict[s
             patches=patches,
             provider=payload.provider,
             model=payload.model,
+            reasoning=payload.reasoning,
             threshold=payload.threshold,
             reducer=payload.reducer,
             webhook_url=payload.webhook,

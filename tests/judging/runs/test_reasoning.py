@@ -123,9 +123,10 @@ def test_a_setting_the_model_does_not_take_is_refused_at_every_door(
     api = TokenClient(token_for(lead))
     body = {"dataset": bug.dataset.slug, "team": "s1b", "context": "reference",
             "model": model, "reasoning": reasoning}  # fmt: skip
-    answer = api.post("/api/v1/runs", body)
-    assert answer.status_code == 422
-    assert refusal in answer.json()["detail"]
+    for path in ("/api/v1/runs", "/api/v1/runs/preflight"):
+        answer = api.post(path, body)
+        assert answer.status_code == 422
+        assert refusal in answer.json()["detail"]
 
     with pytest.raises(CommandError, match=refusal):
         call_command(
