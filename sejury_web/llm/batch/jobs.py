@@ -29,20 +29,19 @@ import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, cast
+from typing import Any
 
-from django.conf import settings as django_settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from ..answers import AnswerInvalid, answer_parse, correction
-from ..client import COST_QUANTUM, GAVE_UP, PARSE_FAILED, TRUNCATED, request_hash
+from ..answers import correction
+from ..client import request_hash
 from ..config import LLMSettings, Target, llm_settings
 from ..models import LLMBatch, LLMBatchRequest, LLMCall
-from ..prices import call_cost
 from ..providers.base import ProviderError
-from ..types import CachePolicy, LLMRequest, LLMResponse, Message, Provider, Role
-from .base import BatchClient, BatchUnsupported, LineResult
+from ..types import CachePolicy, LLMRequest, LLMResponse, Provider
+from .base import BatchClient, BatchUnsupported
+from .results import job_stored, job_target, request_fail, request_json, request_of, results_store
 
 log = logging.getLogger(__name__)
 
@@ -50,18 +49,10 @@ TOO_LARGE = (
     "the request is {size:,} bytes, more than the {limit:,} a {provider} batch job takes: "
     "nothing was sent"
 )
-NOT_ANSWERED = "the batch ended {status} before answering this request"
-JOB_FAILED = "the provider failed the batch: {error}"
 NO_BATCH_PROVIDER = "{provider} has no batch API: judge with ordinary calls"
 ROUND_TAKEN = "round {round} of {owner} is written already"
-STORE_CHUNK = 500  # results stored per transaction (SEJURY_LLM_BATCH_STORE_CHUNK)
 WRITE_CHUNK = 500  # requests made and written at once
 LINE_SLACK = 64  # bytes a line's custom id and separators may add to its body
-# What a result changes of its request (not the request itself, which may be large).
-OUTCOME_FIELDS = [
-    "status", "call", "attempts", "failures", "attempt_log", "input_tokens", "output_tokens",
-    "cached_tokens", "cost_usd", "raw_text", "output_mode", "error",
-]  # fmt: skip
 OPEN = [LLMBatch.Status.SUBMITTING, LLMBatch.Status.SUBMITTED, LLMBatch.Status.ENDED]
 
 
@@ -154,44 +145,12 @@ def request_states(owner: str) -> dict[str, LLMBatchRequest]:
     return {row.request_hash: row for row in rows.iterator(chunk_size=2000)}
 
 
-def _request_json(request: LLMRequest) -> dict[str, Any]:
-    return {
-        "purpose": request.purpose,
-        "messages": [[m.role, m.content] for m in request.messages],
-        "schema": request.schema,
-        "inputs": request.inputs,
-        "provider": str(request.provider or ""),
-        "model": request.model or "",
-        "temperature": request.temperature,
-        "max_output_tokens": request.max_output_tokens,
-        "reasoning": request.reasoning,
-        "cache_group": request.cache_group,
-    }
-
-
-def _request_of(data: dict[str, Any], conversation: list[list[str]] | None = None) -> LLMRequest:
-    return LLMRequest(
-        purpose=data["purpose"],
-        messages=tuple(
-            Message(cast(Role, role), content) for role, content in conversation or data["messages"]
-        ),
-        schema=data["schema"],
-        inputs=data["inputs"],
-        provider=Provider(data["provider"]) if data["provider"] else None,
-        model=data["model"] or None,
-        temperature=data["temperature"],
-        max_output_tokens=data["max_output_tokens"],
-        reasoning=data.get("reasoning", ""),
-        cache_group=data.get("cache_group", ""),
-    )
-
-
 def _next_try(prepared: Prepared, owner: str, previous: LLMBatchRequest | None) -> LLMBatchRequest:
     """The row of ``prepared``'s next try: its first, or after a correction or an error."""
     row = LLMBatchRequest(
         owner=owner,
         request_hash=prepared.key,
-        request=_request_json(prepared.request),
+        request=request_json(prepared.request),
         conversation=[],  # the request's own messages, until a correction is appended
         cost_usd=Decimal(0),
     )
@@ -242,13 +201,13 @@ def round_submit(
         size = 0
         for prepared in prepared_list:
             row = _next_try(prepared, owner, states.get(prepared.key))
-            line = client.line("req-0", _request_of(row.request, row.conversation))
+            line = client.line("req-0", request_of(row.request, row.conversation))
             line_size = len(json.dumps(line, ensure_ascii=False).encode()) + LINE_SLACK
             if line_size > client.limits.bytes:
                 message = TOO_LARGE.format(
                     size=line_size, limit=client.limits.bytes, provider=target.provider
                 )
-                _fail_unsent(row, target, message)
+                request_fail(row, target, message)
                 continue
             chunk = chunks[-1]
             if len(chunk) >= client.limits.requests or size + line_size > client.limits.bytes:
@@ -299,16 +258,6 @@ def _jobs_write(
     return jobs
 
 
-def _fail_unsent(row: LLMBatchRequest, target: Target, message: str) -> None:
-    request = _request_of(row.request)
-    with transaction.atomic():
-        row.status = LLMBatchRequest.Status.FAILED
-        row.error = message
-        row.call = _call(row, request, target, status=LLMCall.Status.ERROR, error=message)
-        row.call.save()
-        row.save()
-
-
 def _job_submit(job: LLMBatch, client: BatchClient, *, fresh: bool) -> None:
     """Send a ``submitting`` job, unless the provider has it already (a worker was killed
     between the provider's answer and our write: any job not ``fresh``ly written)."""
@@ -318,7 +267,7 @@ def _job_submit(job: LLMBatch, client: BatchClient, *, fresh: bool) -> None:
 
         def lines() -> Iterator[dict[str, Any]]:
             for row in rows.iterator(chunk_size=WRITE_CHUNK):
-                yield client.line(row.custom_id, _request_of(row.request, row.conversation))
+                yield client.line(row.custom_id, request_of(row.request, row.conversation))
 
         if not job.input_file_id:
             file_id = client.upload(lines())
@@ -348,14 +297,14 @@ def job_advance(
     refuses the job fails its requests. ``fresh``: the job was written just now, so the
     provider cannot have it yet (a job found ``submitting`` later is looked for first)."""
     settings = settings or llm_settings()
-    client = batch_client_for(_target(job, settings))
+    client = batch_client_for(job_target(job, settings))
     try:
         if job.status == LLMBatch.Status.SUBMITTING:
             _job_submit(job, client, fresh=fresh)
         if job.status == LLMBatch.Status.SUBMITTED:
             _job_poll(job, client)
         if job.status == LLMBatch.Status.ENDED:
-            _job_store(job, client, settings)
+            results_store(job, client, settings)
     except ProviderError as error:
         if error.retryable:
             log.warning("batch %s: %s; trying again at the next poll", job.pk, error)
@@ -377,29 +326,22 @@ def job_cancel(job: LLMBatch, *, settings: LLMSettings | None = None) -> None:
     job.cancel_requested = True
     if job.status == LLMBatch.Status.SUBMITTING and not job.provider_batch_id:
         # Perhaps never sent: if it was, find it; if not, it never will be.
-        client = batch_client_for(_target(job, settings or llm_settings()))
+        client = batch_client_for(job_target(job, settings or llm_settings()))
         try:
             job.provider_batch_id = client.find(str(job.tag))
         except ProviderError:
             job.provider_batch_id = ""
         if not job.provider_batch_id:
             _job_ended(job, status="cancelled before submission")
-            _job_store(job, None, settings or llm_settings())
+            results_store(job, None, settings or llm_settings())
             return
         job.status = LLMBatch.Status.SUBMITTED
         job.save(update_fields=["provider_batch_id", "status"])
-    client = batch_client_for(_target(job, settings or llm_settings()))
+    client = batch_client_for(job_target(job, settings or llm_settings()))
     try:
         client.cancel(job.provider_batch_id)
     except ProviderError as error:
         log.warning("batch %s: cancel refused: %s", job.pk, error)
-
-
-def _target(job: LLMBatch, settings: LLMSettings) -> Target:
-    request = LLMRequest(
-        purpose="batch", messages=(), schema={}, provider=Provider(job.provider), model=job.model
-    )
-    return settings.target(request)
 
 
 def _job_poll(job: LLMBatch, client: BatchClient) -> None:
@@ -430,208 +372,7 @@ def _job_refused(job: LLMBatch, error: str, settings: LLMSettings) -> None:
     job.save(update_fields=["error"])
     if job.status != LLMBatch.Status.ENDED:
         _job_ended(job, status="refused")
-    target = _target(job, settings)
+    target = job_target(job, settings)
     for row in job.requests.filter(status=LLMBatchRequest.Status.PENDING):
-        _fail_unsent(row, target, error)
-    _job_stored(job)
-
-
-def _job_stored(job: LLMBatch) -> None:
-    job.status = LLMBatch.Status.STORED
-    job.stored_at = timezone.now()
-    job.save(update_fields=["status", "stored_at"])
-
-
-def _job_store(job: LLMBatch, client: BatchClient | None, settings: LLMSettings) -> None:
-    """Every request of the ended job gets its outcome, in chunks of one transaction each;
-    a chunk's requests are read when it is written, so the job is never held whole."""
-    target = _target(job, settings)
-    pending = {
-        f"req-{pk}": pk
-        for pk in job.requests.filter(status=LLMBatchRequest.Status.PENDING).values_list(
-            "pk", flat=True
-        )
-    }
-    results: Iterator[LineResult] = (
-        iter(()) if client is None else client.results(job.provider_batch_id)
-    )
-    chunk: list[tuple[int, LineResult]] = []
-    for result in results:
-        pk = pending.pop(result.custom_id, None)
-        if pk is None:
-            continue  # stored before a kill, or not ours
-        chunk.append((pk, result))
-        if len(chunk) >= _store_chunk():
-            _outcomes_write(job, chunk, target, settings)
-            chunk = []
-    status = job.provider_status or "without an answer"
-    if job.error:
-        status = f"{status} ({JOB_FAILED.format(error=job.error)})"
-    unanswered = LineResult("", error=NOT_ANSWERED.format(status=status), retryable=True)
-    chunk += [(pk, dataclasses.replace(unanswered, custom_id=key)) for key, pk in pending.items()]
-    for start in range(0, len(chunk), _store_chunk()):
-        _outcomes_write(job, chunk[start : start + _store_chunk()], target, settings)
-    _job_stored(job)
-
-
-def _store_chunk() -> int:
-    chunk = cast(int, django_settings.SEJURY_LLM.get("BATCH_STORE_CHUNK", STORE_CHUNK))
-    return max(1, int(chunk))
-
-
-def _outcomes_write(
-    job: LLMBatch,
-    chunk: list[tuple[int, LineResult]],
-    target: Target,
-    settings: LLMSettings,
-) -> None:
-    rows = LLMBatchRequest.objects.in_bulk([pk for pk, _result in chunk])
-    with transaction.atomic():
-        stored: list[LLMBatchRequest] = []
-        for pk, result in chunk:
-            row = rows[pk]
-            _outcome(job, row, result, target, settings)
-            # Claimed by a conditional UPDATE: a twin storing the same job at once (a message
-            # delivered twice) writes no second LLMCall.
-            fields = {name: getattr(row, name) for name in OUTCOME_FIELDS if name != "call"}
-            pending = LLMBatchRequest.objects.filter(
-                pk=row.pk, status=LLMBatchRequest.Status.PENDING
-            )
-            if pending.update(**fields) and row.call is not None:
-                stored.append(row)
-        LLMCall.objects.bulk_create([row.call for row in stored if row.call is not None])
-        for row in stored:
-            row.call_id = row.call.pk if row.call is not None else None
-        LLMBatchRequest.objects.bulk_update(stored, ["call"])
-
-
-def _outcome(
-    job: LLMBatch,
-    row: LLMBatchRequest,
-    result: LineResult,
-    target: Target,
-    settings: LLMSettings,
-) -> None:
-    """What one result makes of its request: an answer, a correction or a retry to ask in the
-    next round, or a failure; an ``LLMCall`` for the first and the last."""
-    request = _request_of(row.request)
-    row.attempts += 1
-    entry: dict[str, Any] = {"attempt": row.attempts, "batch": job.pk}
-    completion = result.completion
-    if completion is None:
-        row.failures += 1
-        entry["error"] = result.error
-        if result.status is not None:
-            entry["status"] = result.status
-        row.attempt_log = [*row.attempt_log, entry]
-        if result.retryable and row.failures < settings.max_attempts:
-            row.status = LLMBatchRequest.Status.RETRY
-            row.error = result.error
-            return
-        message = (
-            GAVE_UP.format(attempts=row.failures, error=result.error)
-            if result.retryable
-            else result.error
-        )
-        row.status = LLMBatchRequest.Status.FAILED
-        row.error = message
-        row.call = _call(row, request, target, status=LLMCall.Status.ERROR, error=message, job=job)
-        return
-    cost = call_cost(
-        target.model,
-        input_tokens=completion.input_tokens,
-        output_tokens=completion.output_tokens,
-        cached_tokens=completion.cached_tokens,
-        local=target.local,
-        batch=True,
-    )
-    row.cost_usd = None if cost is None or row.cost_usd is None else row.cost_usd + cost
-    row.input_tokens += completion.input_tokens
-    row.output_tokens += completion.output_tokens
-    row.cached_tokens += completion.cached_tokens
-    row.raw_text = completion.text
-    row.output_mode = completion.output_mode
-    try:
-        answer = answer_parse(completion.text, request.schema)
-    except AnswerInvalid as error:
-        entry.update(error=str(error), raw_text=completion.text)
-        row.attempt_log = [*row.attempt_log, entry]
-        truncated = completion.finish_reason == "length"
-        corrected = len(row.conversation) > len(request.messages)
-        if not (corrected or truncated):
-            row.status = LLMBatchRequest.Status.CORRECT
-            return
-        message = (
-            TRUNCATED.format(tokens=completion.output_tokens, error=error)
-            if truncated
-            else PARSE_FAILED.format(error=error)
-        )
-        row.status = LLMBatchRequest.Status.FAILED
-        row.error = message
-        row.call = _call(
-            row, request, target, status=LLMCall.Status.PARSE_FAILURE, error=message, job=job
-        )
-        return
-    row.status = LLMBatchRequest.Status.DONE
-    row.error = ""
-    row.call = _call(row, request, target, status=LLMCall.Status.OK, answer=answer, job=job)
-
-
-def _call(
-    row: LLMBatchRequest,
-    request: LLMRequest,
-    target: Target,
-    *,
-    status: str,
-    answer: dict[str, Any] | None = None,
-    error: str = "",
-    job: LLMBatch | None = None,
-) -> LLMCall:
-    """The request's one ``LLMCall`` (not saved yet), with the fields ``client._store``
-    writes for a synchronous call, and ``settings["batch"]``; its latency is the job's wait (from
-    submission to its end), since a batch line has no time of its own."""
-    cost = row.cost_usd.quantize(COST_QUANTUM) if row.cost_usd is not None else None
-    settings: dict[str, Any] = {
-        "temperature": request.temperature,
-        "max_output_tokens": request.max_output_tokens,
-        "output_mode": row.output_mode,
-        "batch": True,
-    }
-    if request.reasoning:
-        settings["reasoning"] = request.reasoning
-    waited = 0.0
-    if job is not None and job.submitted_at and job.ended_at:
-        waited = (job.ended_at - job.submitted_at).total_seconds()
-    return LLMCall(
-        purpose=request.purpose,
-        provider=target.provider,
-        model=target.model,
-        base_url=target.base_url,
-        request_hash=row.request_hash,
-        settings=settings,
-        messages=[{"role": m.role, "content": m.content} for m in request.messages],
-        schema=request.schema,
-        inputs=request.inputs,
-        status=status,
-        raw_text=row.raw_text,
-        answer=answer,
-        error=error,
-        attempts=max(1, row.attempts),
-        attempt_log=row.attempt_log,
-        input_tokens=row.input_tokens,
-        output_tokens=row.output_tokens,
-        cached_tokens=row.cached_tokens,
-        latency_s=waited,
-        cost_usd=cost,
-    )
-
-
-def owner_wait(owner: str) -> float:
-    """Seconds since ``owner``'s oldest open job was submitted (0 with none open)."""
-    oldest = (
-        LLMBatch.objects.filter(owner=owner, status__in=OPEN, submitted_at__isnull=False)
-        .order_by("submitted_at")
-        .values_list("submitted_at", flat=True)
-        .first()
-    )
-    return (timezone.now() - oldest).total_seconds() if oldest else 0.0
+        request_fail(row, target, error)
+    job_stored(job)

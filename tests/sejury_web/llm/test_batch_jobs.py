@@ -10,7 +10,6 @@ from pytest_django.fixtures import Settings
 
 from sejury_web.llm.batch.base import BatchUnsupported
 from sejury_web.llm.batch.jobs import (
-    NOT_ANSWERED,
     TOO_LARGE,
     batch_client_for,
     batch_prepare,
@@ -18,6 +17,7 @@ from sejury_web.llm.batch.jobs import (
     job_cancel,
     round_submit,
 )
+from sejury_web.llm.batch.results import NOT_ANSWERED, job_target, request_of
 from sejury_web.llm.client import complete
 from sejury_web.llm.models import LLMBatch, LLMBatchRequest, LLMCall
 from sejury_web.llm.prices import call_cost
@@ -207,9 +207,9 @@ def test_a_job_sent_before_a_kill_is_found_by_its_tag_not_sent_again(
     [job] = _submit("patch one")
     monkeypatch.undo()
     assert job.status == LLMBatch.Status.SUBMITTING
-    client = batch_client_for(jobs_module._target(job, jobs_module.llm_settings()))
+    client = batch_client_for(job_target(job, jobs_module.llm_settings()))
     rows = list(job.requests.all())
-    lines = [client.line(r.custom_id, jobs_module._request_of(r.request)) for r in rows]
+    lines = [client.line(r.custom_id, request_of(r.request)) for r in rows]
     sent_id = client.create(lines, file_id=client.upload(lines), tag=str(job.tag))
     job = LLMBatch.objects.get(pk=job.pk)
     _stored(job)
