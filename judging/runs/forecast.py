@@ -11,8 +11,10 @@ answer), and the later call's input is that prompt plus the earlier call's expec
   ``DEFAULT_CHARS_PER_TOKEN``. No tokenizer is loaded: none can be downloaded here, and a
   model's tokenizer is not always published.
 - **Expected output tokens** are the mean of this model's past successful calls of the same
-  purpose, else ``DEFAULT_OUTPUT_TOKENS`` (reasoning models bill their hidden reasoning as
-  output: measured means include it, the defaults do not).
+  purpose, else ``DEFAULT_OUTPUT_TOKENS``. Reasoning models bill their hidden reasoning as
+  output: measured means include it, and a default gets the reasoning allowance of the
+  run's effort (or the model's default effort) from ``sejury_web.llm.models_table``, an
+  assumption the forecast states.
 - **Cached answers** (an identical request that already succeeded) are free, as the run's
   ``complete`` answers them from the log: counted apart, with no tokens and no dollars.
 - **Dollars** come from the price table (``sejury_web.llm.prices``) at the ordinary and the
@@ -43,6 +45,7 @@ from sejury_web.llm import OFFLINE_MARKER, LLMRequest, LLMResponse, Provider
 from sejury_web.llm.client import request_hash
 from sejury_web.llm.config import Target, llm_settings
 from sejury_web.llm.models import LLMCall
+from sejury_web.llm.models_table import reasoning_allowance
 from sejury_web.llm.prices import MILLION, Price, Rates, price_for
 
 FORECAST_VERSION = 1
@@ -88,6 +91,10 @@ OUTPUT_NOTE = (
     "expected output: the mean of this model's past calls of the same purpose where measured "
     "(of those with the run's reasoning setting, when there are some), else a default per "
     "purpose (marked 'default')"
+)
+REASONING_NOTE = (
+    "hidden reasoning, billed as output: an assumed {tokens:,} tokens a call ({effort}) on "
+    "each default above, until this model's calls are measured"
 )
 SECOND_TURN = (
     "a call built on an earlier answer that is not cached (S2's rethink, S4's and S5's "
@@ -138,6 +145,13 @@ class StrategyForecast:
 class OutputExpectation:
     tokens: float
     measured_calls: int  # 0: the default
+    # Of ``tokens``, the assumed hidden reasoning of a default: billed, but not part of the
+    # answer a later call is built on. (A measured mean's reasoning is not known apart.)
+    reasoning: float = 0.0
+
+    @property
+    def answer_tokens(self) -> float:
+        return self.tokens - self.reasoning
 
     @property
     def measured(self) -> bool:
@@ -462,13 +476,14 @@ def _outputs(
         rows = queryset.values_list("purpose").annotate(mean=Avg("output_tokens"), n=Count("id"))
         for purpose, mean, n in rows:
             measured[purpose] = OutputExpectation(float(mean), int(n))
+    allowance, _ = reasoning_allowance(provider, model, reasoning)
     outputs = {}
     for purpose in purposes:
         if purpose in measured:
             outputs[purpose] = measured[purpose]
         else:
-            default = DEFAULT_OUTPUT_TOKENS.get(purpose, DEFAULT_OUTPUT_OTHER)
-            outputs[purpose] = OutputExpectation(float(default), 0)
+            default = DEFAULT_OUTPUT_TOKENS.get(purpose, DEFAULT_OUTPUT_OTHER) + allowance
+            outputs[purpose] = OutputExpectation(float(default), 0, float(allowance))
     return outputs
 
 
@@ -572,7 +587,7 @@ def run_forecast(
             row.bug_calls += call.bug_step
             if offline:
                 continue  # the heuristic reads no tokens
-            extra = outputs[call.after].tokens if call.after else 0.0
+            extra = outputs[call.after].answer_tokens if call.after else 0.0
             input_tokens = round(call.chars / ratio + extra)
             output_tokens = round(outputs[call.purpose].tokens)
             row.input_tokens += input_tokens
@@ -623,6 +638,11 @@ def run_forecast(
         else RATIO_DEFAULT.format(ratio=ratio)
     )
     notes = [ratio_note, OUTPUT_NOTE, CACHE_NOTE, NOT_COUNTED]
+    allowance, effort = reasoning_allowance(
+        forecaster.target.provider, forecaster.target.model, reasoning
+    )
+    if allowance and not offline and not all(o.measured for o in outputs.values()):
+        notes.insert(2, REASONING_NOTE.format(tokens=allowance, effort=effort))
     if any(call.after for unit in patch_units for call in unit.calls):
         notes.insert(2, SECOND_TURN)
     return Forecast(

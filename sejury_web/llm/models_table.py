@@ -49,6 +49,9 @@ class Family:
     budget_too: bool = False  # a LEVEL family that still takes a budget instead
     output_limit: str = "max_completion_tokens"  # the output-token parameter's name
     note: str = ""  # why, for the docs and errors
+    # What the model does when the request sets nothing: an effort word or level ("medium"),
+    # "dynamic" (Gemini 2.5 decides per request), "" for a model that does not reason.
+    default_effort: str = ""
 
     def matches(self, model: str) -> bool:
         return self.pattern.fullmatch(model.removeprefix("models/")) is not None
@@ -68,13 +71,15 @@ FAMILIES: tuple[Family, ...] = (
             thinking=Thinking.NONE, note="the chat variant: no reasoning setting"),
     _family(OA, "gpt-5.2 and later", r"gpt-5\.([2-9]|\d{2,})(-(mini|nano|pro|codex))?" + SNAPSHOT,
             temperature=False, thinking=Thinking.EFFORT,
-            choices=("none", "low", "medium", "high", "xhigh")),
+            choices=("none", "low", "medium", "high", "xhigh"), default_effort="none"),
     _family(OA, "gpt-5.1", r"gpt-5\.1(-(mini|nano|codex))?" + SNAPSHOT, temperature=False,
-            thinking=Thinking.EFFORT, choices=("none", "low", "medium", "high")),
+            thinking=Thinking.EFFORT, choices=("none", "low", "medium", "high"),
+            default_effort="none"),
     _family(OA, "gpt-5", r"gpt-5(-(mini|nano|pro|codex))?" + SNAPSHOT, temperature=False,
-            thinking=Thinking.EFFORT, choices=("minimal", "low", "medium", "high")),
+            thinking=Thinking.EFFORT, choices=("minimal", "low", "medium", "high"),
+            default_effort="medium"),
     _family(OA, "o-series", r"o[1-9](-(mini|pro|deep-research))?" + SNAPSHOT, temperature=False,
-            thinking=Thinking.EFFORT, choices=("low", "medium", "high")),
+            thinking=Thinking.EFFORT, choices=("low", "medium", "high"), default_effort="medium"),
     _family(OA, "gpt-4.1 / gpt-4o", r"gpt-4(\.1|o)(-(mini|nano))?" + SNAPSHOT, temperature=True,
             thinking=Thinking.NONE, note="not a reasoning model"),
     # Gemini. 2.5 thinks within a budget; 3 at a level. Google recommends leaving Gemini 3's
@@ -82,26 +87,27 @@ FAMILIES: tuple[Family, ...] = (
     # performance"), so it is not sent.
     _family(G, "gemini-2.5-pro", r"gemini-2\.5-pro" + SNAPSHOT, temperature=True,
             thinking=Thinking.BUDGET, budget=(128, 32768), output_limit="max_output_tokens",
-            note="thinks always: no budget of 0"),
+            note="thinks always: no budget of 0", default_effort="dynamic"),
     _family(G, "gemini-2.5-flash-lite", r"gemini-2\.5-flash-lite" + SNAPSHOT, temperature=True,
             thinking=Thinking.BUDGET, budget=(512, 24576), budget_off=True,
-            output_limit="max_output_tokens"),
+            output_limit="max_output_tokens", default_effort="none"),
     _family(G, "gemini-2.5-flash", r"gemini-2\.5-flash" + SNAPSHOT, temperature=True,
             thinking=Thinking.BUDGET, budget=(1, 24576), budget_off=True,
-            output_limit="max_output_tokens"),
+            output_limit="max_output_tokens", default_effort="dynamic"),
     _family(G, "gemini-3 pro", r"gemini-3-pro" + SNAPSHOT, temperature=False,
             thinking=Thinking.LEVEL, choices=("low", "high"), budget=(128, 32768),
-            budget_too=True, output_limit="max_output_tokens"),
+            budget_too=True, output_limit="max_output_tokens", default_effort="high"),
     _family(G, "gemini-3.1 pro", r"gemini-3\.[1-4]-pro" + SNAPSHOT, temperature=False,
             thinking=Thinking.LEVEL, choices=("low", "medium", "high"), budget=(128, 32768),
-            budget_too=True, output_limit="max_output_tokens"),
+            budget_too=True, output_limit="max_output_tokens", default_effort="high"),
     _family(G, "gemini-3 flash", r"gemini-3(\.[0-4])?-flash(-lite)?" + SNAPSHOT,
             temperature=False, thinking=Thinking.LEVEL,
             choices=("minimal", "low", "medium", "high"), budget=(0, 24576), budget_too=True,
-            output_limit="max_output_tokens"),
+            output_limit="max_output_tokens", default_effort="high"),
     _family(G, "gemini-3.5 and later", r"gemini-(3\.[5-9]|[4-9](\.\d+)?)-.*", temperature=False,
             thinking=Thinking.LEVEL, choices=("minimal", "low", "medium", "high"),
-            output_limit="max_output_tokens", note="takes thinking levels only, not budgets"),
+            output_limit="max_output_tokens", note="takes thinking levels only, not budgets",
+            default_effort="high"),
     _family(G, "gemini-2.0", r"gemini-2\.0-.*", temperature=True, thinking=Thinking.NONE,
             output_limit="max_output_tokens", note="not a thinking model"),
 )  # fmt: skip
@@ -200,6 +206,37 @@ def reasoning_parameter(provider: Provider | str, model: str, value: str) -> Rea
         elif family.budget and budget > family.budget[1]:
             budget = family.budget[1]
     return ReasoningParameter(budget=_budget_checked(family, model, budget))
+
+
+# Hidden reasoning tokens one call is assumed to spend at each effort, before any call of the
+# model has been measured (the forecast's default; a measured mean replaces it). Providers
+# publish no such figure: these are this table's assumptions, stated where they are used.
+# "dynamic" is Gemini 2.5 deciding per request, assumed to think as much as "medium".
+REASONING_ALLOWANCE = {
+    "none": 0,
+    "minimal": 32,
+    "low": 256,
+    "medium": 1024,
+    "dynamic": 1024,
+    "high": 3072,
+    "xhigh": 6144,
+}
+
+
+def reasoning_allowance(provider: Provider | str, model: str, reasoning: str) -> tuple[int, str]:
+    """The hidden reasoning tokens a call is assumed to spend, and the effort assumed: the
+    request's setting, else the family's default. (0, "") for a model that does not reason or
+    that the table does not know; a thinking budget is its own bound, -1 is "dynamic"."""
+    family = family_for(provider, model)
+    if family.thinking in (Thinking.NONE, Thinking.ANY):
+        return 0, ""
+    effort = reasoning.strip().lower() or family.default_effort
+    budget = _budget(effort)
+    if budget is not None and budget >= 0:
+        return budget, f"a thinking budget of {budget}"
+    if budget is not None:
+        effort = "dynamic"
+    return REASONING_ALLOWANCE.get(effort, 0), effort
 
 
 def _budget(value: str) -> int | None:

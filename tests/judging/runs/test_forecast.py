@@ -37,6 +37,7 @@ from sejury_web.llm import LLMRequest, Provider
 from sejury_web.llm.client import request_hash
 from sejury_web.llm.config import llm_settings
 from sejury_web.llm.models import LLMCall
+from sejury_web.llm.models_table import REASONING_ALLOWANCE
 from sejury_web.llm.prices import PRICES, Price, Rates, call_cost
 from tests.api.helpers import TokenClient, token_for
 from tests.judging.factories import bug_with_patches, make_golden
@@ -47,6 +48,9 @@ from tests.sejury_web.llm.helpers import point_at
 pytestmark = pytest.mark.django_db
 
 MODEL = "gpt-5-mini"
+# gpt-5-mini reasons at "medium" unless told: the forecast's assumed hidden tokens a call
+# (an assumption of the model table, not a measurement).
+MODEL_REASONING = REASONING_ALLOWANCE["medium"]
 TEAM = ["s1b", "s2", "s4", "bleu"]
 # The empty answers the forecast stands in for answers it cannot know (the schema's emptiest).
 EMPTY = {"judge.s2.assess": {"score": 0, "reasons": []}}
@@ -116,15 +120,20 @@ def counted(
     ratio: float = DEFAULT_CHARS_PER_TOKEN,
     outputs: dict[str, float] | None = None,
     model: str = MODEL,
+    reasoning: float = MODEL_REASONING,
 ) -> Counted:
-    """Calls, tokens and dollars of ``requests``, one call at a time."""
-    outputs = {**DEFAULT_OUTPUT_TOKENS, **(outputs or {})}
+    """Calls, tokens and dollars of ``requests``, one call at a time. A default output gets
+    ``reasoning`` hidden tokens on top, billed, but not part of the answer a second turn
+    is built on; a measured one (``outputs``) has them inside."""
+    measured = outputs or {}
+    outputs = {**DEFAULT_OUTPUT_TOKENS, **measured}
     total = Counted()
     for request, built_on in requests:
         chars = sum(len(message.content) for message in request.messages)
         extra = outputs[built_on] if built_on else 0
         input_tokens = round(chars / ratio + extra)
-        output_tokens = round(outputs[request.purpose])
+        hidden = 0 if request.purpose in measured else reasoning
+        output_tokens = round(outputs[request.purpose] + hidden)
         total.calls += 1
         total.input_tokens += input_tokens
         total.output_tokens += output_tokens
@@ -185,6 +194,25 @@ def test_calls_tokens_and_dollars_are_those_of_the_prompts_counted_here(
     assert forecast.chars_per_token == DEFAULT_CHARS_PER_TOKEN
     assert "a default" in forecast.notes[0]
     assert not any(output.measured for output in forecast.outputs.values())
+
+
+def test_a_reasoning_models_default_output_assumes_its_hidden_reasoning_and_says_so(
+    openai: None, dataset: Dataset
+) -> None:
+    """gpt-5-mini reasons at medium unless told; gpt-4.1-mini does not reason at all."""
+    plain = forecast_of(dataset, model="gpt-4.1-mini")
+    reasoning = forecast_of(dataset)
+    low = forecast_of(dataset, reasoning="low")
+
+    calls = reasoning.total.calls
+    assert plain.total.calls == calls
+    hidden = reasoning.total.output_tokens - plain.total.output_tokens
+    assert hidden == calls * REASONING_ALLOWANCE["medium"]
+    assert low.total.output_tokens - plain.total.output_tokens == calls * REASONING_ALLOWANCE["low"]
+    # Hidden reasoning is billed, but a second turn is built on the visible answer only.
+    assert reasoning.total.input_tokens == plain.total.input_tokens
+    assert any("hidden reasoning" in note and "(medium)" in note for note in reasoning.notes)
+    assert not any("hidden reasoning" in note for note in plain.notes)
 
 
 def test_characters_per_token_and_output_come_from_the_models_past_calls(

@@ -14,7 +14,13 @@ from sejury_web.llm import LLMError, complete
 from sejury_web.llm.client import request_hash
 from sejury_web.llm.config import Target
 from sejury_web.llm.models import LLMCall
-from sejury_web.llm.models_table import family_for, reasoning_check, reasoning_parameter
+from sejury_web.llm.models_table import (
+    REASONING_ALLOWANCE,
+    family_for,
+    reasoning_allowance,
+    reasoning_check,
+    reasoning_parameter,
+)
 from sejury_web.llm.types import Provider
 
 from .fake_servers import GeminiServer, OpenAIServer, error, ok
@@ -268,3 +274,23 @@ def test_a_gemini_model_that_refuses_its_thinking_setting_is_asked_without_it(ge
     configs = [r.body["generationConfig"] for r in server.requests]
     assert ["thinkingConfig" in c for c in configs] == [True, False, False]
     assert LLMCall.objects.get(pk=first.call_id).settings["dropped"] == ["thinking"]
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "reasoning", "expected"),
+    [
+        ("openai", "gpt-5-mini", "", (REASONING_ALLOWANCE["medium"], "medium")),
+        ("openai", "gpt-5-mini", "minimal", (REASONING_ALLOWANCE["minimal"], "minimal")),
+        ("openai", "gpt-5.4-mini", "", (0, "none")),  # 5.1 and later reason only when told
+        ("openai", "gpt-4o-mini", "", (0, "")),
+        ("openai", "local-qwen", "high", (0, "")),  # unknown: nothing assumed
+        ("gemini", "gemini-2.5-flash", "2048", (2048, "a thinking budget of 2048")),
+        ("gemini", "gemini-2.5-flash", "-1", (REASONING_ALLOWANCE["dynamic"], "dynamic")),
+        ("gemini", "gemini-2.5-flash", "0", (0, "a thinking budget of 0")),
+        ("gemini", "gemini-3-pro-preview", "", (REASONING_ALLOWANCE["high"], "high")),
+    ],
+)
+def test_the_hidden_reasoning_a_forecast_assumes(
+    provider: str, model: str, reasoning: str, expected: tuple[int, str]
+) -> None:
+    assert reasoning_allowance(provider, model, reasoning) == expected
