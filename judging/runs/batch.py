@@ -30,6 +30,7 @@ from typing import Any, NoReturn, cast
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.db import transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
@@ -76,7 +77,7 @@ log = logging.getLogger(__name__)
 
 OWNER = "judging.run:{run}"
 DEFAULT_POLL_SECONDS = 60.0
-PASS_CHUNK = 500  # pending judgments read at once by a pass
+PASS_CHUNK = 100  # pending judgments read, and written in one transaction, at once
 BATCH_UNAVAILABLE = "batch mode cannot go on: {error}"
 NO_BATCH_OFFLINE = (
     "batch mode needs a model provider: the offline heuristic has no batch API (and answers "
@@ -206,9 +207,12 @@ def batch_pass(run: JudgingRun, generation: int) -> dict[str, Prepared]:
     ids = list(pending.order_by("pk").values_list("pk", flat=True))
     for start in range(0, len(ids), PASS_CHUNK):
         chunk = PatchJudgment.objects.filter(pk__in=ids[start : start + PASS_CHUNK])
-        for judgment in chunk.select_related("patch__bug").order_by("pk"):
-            judgment.run = run
-            _judgment_pass(judgment, generation, stored[judgment.pk], asker_type)
+        # One transaction a chunk: a pass calls no provider (only the log), and its results
+        # and verdicts are thousands of small writes, each a commit of its own otherwise.
+        with transaction.atomic():
+            for judgment in chunk.select_related("patch__bug").order_by("pk"):
+                judgment.run = run
+                _judgment_pass(judgment, generation, stored[judgment.pk], asker_type)
     return collector.wanted
 
 
