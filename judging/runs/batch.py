@@ -289,6 +289,15 @@ def _cancelled_advance(owner: str) -> float | None:
     return poll_seconds() if jobs_open(owner) else None
 
 
+def batch_failures_forget(*, run_id: int) -> int:
+    """Let the requests the run's batches failed be asked again (*Retry failed*): each goes
+    in the next round, with its earlier tries' record; return how many."""
+    failed = LLMBatchRequest.objects.filter(
+        owner=run_owner(run_id), status=LLMBatchRequest.Status.FAILED
+    )
+    return failed.update(status=LLMBatchRequest.Status.RETRY, failures=0, call=None)
+
+
 def batch_runs_open() -> list[tuple[int, int]]:
     """(run, generation) of every run whose batch jobs are still open though it is
     cancelled or went on with ordinary calls: a worker starting polls them on (active

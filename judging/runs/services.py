@@ -20,7 +20,7 @@ from judging.models import (
     StrategyResult,
     WebhookDelivery,
 )
-from judging.runs.batch import batch_problem
+from judging.runs.batch import batch_failures_forget, batch_problem
 from judging.runs.execution import run_finish_if_done
 from judging.runs.forecast import Forecast, run_forecast
 from judging.runs.rejections import (
@@ -447,6 +447,7 @@ def run_resume(*, run: JudgingRun, actor: User | None, retry_failed: bool = Fals
                 judgment__in=failed, status=StrategyResult.Status.FAILED
             ).delete()
             BugStep.objects.filter(run=run).exclude(error="").delete()
+            batch_failures_forget(run_id=run.pk)  # asked again in the next round
             failed.update(status=PatchJudgment.Status.PENDING, error="", finished_at=None)
         if not run.judgments.filter(status=PatchJudgment.Status.PENDING).exists():
             failed_text = " or failed" if retry_failed else ""

@@ -19,7 +19,13 @@ from pytest_django.fixtures import Settings
 
 from judging.models import BugStep, JudgingRun, PatchJudgment, StrategyResult
 from judging.runs.batch import run_owner
-from judging.runs.services import RUN_BATCH_LEAVE, run_batch_leave, run_cancel, run_create
+from judging.runs.services import (
+    RUN_BATCH_LEAVE,
+    run_batch_leave,
+    run_cancel,
+    run_create,
+    run_resume,
+)
 from sejury_web.audit import AuditEvent
 from sejury_web.llm.models import LLMBatch, LLMBatchRequest, LLMCall
 from sejury_web.llm.prices import call_cost
@@ -211,13 +217,15 @@ def test_an_expired_batch_keeps_its_answers_and_asks_the_rest_in_the_next_round(
 def test_error_lines_are_asked_again_or_fail_their_member_alone(
     settings: Settings, tmp_path: Path
 ) -> None:
+    patches = BUGS * PATCHES_PER_BUG
     overloaded: list[int] = []
+    refuse = [True]
 
     def reply(body: dict) -> object:
         text = json.dumps(body)
         schema = body.get("response_format", {}).get("json_schema", {}).get("schema", {})
         first_turn = "reasons" in schema.get("properties", {})  # s2's first turn
-        if first_turn and "x = 01" in text:
+        if first_turn and "x = 01" in text and refuse:
             return error(400, "Invalid 'messages': this request is refused")
         if first_turn and "x = 02" in text and not overloaded:
             overloaded.append(1)
@@ -231,14 +239,25 @@ def test_error_lines_are_asked_again_or_fail_their_member_alone(
         with running_worker(log, pool="threads", concurrency=2, env=env):
             _wait_for(_finished(run), 90, "the run to finish", log)
 
-    judgments = PatchJudgment.objects.filter(run=run).select_related("patch")
-    failed = [j for j in judgments if j.status == "failed"]
-    assert [j.patch.diff for j in failed] == [make_diff(new="x = 01")]
-    assert "400" in failed[0].error
-    assert "refused" in failed[0].error
-    assert len([j for j in judgments if j.status == "done"]) == BUGS * PATCHES_PER_BUG - 1
-    retried = LLMCall.objects.get(status="ok", attempts=2)
-    assert "overloaded" in retried.attempt_log[0]["error"]
+            judgments = PatchJudgment.objects.filter(run=run).select_related("patch")
+            failed = [j for j in judgments if j.status == "failed"]
+            assert [j.patch.diff for j in failed] == [make_diff(new="x = 01")]
+            assert "400" in failed[0].error
+            assert "refused" in failed[0].error
+            assert len([j for j in judgments if j.status == "done"]) == patches - 1
+            retried = LLMCall.objects.get(status="ok", attempts=2)
+            assert "overloaded" in retried.attempt_log[0]["error"]
+            sent = sum(_bodies(server).values())
+
+            # The server takes the request now: Retry failed asks it again in a batch.
+            refuse.clear()
+            run_resume(run=run, actor=None, retry_failed=True)
+            _wait_for(_finished(run), 90, "the retried run to finish", log)
+
+    statuses = PatchJudgment.objects.filter(run=run).values_list("status", flat=True)
+    assert list(statuses) == ["done"] * patches
+    # Only the refused request and the turn that needed its answer were sent again.
+    assert sum(_bodies(server).values()) == sent + 2
 
 
 @pytest.mark.worker
