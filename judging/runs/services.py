@@ -429,6 +429,8 @@ def run_cancel(*, run: JudgingRun, actor: User | None) -> JudgingRun:
             raise RunError(NOT_ACTIVE.format(run=run.pk, status=status))
         audit_record(actor=actor, action=RUN_CANCEL, target=run)
         delivery_open(run_id=run.pk, event=WebhookDelivery.Event.CANCELLED)
+        if run.batch:  # its batch jobs are cancelled now, not at the next poll
+            enqueue_on_commit(batch_round_advance_task, run.pk, run.generation)
     return run
 
 

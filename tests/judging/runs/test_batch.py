@@ -264,6 +264,7 @@ def test_error_lines_are_asked_again_or_fail_their_member_alone(
 @pytest.mark.django_db(transaction=True)
 def test_cancelling_the_run_cancels_its_batch(settings: Settings, tmp_path: Path) -> None:
     with _batch_server(settings, tmp_path) as (server, env):
+        env["SEJURY_LLM_BATCH_POLL_SECONDS"] = "60"  # the cancel must not wait for a poll
         run = _batch_run()
         server.hold()
         log = tmp_path / "worker.log"
@@ -275,7 +276,7 @@ def test_cancelling_the_run_cancels_its_batch(settings: Settings, tmp_path: Path
             run_cancel(run=run, actor=None)
             _wait_for(
                 lambda: all(job.status == "stored" for job in _owner_jobs(run)),
-                60, "the cancelled batch to be stored", log,
+                20, "the cancelled batch to be stored", log,
             )  # fmt: skip
         [sent] = server.batches.values()
     assert sent.status == "cancelled"
