@@ -27,8 +27,9 @@ attempt's number, so a redelivered message of an attempt already made sends noth
 """
 
 from celery import Task
+from django.db import OperationalError
 
-from judging.runs.batch import batch_round_advance, run_is_batch
+from judging.runs.batch import batch_round_advance, poll_seconds, run_is_batch
 from judging.runs.execution import (
     bug_prepare,
     judgments_fail,
@@ -98,7 +99,10 @@ def patch_judge_task(judgment_id: int, generation: int) -> str:
 def batch_round_advance_task(self: Task, run_id: int, generation: int) -> None:
     """Take a batch-mode run one step on (its jobs, or its next round); look again later
     while its jobs are open."""
-    poll_in = batch_round_advance(run_id=run_id, generation=generation)
+    try:
+        poll_in = batch_round_advance(run_id=run_id, generation=generation)
+    except OperationalError:  # the database was busy or away: the rows wait, look again later
+        poll_in = poll_seconds()
     if poll_in is not None:
         raise self.retry(countdown=poll_in)
 

@@ -8,6 +8,7 @@ used like OpenAI's; one that answers 404 there has no batch API, found out by ``
 """
 
 import json
+import logging
 import tempfile
 from collections.abc import Iterable, Iterator
 from typing import Any, Final
@@ -19,6 +20,8 @@ from ..providers.base import HTTP_ERROR, Completion, ProviderError, status_retry
 from ..providers.openai_chat import chat_body
 from ..types import LLMRequest
 from .base import NO_BATCH_API, BatchUnsupported, Limits, LineResult, Snapshot
+
+log = logging.getLogger(__name__)
 
 ENDPOINT: Final = "/v1/chat/completions"
 TAG_KEY = "sejury_batch"  # the metadata key our tag goes under
@@ -154,8 +157,9 @@ class OpenAIBatchClient:
                     continue
                 with self.client.files.with_streaming_response.content(file_id) as response:
                     for raw in response.iter_lines():
-                        if raw.strip():
-                            yield self._result(json.loads(raw))
+                        line = _line(raw)
+                        if line is not None:
+                            yield self._result(line)
         except openai.OpenAIError as error:
             raise _provider_error(self.url, error) from error
 
@@ -189,6 +193,19 @@ class OpenAIBatchClient:
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             message = MALFORMED_LINE.format(error=error)
             return LineResult(custom_id, error=message, retryable=True, status=status)
+
+
+def _line(raw: str) -> dict[str, Any] | None:
+    """A result file's line as JSON; None for a line that is not one, whose request (named
+    by nothing readable) is then asked again as one the job did not answer."""
+    if not raw.strip():
+        return None
+    try:
+        line = json.loads(raw)
+    except ValueError:
+        log.warning("a batch result line that is not JSON was skipped: %.200s", raw)
+        return None
+    return line if isinstance(line, dict) else None
 
 
 def _completion(custom_id: str, body: dict[str, Any]) -> LineResult:

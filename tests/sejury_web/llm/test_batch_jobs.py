@@ -250,3 +250,20 @@ def test_every_line_and_job_is_one_openai_s_document_takes(server: OpenAIBatchSe
         "metadata": sent.metadata,
     }
     assert list(_validator("CreateBatchRequest").iter_errors(created)) == []
+
+
+def test_a_result_line_that_is_not_json_is_asked_again_never_guessed(
+    server: OpenAIBatchServer,
+) -> None:
+    server.hold()
+    [job] = _submit("patch one", "patch two")
+    [sent] = server.batches.values()
+    server._finish(sent, answered=2, ended="completed")
+    assert sent.output_file_id is not None
+    first, second = server.files[sent.output_file_id].splitlines(keepends=True)
+    server.files[sent.output_file_id] = first[:40] + b"\n" + second  # cut off mid-line
+    _stored(job)
+    rows = list(LLMBatchRequest.objects.order_by("pk"))
+    assert [r.status for r in rows] == ["retry", "done"]
+    assert rows[0].error == NOT_ANSWERED.format(status="completed")
+    assert LLMCall.objects.count() == 1
