@@ -91,6 +91,7 @@ bench: install
 	$(PY) bench/refine.py
 	$(PY) bench/prompt_cache.py
 	$(PY) bench/forecast.py
+	$(PY) bench/batch_judging.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
