@@ -68,6 +68,7 @@ class FakeBatch:
     failed: int = 0
     errors: list[JsonObject] = field(default_factory=list)
     ended_at: dict[str, int] = field(default_factory=dict)
+    total: int = 0  # its lines, counted at creation (the lines may be let go once answered)
 
     def document(self) -> JsonObject:
         return {
@@ -84,7 +85,7 @@ class FakeBatch:
             "in_progress_at": None,
             "expires_at": self.created_at + 86400,
             "request_counts": {
-                "total": len(self.lines),
+                "total": self.total,
                 "completed": self.completed,
                 "failed": self.failed,
             },
@@ -268,6 +269,7 @@ class OpenAIBatchServer(OpenAIServer):
                 metadata=dict(body.get("metadata") or {}),
                 lines=lines,
                 expire_after=self._expire_next,
+                total=len(lines),
             )
             self._expire_next = None
             self.batches[job.id] = job
@@ -332,6 +334,9 @@ class OpenAIBatchServer(OpenAIServer):
                 self.files[job.error_file_id] = _jsonl(errors)
             job.status = ended
             job.ended_at[f"{ended}_at"] = int(time.time())
+            if not self.keep_lines:  # a benchmark's: answered, the lines are not needed
+                job.lines = []
+                self.files.pop(job.input_file_id, None)
 
 
 _request_ids = itertools.count(1)
