@@ -17,8 +17,9 @@ One task drives a run, ``judging.batch_round`` (``batch_round_advance``): it adv
 run's open jobs and, once none is open, makes the next pass and submits its round; while
 jobs are open it is queued again after ``poll_seconds()``. Jobs and their requests are rows,
 so a worker killed at any point resumes (a starting worker resumes unfinished runs, whose
-start queues this task again) without submitting anything twice. Cancelling the run cancels
-its jobs at the next poll; what they answered before is still stored, and billed.
+start queues this task again) without submitting anything twice. Cancelling the run, or
+going on with ordinary calls (``run_batch_leave``), queues the task at once, which cancels
+the open jobs; what they answered before is still stored, and billed.
 """
 
 import dataclasses
