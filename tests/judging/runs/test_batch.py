@@ -148,7 +148,7 @@ def test_a_worker_killed_while_a_batch_runs_and_while_its_results_are_stored_los
     settings: Settings, tmp_path: Path
 ) -> None:
     patches = BUGS * PATCHES_PER_BUG
-    with _batch_server(settings, tmp_path, line_delay=0.15) as (server, env):
+    with _batch_server(settings, tmp_path, line_delay=0.3) as (server, env):
         env |= {"SEJURY_LLM_BATCH_STORE_CHUNK": "1"}  # one transaction per result
         run = _batch_run()
         server.hold()
