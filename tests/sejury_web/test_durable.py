@@ -99,6 +99,7 @@ def test_every_task_of_the_apps_is_durable_and_late_acknowledged() -> None:
     celery_app.loader.import_default_modules()
     names = [name for name in celery_app.tasks if name.startswith(("judging.", "rubrics."))]
     assert sorted(names) == [
+        "judging.batch_round",
         "judging.deliver_webhook",
         "judging.judge_patch",
         "judging.prepare_bug",
