@@ -17,7 +17,7 @@ import openai
 
 from ..config import Target
 from ..providers.base import HTTP_ERROR, Completion, ProviderError, status_retryable
-from ..providers.openai_chat import chat_body
+from ..providers.openai_chat import chat_body, learned_for
 from ..types import LLMRequest
 from .base import NO_BATCH_API, BatchUnsupported, Limits, LineResult, Snapshot
 
@@ -90,6 +90,9 @@ class OpenAIBatchClient:
             max_output_tokens=request.max_output_tokens,
             reasoning=request.reasoning,
             cache_group=request.cache_group,
+            # What this process's ordinary calls learnt the server refuses (a parameter, a
+            # structured-output form): a batch line asks the same way.
+            learned=learned_for(self.target),
         )
         return {"custom_id": custom_id, "method": "POST", "url": ENDPOINT, "body": body}
 

@@ -267,3 +267,19 @@ def test_a_result_line_that_is_not_json_is_asked_again_never_guessed(
     assert [r.status for r in rows] == ["retry", "done"]
     assert rows[0].error == NOT_ANSWERED.format(status="completed")
     assert LLMCall.objects.count() == 1
+
+
+def test_a_line_asks_the_way_this_process_s_ordinary_calls_learnt(
+    settings: Settings, tmp_path: Path
+) -> None:
+    with OpenAIBatchServer(default=lambda _body: ok(GOOD_ANSWER), response_formats=()) as fake:
+        point_at(
+            settings, tmp_path, PROVIDER="openai", MODEL=MODEL, OPENAI_API_KEY="sk-test",
+            OPENAI_BASE_URL=fake.base_url,
+        )  # fmt: skip
+        complete(score_request("an ordinary call first"))  # refused json_schema, json_object
+        [job] = _submit("patch one")
+        [sent] = fake.batches.values()
+        assert "response_format" not in sent.lines[0]["body"]  # the schema is in the prompt
+        _stored(job)
+    assert LLMBatchRequest.objects.get().status == "done"
