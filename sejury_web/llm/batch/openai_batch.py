@@ -11,13 +11,21 @@ import json
 import logging
 import tempfile
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from typing import Any, Final
 
+import httpx2
 import openai
 
 from ..config import Target
 from ..providers.base import HTTP_ERROR, Completion, ProviderError, status_retryable
-from ..providers.openai_chat import chat_body, learned_for
+from ..providers.openai_chat import (
+    OUTPUT_LIMITS,
+    chat_body,
+    learned_for,
+    learned_set,
+    refused_parameter,
+)
 from ..types import LLMRequest
 from .base import NO_BATCH_API, BatchUnsupported, Limits, LineResult, Snapshot
 
@@ -172,6 +180,24 @@ class OpenAIBatchClient:
         except openai.OpenAIError as error:
             raise _provider_error(self.url, error) from error
 
+    def _drop_refused(self, status: int, body: Any, message: str) -> bool:
+        """Whether the error names a parameter the server refuses, which is then left out
+        of this server's and model's next requests (the adapter's own rule)."""
+        response = httpx2.Response(status, request=httpx2.Request("POST", self.url))
+        refusal = openai.APIStatusError(message, response=response, body=body)
+        param = refused_parameter(refusal)
+        if not param:
+            return False
+        learned = learned_for(self.target)
+        if param in OUTPUT_LIMITS:
+            if learned.output_limit:
+                return False  # both names refused
+            other = OUTPUT_LIMITS[1 - OUTPUT_LIMITS.index(param)]
+            learned_set(self.target, replace(learned, output_limit=other))
+        elif param not in learned.dropped:
+            learned_set(self.target, replace(learned, dropped=learned.dropped | {param}))
+        return True
+
     def _result(self, line: dict[str, Any]) -> LineResult:
         custom_id = str(line.get("custom_id", ""))
         error = line.get("error")
@@ -185,11 +211,13 @@ class OpenAIBatchClient:
         if status != 200:
             inner = body.get("error", body) if isinstance(body, dict) else {}
             detail = inner.get("message") if isinstance(inner, dict) else None
+            message = HTTP_ERROR.format(url=self.url, status=status, message=detail or body)
+            if self._drop_refused(status, body, str(detail or "")):
+                # As an ordinary call would drop it and ask again at once: the next round's
+                # line goes without it (learned_for), and so do this process's calls.
+                return LineResult(custom_id, error=message, retryable=True, status=status)
             return LineResult(
-                custom_id,
-                error=HTTP_ERROR.format(url=self.url, status=status, message=detail or body),
-                retryable=status_retryable(status),
-                status=status,
+                custom_id, error=message, retryable=status_retryable(status), status=status
             )
         try:
             return _completion(custom_id, body)

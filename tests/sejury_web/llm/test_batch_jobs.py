@@ -283,3 +283,19 @@ def test_a_line_asks_the_way_this_process_s_ordinary_calls_learnt(
         assert "response_format" not in sent.lines[0]["body"]  # the schema is in the prompt
         _stored(job)
     assert LLMBatchRequest.objects.get().status == "done"
+
+
+def test_a_line_refused_for_a_parameter_is_asked_again_without_it(
+    server: OpenAIBatchServer,
+) -> None:
+    refused = "Unsupported parameter: 'prompt_cache_key' is not supported with this model."
+    server.script(error(400, refused))
+    request = score_request("patch one", cache_group="judge.s1b:BUG-1")
+    _stored(round_submit(owner=OWNER, round=1, requests=[batch_prepare(request)])[0])
+    row = LLMBatchRequest.objects.get()
+    assert row.status == LLMBatchRequest.Status.RETRY
+    _stored(round_submit(owner=OWNER, round=2, requests=[batch_prepare(request)])[0])
+    first, second = (job.lines[0]["body"] for job in server.batches.values())
+    assert first["prompt_cache_key"] == "judge.s1b:BUG-1"
+    assert "prompt_cache_key" not in second
+    assert LLMCall.objects.get().status == "ok"
