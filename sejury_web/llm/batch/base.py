@@ -18,6 +18,10 @@ NO_BATCH_API = (
 )
 
 
+# How long ``check`` waits for the server: it runs while a lead waits for the new-run form.
+CHECK_TIMEOUT = 15.0
+
+
 class BatchUnsupported(Exception):
     """The server answers 404 where the batch API should be: found out before submitting."""
 

@@ -18,7 +18,7 @@ from ..config import Target
 from ..providers.base import HTTP_ERROR, Completion, ProviderError, status_retryable
 from ..providers.gemini import GEMINI_URL, _client, _contents, generate_config
 from ..types import LLMRequest
-from .base import NO_BATCH_API, BatchUnsupported, Limits, LineResult, Snapshot
+from .base import CHECK_TIMEOUT, NO_BATCH_API, BatchUnsupported, Limits, LineResult, Snapshot
 
 ENDED = frozenset(
     {
@@ -52,8 +52,9 @@ class GeminiBatchClient:
         return ProviderError(f"{self.url}: {error}", retryable=True)
 
     def check(self) -> None:
+        quick = _client(self.target.api_key, self.target.base_url, CHECK_TIMEOUT)
         try:
-            next(iter(self.client.batches.list(config={"page_size": 1})), None)
+            next(iter(quick.batches.list(config={"page_size": 1})), None)
         except errors.APIError as error:
             if int(error.code or 0) == 404:
                 raise BatchUnsupported(

@@ -27,7 +27,7 @@ from ..providers.openai_chat import (
     refused_parameter,
 )
 from ..types import LLMRequest
-from .base import NO_BATCH_API, BatchUnsupported, Limits, LineResult, Snapshot
+from .base import CHECK_TIMEOUT, NO_BATCH_API, BatchUnsupported, Limits, LineResult, Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -73,9 +73,10 @@ class OpenAIBatchClient:
         )
 
     def check(self) -> None:
+        quick = self.client.with_options(timeout=CHECK_TIMEOUT, max_retries=0)
         for endpoint, probe in (
-            ("/v1/batches", lambda: self.client.batches.list(limit=1)),
-            ("/v1/files", lambda: self.client.files.list(purpose="batch", limit=1)),
+            ("/v1/batches", lambda: quick.batches.list(limit=1)),
+            ("/v1/files", lambda: quick.files.list(purpose="batch", limit=1)),
         ):
             try:
                 probe()

@@ -1,12 +1,14 @@
 """Starting a run in batch mode: the server is asked first whether it has a batch API."""
 
+import socket
+import time
 from pathlib import Path
 
 import pytest
 from pytest_django.fixtures import Settings
 
 from judging.models import JudgingRun
-from judging.runs.batch import NO_BATCH_OFFLINE
+from judging.runs.batch import BATCH_UNREACHABLE, NO_BATCH_OFFLINE, batch_problem
 from judging.runs.services import BATCH_REFUSED, RunError, run_create
 from sejury_web.audit import AuditEvent
 from tests.rubrics.factories import BugFactory, PatchFactory
@@ -63,3 +65,20 @@ def test_the_offline_heuristic_has_no_batch_mode() -> None:
             provider="offline",
             batch=True,
         )
+
+
+def test_a_server_that_does_not_answer_is_said_so_quickly(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sejury_web.llm.batch import openai_batch
+
+    monkeypatch.setattr(openai_batch, "CHECK_TIMEOUT", 0.5)
+    with socket.socket() as silent:  # takes the connection, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/v1"
+        point_at(settings, tmp_path, PROVIDER="openai", OPENAI_BASE_URL=url)
+        started = time.monotonic()
+        problem = batch_problem(provider="openai", model="gpt-4o-mini")
+        assert time.monotonic() - started < 5  # not the SDK's retries of a long timeout
+    assert problem.startswith(BATCH_UNREACHABLE.split("{")[0])
