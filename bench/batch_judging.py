@@ -229,7 +229,7 @@ def main() -> None:
     jobs = LLMBatch.objects.filter(owner=run_owner(run.pk))
     rounds = list(
         jobs.values("round")
-        .annotate(requests=Sum("request_count"), first=Min("submitted_at"), last=Max("ended_at"))
+        .annotate(asked=Sum("request_count"), first=Min("submitted_at"), last=Max("ended_at"))
         .order_by("round")
     )
     waited = sum((r["last"] - r["first"]).total_seconds() for r in rounds)
@@ -254,9 +254,7 @@ def main() -> None:
     )
     for r in rounds:
         took = (r["last"] - r["first"]).total_seconds()
-        print(
-            f"round {r['round']}    {r['requests']:6d} requests   submitted→answered {took:6.1f} s"
-        )
+        print(f"round {r['round']}    {r['asked']:6d} requests   submitted→answered {took:6.1f} s")
     print(
         f"submitted    {counts['LINES']} requests in {counts['JOBS']} jobs, {counts['DISTINCT']} "
         f"distinct (calls needed {needed}; duplicates {counts['LINES'] - counts['DISTINCT']})   "

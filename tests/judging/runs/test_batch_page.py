@@ -26,7 +26,7 @@ pytestmark = pytest.mark.django_db
 def _form(**changes: str) -> dict[str, object]:
     dataset = DatasetFactory(name="Batch demo", slug="batch-demo")
     PatchFactory(bug=BugFactory(dataset=dataset))
-    data = {
+    data: dict[str, object] = {
         "dataset": "batch-demo",
         "strategies": ["s1b"],
         "context": "reference",
