@@ -17,6 +17,7 @@ import logging
 import random
 import threading
 import time
+from collections.abc import Sequence
 from contextlib import nullcontext, suppress
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -298,49 +299,89 @@ def _store(
     answer: dict[str, Any] | None = None,
     error: str = "",
 ) -> LLMCall:
-    cost = attempts.cost_usd
-    if cost is not None:
-        cost = cost.quantize(COST_QUANTUM)
+    row = call_row(
+        request,
+        target,
+        key,
+        status=status,
+        answer=answer,
+        error=error,
+        output_mode=attempts.output_mode,
+        dropped=attempts.dropped,
+        raw_text=attempts.raw_text,
+        attempts=attempts.count,
+        attempt_log=attempts.log,
+        input_tokens=attempts.input_tokens,
+        output_tokens=attempts.output_tokens,
+        cached_tokens=attempts.cached_tokens,
+        latency_s=time.monotonic() - attempts.started,
+        cost_usd=attempts.cost_usd,
+    )
     # One INSERT in autocommit: the shortest write transaction there is. On SQLite, threads
     # of one process queue on a lock here instead of in SQLite's busy handler, which sleeps
     # in steps of up to 100 ms when it finds the database locked.
     with _SQLITE_WRITES if connection.vendor == "sqlite" else nullcontext():
-        return LLMCall.objects.create(
-            purpose=request.purpose,
-            provider=target.provider,
-            model=target.model,
-            base_url=target.base_url,
-            request_hash=key,
-            settings=_call_settings(request, attempts),
-            messages=[{"role": m.role, "content": m.content} for m in request.messages],
-            schema=request.schema,
-            inputs=request.inputs,
-            status=status,
-            raw_text=attempts.raw_text,
-            answer=answer,
-            error=error,
-            attempts=attempts.count,
-            attempt_log=attempts.log,
-            input_tokens=attempts.input_tokens,
-            output_tokens=attempts.output_tokens,
-            cached_tokens=attempts.cached_tokens,
-            latency_s=time.monotonic() - attempts.started,
-            cost_usd=cost,
-        )
+        row.save(force_insert=True)
+    return row
 
 
-def _call_settings(request: LLMRequest, attempts: _Attempts) -> dict[str, Any]:
-    """What the call asked for besides its messages, as its log row records it."""
-    recorded: dict[str, Any] = {
+def call_row(
+    request: LLMRequest,
+    target: Target,
+    key: str,
+    *,
+    status: str,
+    answer: dict[str, Any] | None = None,
+    error: str = "",
+    output_mode: str = "",
+    dropped: Sequence[str] = (),
+    batch: bool = False,
+    raw_text: str = "",
+    attempts: int = 1,
+    attempt_log: list[dict[str, Any]] | None = None,
+    input_tokens: int = 0,
+    output_tokens: int = 0,
+    cached_tokens: int = 0,
+    latency_s: float = 0.0,
+    cost_usd: Decimal | None = None,
+) -> LLMCall:
+    """A call's one log row, not saved yet: a synchronous call's (``_store``) and a batch
+    line's (``sejury_web.llm.batch.results``) alike. ``settings`` records what the call asked
+    for besides its messages: sampling, the output form the server took, the reasoning
+    setting, the parameters the server refused (``dropped``), and ``batch``."""
+    settings: dict[str, Any] = {
         "temperature": request.temperature,
         "max_output_tokens": request.max_output_tokens,
-        "output_mode": attempts.output_mode,
+        "output_mode": output_mode,
     }
     if request.reasoning:
-        recorded["reasoning"] = request.reasoning
-    if attempts.dropped:
-        recorded["dropped"] = list(attempts.dropped)
-    return recorded
+        settings["reasoning"] = request.reasoning
+    if dropped:
+        settings["dropped"] = list(dropped)
+    if batch:
+        settings["batch"] = True
+    return LLMCall(
+        purpose=request.purpose,
+        provider=target.provider,
+        model=target.model,
+        base_url=target.base_url,
+        request_hash=key,
+        settings=settings,
+        messages=[{"role": m.role, "content": m.content} for m in request.messages],
+        schema=request.schema,
+        inputs=request.inputs,
+        status=status,
+        raw_text=raw_text,
+        answer=answer,
+        error=error,
+        attempts=max(1, attempts),
+        attempt_log=attempt_log or [],
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cached_tokens=cached_tokens,
+        latency_s=latency_s,
+        cost_usd=cost_usd.quantize(COST_QUANTUM) if cost_usd is not None else None,
+    )
 
 
 def _response(row: LLMCall, *, from_cache: bool) -> LLMResponse:

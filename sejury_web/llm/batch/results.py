@@ -1,6 +1,6 @@
 """What a batch job's results make of its requests: an answer, a correction or a retry for
 the next round, or a failure, and the one ``LLMCall`` an answer or a failure is written as
-(``call_row``: the fields ``client._store`` writes for a synchronous call, and
+(``call_row``: the row ``client.call_row`` builds for a synchronous call, and
 ``settings["batch"]``, its cost at the batch price).
 
 ``results_store`` writes an ended job's results in chunks, each one transaction that claims
@@ -18,7 +18,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..answers import AnswerInvalid, answer_parse
-from ..client import COST_QUANTUM, GAVE_UP, PARSE_FAILED, TRUNCATED
+from ..client import GAVE_UP, PARSE_FAILED, TRUNCATED
+from ..client import call_row as client_call_row
 from ..config import LLMSettings, Target
 from ..models import LLMBatch, LLMBatchRequest, LLMCall
 from ..prices import call_cost
@@ -237,40 +238,27 @@ def call_row(
     error: str = "",
     job: LLMBatch | None = None,
 ) -> LLMCall:
-    """The request's one ``LLMCall`` (not saved yet), with the fields ``client._store``
-    writes for a synchronous call, and ``settings["batch"]``; its latency is the job's wait (from
+    """The request's one ``LLMCall`` (not saved yet), built as a synchronous call's is
+    (``client.call_row``), with ``settings["batch"]``; its latency is the job's wait (from
     submission to its end), since a batch line has no time of its own."""
-    cost = row.cost_usd.quantize(COST_QUANTUM) if row.cost_usd is not None else None
-    settings: dict[str, Any] = {
-        "temperature": request.temperature,
-        "max_output_tokens": request.max_output_tokens,
-        "output_mode": row.output_mode,
-        "batch": True,
-    }
-    if request.reasoning:
-        settings["reasoning"] = request.reasoning
     waited = 0.0
     if job is not None and job.submitted_at and job.ended_at:
         waited = (job.ended_at - job.submitted_at).total_seconds()
-    return LLMCall(
-        purpose=request.purpose,
-        provider=target.provider,
-        model=target.model,
-        base_url=target.base_url,
-        request_hash=row.request_hash,
-        settings=settings,
-        messages=[{"role": m.role, "content": m.content} for m in request.messages],
-        schema=request.schema,
-        inputs=request.inputs,
+    return client_call_row(
+        request,
+        target,
+        row.request_hash,
         status=status,
-        raw_text=row.raw_text,
         answer=answer,
         error=error,
-        attempts=max(1, row.attempts),
+        output_mode=row.output_mode,
+        batch=True,
+        raw_text=row.raw_text,
+        attempts=row.attempts,
         attempt_log=row.attempt_log,
         input_tokens=row.input_tokens,
         output_tokens=row.output_tokens,
         cached_tokens=row.cached_tokens,
         latency_s=waited,
-        cost_usd=cost,
+        cost_usd=row.cost_usd,
     )
