@@ -37,6 +37,20 @@ def _run_dict(request: HttpRequest, run: JudgingRun) -> dict[str, Any]:
     }
 
 
+def _run_settings(payload: RunIn) -> dict[str, Any]:
+    """What the body says of a new run, as ``run_create`` and ``run_plan`` both take it."""
+    return {
+        "strategies": payload.team,
+        "context": payload.context,
+        "provider": payload.provider,
+        "model": payload.model,
+        "reasoning": payload.reasoning,
+        "threshold": payload.threshold,
+        "reducer": payload.reducer,
+        "webhook_url": payload.webhook,
+    }
+
+
 @router.post(
     "/runs",
     response={201: RunOut, 403: Error, 404: Error, 409: Error, 422: NotReady},
@@ -62,18 +76,11 @@ def run_create(request: HttpRequest, payload: RunIn) -> HttpResponse:
         try:
             created = run_services.run_create(
                 dataset=dataset,
-                strategies=payload.team,
-                context=payload.context,
                 patches=patches,
-                provider=payload.provider,
-                model=payload.model,
-                reasoning=payload.reasoning,
-                threshold=payload.threshold,
-                reducer=payload.reducer,
+                **_run_settings(payload),
                 name=payload.name,
                 actor=user,
                 only_ready=payload.only_ready,
-                webhook_url=payload.webhook,
                 batch=payload.batch,
                 webhook_origin=request.build_absolute_uri("/").rstrip("/"),
             )
@@ -112,16 +119,7 @@ def run_preflight(request: HttpRequest, payload: RunIn) -> HttpResponse | dict[s
             return _not_ready(detail)
     try:
         plan, forecast = run_services.run_plan(
-            dataset=dataset,
-            strategies=payload.team,
-            context=payload.context,
-            patches=patches,
-            provider=payload.provider,
-            model=payload.model,
-            reasoning=payload.reasoning,
-            threshold=payload.threshold,
-            reducer=payload.reducer,
-            webhook_url=payload.webhook,
+            dataset=dataset, patches=patches, **_run_settings(payload)
         )
     except run_services.RunNotReady as error:
         return _not_ready(str(error), error.preflight)
