@@ -20,7 +20,6 @@ broker) unless ``DATABASE_URL``/``CELERY_BROKER_URL`` say otherwise.
 """
 
 import argparse
-import hashlib
 import os
 import resource
 import shutil
@@ -49,11 +48,12 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.db.models import Max, Min, Sum  # noqa: E402
 
+from bench.datasets import synthetic_dataset  # noqa: E402
 from bench.fake_server import die_with_parent  # noqa: E402
 from judging.models import JudgingRun, PatchJudgment  # noqa: E402
 from judging.runs.batch import run_owner  # noqa: E402
 from judging.runs.services import run_create  # noqa: E402
-from rubrics.models import Bug, Dataset, Patch  # noqa: E402
+from rubrics.models import Dataset  # noqa: E402
 from sejury_web.llm.models import LLMBatch, LLMCall  # noqa: E402
 from sejury_web.llm.prices import call_cost  # noqa: E402
 
@@ -67,47 +67,13 @@ POLL_S = 0.5
 WORKER_START_TIMEOUT_S = 60.0
 
 
-def diff(path: str, line: int, old: str, new: str) -> str:
-    return (
-        f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -{line},3 +{line},3 @@\n"
-        f" def f{line}(x):\n-    return {old}\n+    return {new}\n     # end\n"
-    )
-
-
 def dataset_create(patches: int) -> tuple[Dataset, int]:
-    """``patches`` patches, three per bug; a nonce keeps every prompt new."""
+    """``patches`` patches, three per bug, every prompt new (a nonce); and the bugs' count."""
     nonce = uuid.uuid4().hex[:12]
-    dataset = Dataset.objects.create(name=f"bench-batch-{nonce}", slug=f"bench-batch-{nonce}")
-    bug_count = -(-patches // PATCHES_PER_BUG)
-    bugs = Bug.objects.bulk_create(
-        (
-            Bug(
-                dataset=dataset,
-                key=f"BATCH-{b}",
-                title=f"Bug {b} in module m{b % 37} ({nonce})",
-                description="f returns the wrong value for negative inputs. " * 3,
-                language="python",
-                reference_patch=diff(f"src/m{b}.py", b + 1, "x + 1", "x - 1"),
-            )
-            for b in range(bug_count)
-        ),
-        batch_size=500,
+    dataset = synthetic_dataset(
+        f"bench-batch-{nonce}", patches, per_bug=PATCHES_PER_BUG, key_prefix="BATCH", nonce=nonce
     )
-    rows = []
-    for n in range(patches):
-        bug = bugs[n // PATCHES_PER_BUG]
-        text = diff(f"src/m{bug.key}.py", n + 1, "x + 1", f"x - {n + 1}")
-        rows.append(
-            Patch(
-                dataset=dataset,
-                bug=bug,
-                key=f"{bug.key}-p{n % PATCHES_PER_BUG}",
-                diff=text,
-                diff_hash=hashlib.sha256(text.encode()).hexdigest(),
-            )
-        )
-    Patch.objects.bulk_create(rows, batch_size=500)
-    return dataset, bug_count
+    return dataset, -(-patches // PATCHES_PER_BUG)
 
 
 class BatchServer:

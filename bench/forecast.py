@@ -19,7 +19,6 @@ throwaway SQLite database.
 """
 
 import argparse
-import hashlib
 import os
 import sys
 import tempfile
@@ -39,8 +38,9 @@ django.setup()
 
 from django.core.management import call_command  # noqa: E402
 
+from bench.datasets import synthetic_dataset  # noqa: E402
 from judging.runs.forecast import Forecast, dollars, run_forecast  # noqa: E402
-from rubrics.models import Bug, Dataset, Patch  # noqa: E402
+from rubrics.models import Dataset  # noqa: E402
 from sejury_web.llm.models import LLMCall  # noqa: E402
 
 TEAM = ["rubric", "s1b", "s2", "s3", "s4", "s5"]
@@ -49,41 +49,8 @@ PATCHES_PER_BUG = 3
 TARGET_S = 5.0
 
 
-def diff(path: str, line: int, old: str, new: str) -> str:
-    return (
-        f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -{line},3 +{line},3 @@\n"
-        f" def f{line}(x):\n-    return {old}\n+    return {new}\n     # end\n"
-    )
-
-
 def dataset_create(patches: int) -> Dataset:
-    dataset = Dataset.objects.create(name="bench-forecast", slug="bench-forecast")
-    bugs = Bug.objects.bulk_create(
-        Bug(
-            dataset=dataset,
-            key=f"BENCH-{b}",
-            title=f"Bug {b} in module m{b % 37}",
-            description="f returns the wrong value for negative inputs. " * 3,
-            language="python",
-            reference_patch=diff(f"src/m{b}.py", b + 1, "x + 1", "x - 1"),
-        )
-        for b in range(-(-patches // PATCHES_PER_BUG))
-    )
-    rows = []
-    for n in range(patches):
-        bug = bugs[n // PATCHES_PER_BUG]
-        text = diff(f"src/m{bug.key}.py", n + 1, "x + 1", f"x - {n + 1}")
-        rows.append(
-            Patch(
-                dataset=dataset,
-                bug=bug,
-                key=f"{bug.key}-p{n % PATCHES_PER_BUG}",
-                diff=text,
-                diff_hash=hashlib.sha256(text.encode()).hexdigest(),
-            )
-        )
-    Patch.objects.bulk_create(rows, batch_size=500)
-    return dataset
+    return synthetic_dataset("bench-forecast", patches, per_bug=PATCHES_PER_BUG)
 
 
 def timed(dataset: Dataset) -> tuple[Forecast, float]:

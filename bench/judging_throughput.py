@@ -34,7 +34,6 @@ deleted afterwards.
 """
 
 import argparse
-import hashlib
 import math
 import os
 import shutil
@@ -64,11 +63,12 @@ from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 
+from bench.datasets import synthetic_dataset  # noqa: E402
 from bench.fake_server import FakeServer, die_with_parent  # noqa: E402
 from judging.models import JudgingRun  # noqa: E402
 from judging.runs.selectors import run_progress  # noqa: E402
 from judging.runs.services import run_create  # noqa: E402
-from rubrics.models import Bug, Dataset, Patch  # noqa: E402
+from rubrics.models import Dataset  # noqa: E402
 
 TARGET_RATIO = 1.25
 TEAM = "s1b,s2,s3"
@@ -80,45 +80,12 @@ THREADS_PER_SLOT = 1.5  # worker threads per LLM concurrency slot, by default
 WORKER_START_TIMEOUT_S = 60.0
 
 
-def diff(path: str, line: int, old: str, new: str) -> str:
-    return (
-        f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -{line},3 +{line},3 @@\n"
-        f" def f{line}(x):\n-    return {old}\n+    return {new}\n     # end\n"
-    )
-
-
 def dataset_create(patches: int) -> Dataset:
-    """``patches`` patches over ``patches / 5`` bugs; a nonce keeps every prompt new, even in
-    a persistent database whose LLMCall cache holds an earlier invocation's answers."""
+    """``patches`` patches over ``patches / 5`` bugs, every prompt new (a nonce)."""
     nonce = uuid.uuid4().hex[:12]
-    dataset = Dataset.objects.create(name=f"bench-judging-{nonce}", slug=f"bench-judging-{nonce}")
-    bug_count = -(-patches // PATCHES_PER_BUG)
-    bugs = Bug.objects.bulk_create(
-        Bug(
-            dataset=dataset,
-            key=f"BENCH-{b}",
-            title=f"Bug {b} in module m{b % 37} ({nonce})",
-            description="f returns the wrong value for negative inputs. " * 3,
-            language="python",
-            reference_patch=diff(f"src/m{b}.py", b + 1, "x + 1", "x - 1"),
-        )
-        for b in range(bug_count)
+    return synthetic_dataset(
+        f"bench-judging-{nonce}", patches, per_bug=PATCHES_PER_BUG, nonce=nonce
     )
-    rows = []
-    for n in range(patches):
-        bug = bugs[n // PATCHES_PER_BUG]
-        text = diff(f"src/m{bug.key}.py", n + 1, "x + 1", f"x - {n + 1}")
-        rows.append(
-            Patch(
-                dataset=dataset,
-                bug=bug,
-                key=f"{bug.key}-p{n % PATCHES_PER_BUG}",
-                diff=text,
-                diff_hash=hashlib.sha256(text.encode()).hexdigest(),
-            )
-        )
-    Patch.objects.bulk_create(rows, batch_size=500)
-    return dataset
 
 
 def llm_env(base_url: str, concurrency: int) -> dict[str, str]:
