@@ -15,8 +15,16 @@ import httpx2
 from google.genai import errors, types
 
 from ..config import Target
-from ..providers.base import HTTP_ERROR, Completion, ProviderError, status_retryable
-from ..providers.gemini import GEMINI_URL, _client, _contents, generate_config
+from ..providers.base import HTTP_ERROR, ProviderError, status_retryable
+from ..providers.gemini import (
+    BLOCKED,
+    GEMINI_URL,
+    _client,
+    _contents,
+    completion_of,
+    finish_name,
+    generate_config,
+)
 from ..types import LLMRequest
 from .base import CHECK_TIMEOUT, NO_BATCH_API, BatchUnsupported, Limits, LineResult, Snapshot
 
@@ -30,7 +38,6 @@ ENDED = frozenset(
 )
 KEY = "key"  # the inlined request's metadata key our custom id goes under
 FIND_LIMIT = 500
-BLOCKED = "Gemini returned no text (finish reason {reason})"
 MALFORMED_LINE = "an inlined response that is not a Gemini answer ({error})"
 
 
@@ -164,20 +171,8 @@ class GeminiBatchClient:
             text = response.text
         except (AssertionError, ValueError, TypeError, AttributeError) as error:
             return LineResult(custom_id, error=MALFORMED_LINE.format(error=error), retryable=True)
-        first = response.candidates[0] if response.candidates else None
-        stopped = str(getattr(first.finish_reason, "name", "") or "") if first else ""
         if text is None:
-            reason = stopped or "none"
+            reason = finish_name(response) or "none"
             return LineResult(custom_id, error=BLOCKED.format(reason=reason), retryable=False)
-        usage = response.usage_metadata
-        completion = Completion(
-            text=text,
-            input_tokens=(usage.prompt_token_count or 0) if usage else 0,
-            output_tokens=((usage.candidates_token_count or 0) + (usage.thoughts_token_count or 0))
-            if usage
-            else 0,
-            cached_tokens=(usage.cached_content_token_count or 0) if usage else 0,
-            output_mode="json_schema",
-            finish_reason="length" if stopped == "MAX_TOKENS" else stopped.lower(),
-        )
+        completion = completion_of(response, text)
         return LineResult(custom_id, completion=completion)

@@ -131,6 +131,29 @@ def _retry_delay(details: Any) -> float | None:
     return None
 
 
+def finish_name(response: types.GenerateContentResponse) -> str:
+    """Why the first candidate stopped, in Gemini's words ("STOP", "MAX_TOKENS"); "" if none."""
+    first = response.candidates[0] if response.candidates else None
+    return str(getattr(first.finish_reason, "name", "") or "") if first else ""
+
+
+def completion_of(response: types.GenerateContentResponse, text: str) -> Completion:
+    """The completion of a response whose text is ``text``: a call's or a batch line's."""
+    usage = response.usage_metadata
+    stopped = finish_name(response)
+    return Completion(
+        text=text,
+        input_tokens=(usage.prompt_token_count or 0) if usage else 0,
+        # Gemini 2.5 thinks before it answers; its thoughts are billed as output.
+        output_tokens=((usage.candidates_token_count or 0) + (usage.thoughts_token_count or 0))
+        if usage
+        else 0,
+        cached_tokens=(usage.cached_content_token_count or 0) if usage else 0,
+        output_mode="json_schema",
+        finish_reason="length" if stopped == "MAX_TOKENS" else stopped.lower(),
+    )
+
+
 class GeminiAdapter:
     def __init__(self, target: Target) -> None:
         self.target = target
@@ -193,24 +216,9 @@ class GeminiAdapter:
     def _completion(self, response: types.GenerateContentResponse) -> Completion:
         text = response.text
         if text is None:
-            candidate = response.candidates[0] if response.candidates else None
-            finish = candidate.finish_reason if candidate else None
-            reason = getattr(finish, "name", None) or str(finish or "none")
+            reason = finish_name(response) or "none"
             raise ProviderError(BLOCKED.format(reason=reason), retryable=False)
-        usage = response.usage_metadata
-        first = response.candidates[0] if response.candidates else None
-        stopped = str(getattr(first.finish_reason, "name", "") or "") if first else ""
-        return Completion(
-            text=text,
-            input_tokens=(usage.prompt_token_count or 0) if usage else 0,
-            # Gemini 2.5 thinks before it answers; its thoughts are billed as output.
-            output_tokens=((usage.candidates_token_count or 0) + (usage.thoughts_token_count or 0))
-            if usage
-            else 0,
-            cached_tokens=(usage.cached_content_token_count or 0) if usage else 0,
-            output_mode="json_schema",
-            finish_reason="length" if stopped == "MAX_TOKENS" else stopped.lower(),
-        )
+        return completion_of(response, text)
 
     def _provider_error(self, error: errors.APIError) -> ProviderError:
         status = int(error.code or 0)
