@@ -290,7 +290,20 @@ def run_plan(
         rubric_revision=rubric_revision,
         **{**settings, "only_ready": True, "expected_ready": None},
     )
-    forecast = run_forecast(
+    return plan, _plan_forecast(
+        plan, dataset, context, rubric_revision, settings.get("reasoning", "")
+    )
+
+
+def _plan_forecast(
+    plan: RunPlan,
+    dataset: Dataset,
+    context: str,
+    rubric_revision: RubricRevision | None,
+    reasoning: str,
+) -> Forecast:
+    """The forecast of the patches ``plan`` judges: the form's, and the one a run keeps."""
+    return run_forecast(
         dataset=dataset,
         team=plan.team,
         context=context,
@@ -299,9 +312,8 @@ def run_plan(
         patch_ids=plan.patch_ids,
         preflight=plan.preflight,
         rubric_revision=rubric_revision,
-        reasoning=settings.get("reasoning", ""),
+        reasoning=reasoning,
     )
-    return plan, forecast
 
 
 def run_create(
@@ -369,17 +381,7 @@ def run_create(
         to_judge = to_judge.filter(preflight.ready_filter)
     patch_ids = list(to_judge.order_by("pk").values_list("pk", flat=True))
     # What it is expected to cost, kept to be shown beside the bill once it ends.
-    forecast = run_forecast(
-        dataset=dataset,
-        team=plan.team,
-        context=context,
-        provider=plan.provider,
-        model=plan.model,
-        patch_ids=plan.patch_ids,
-        preflight=preflight,
-        rubric_revision=rubric_revision,
-        reasoning=reasoning,
-    )
+    forecast = _plan_forecast(plan, dataset, context, rubric_revision, reasoning)
     with transaction.atomic():
         run = JudgingRun.objects.create(
             dataset=dataset,
