@@ -90,6 +90,9 @@ def test_the_run_page_shows_each_round(lead_client: Client) -> None:
     )  # fmt: skip
 
     html = lead_client.get(run.get_absolute_url()).content.decode()
+    # A batch run waiting on its provider is not a worker that fails to move.
+    assert "patches finish when the round that answers them comes back" in html
+    assert "If nothing moves, is a worker running?" not in html
     card = html[html.index('id="run-batch"') :]
     assert 'data-round="1" data-status="answered"' in card
     assert "answered in 2\xa0hours" in card
@@ -107,7 +110,9 @@ def test_an_ordinary_run_has_no_rounds_card(lead_client: Client) -> None:
     run = JudgingRun.objects.create(
         dataset=bug.dataset, strategies=["s2"], context="reference", provider="offline", model="x"
     )
-    assert 'id="run-batch"' not in lead_client.get(run.get_absolute_url()).content.decode()
+    html = lead_client.get(run.get_absolute_url()).content.decode()
+    assert 'id="run-batch"' not in html
+    assert "If nothing moves, is a worker running?" in html
 
 
 def test_a_lead_goes_on_with_ordinary_calls_from_the_rounds_card(
