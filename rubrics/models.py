@@ -389,7 +389,11 @@ class BundleUpload(models.Model):
     bundle_import = models.OneToOneField(
         BundleImport, null=True, blank=True, on_delete=models.SET_NULL, related_name="upload"
     )
+    # Bumped each time a starting worker queues the upload again: the import of an older
+    # attempt rolls back instead of committing, so a bundle is never imported twice.
+    attempt = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)  # by the current attempt
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
