@@ -29,6 +29,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
+from sejury_web.json_reader import json_loads
+
 NOT_UTF8 = "not valid UTF-8 (byte {byte} of the line)"
 INVALID_JSON = "invalid JSON: {error}"
 NOT_AN_OBJECT = "a record must be a JSON object, got {type}"
@@ -37,8 +39,6 @@ UNKNOWN_FIELD = "unknown field for a {kind} record (allowed: {allowed})"
 WRONG_TYPE = "expected {expected}, got {got}"
 EMPTY_VALUE = "must not be empty"
 TOO_LONG_VALUE = "longer than {limit:,} characters"
-TOO_DEEP = "invalid JSON: nested too deeply"
-NOT_FINITE = "invalid JSON: the number {value} is too large"
 BAD_TEXT = "contains {what}, which cannot be stored"
 BAD_KEY = "a key must not contain '/' or start or end with whitespace"
 DUPLICATE_NAME = "the name {name!r} is given twice in one object; a JSON object names a field once"
@@ -182,17 +182,6 @@ def shorten(value: object, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if value in (float("inf"), float("-inf")):
-        raise ValueError(NOT_FINITE.format(value=shorten(text)))
-    return value
-
-
 def _bad_text(value: Any) -> str | None:
     """What makes a JSON value unstorable: a NUL or an unpaired surrogate in any string."""
     stack = [value]
@@ -277,19 +266,9 @@ def parse_line(number: int, raw: bytes, errors: ErrorSink) -> Record | None:
     if not text.strip():
         return None
     try:
-        obj = json.loads(
-            text,
-            parse_constant=_reject_constant,
-            parse_float=_finite_float,
-            object_pairs_hook=_object,
-        )
-    except RecursionError:
-        errors.append(BundleError(number, None, TOO_DEEP))
-        return None
-    except ValueError as exc:
-        message = (
-            str(exc) if str(exc).startswith("invalid JSON") else INVALID_JSON.format(error=exc)
-        )
+        obj = json_loads(text, object_pairs_hook=_object)
+    except json.JSONDecodeError as exc:  # the line is the record's: say only the column
+        message = INVALID_JSON.format(error=f"{exc.msg} (column {exc.colno})")
         errors.append(BundleError(number, None, message))
         return None
     if not isinstance(obj, dict):

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from rubrics.bundle.read import BundleError, json_type, names_given_twice, shorten
+from sejury_web.json_reader import JsonDecoder, json_loads
 
 NOT_UTF8 = "not valid UTF-8"
 NOT_JSON = "not valid JSON (nor JSON Lines): {error}"
@@ -169,7 +170,7 @@ def read_items(
     value: Any = None
     if first is not None:
         try:
-            value = json.loads(first.removeprefix("\ufeff"), object_pairs_hook=pairs)
+            value = json_loads(first.removeprefix("\ufeff"), object_pairs_hook=pairs)
         except ValueError:
             value = None
     if isinstance(value, dict) and not (keyed and _keyed(value) and _rest_is_blank(stream)):
@@ -224,7 +225,7 @@ def _json_lines(
             errors.append(problem)
             continue
         try:
-            value = json.loads(text, object_pairs_hook=pairs)
+            value = json_loads(text, object_pairs_hook=pairs)
         except json.JSONDecodeError as exc:
             errors.append(json_error(exc, file, line_offset=number - 1))
             pairs.take()
@@ -277,7 +278,7 @@ def _document(text: str, file: str, errors: SourceErrors, *, keyed: bool) -> Ite
     """The elements of a JSON array, or the members of a JSON object keyed by instance id
     (a lone object: one record), each with the line it starts on."""
     pairs = _Pairs()
-    decoder = json.JSONDecoder(object_pairs_hook=pairs)
+    decoder = JsonDecoder(object_pairs_hook=pairs)
     lines = _Lines(text)
     pos = _skip_space(text, 0)
     opener = text[pos] if pos < len(text) else ""
@@ -388,7 +389,7 @@ def read_json(stream: IO[bytes], file: str, errors: SourceErrors) -> Any:
         return None
     pairs = _Pairs()
     try:
-        value = json.loads(text, object_pairs_hook=pairs)
+        value = json_loads(text, object_pairs_hook=pairs)
     except json.JSONDecodeError as exc:
         errors.append(json_error(exc, file))
         return None

@@ -32,6 +32,7 @@ from rubrics.bundle.read import BundleError
 from rubrics.bundle.services import bundle_import
 from rubrics.models import Dataset, Patch
 from sejury_web.audit import audit_record
+from sejury_web.json_reader import json_loads
 
 from .names import CAMPAIGN_FIELD, CHOICES_NAME, DATASET_FIELD, NOTE_NAME, PATCH_FIELD
 
@@ -133,7 +134,7 @@ def users_mapping(raw: bytes) -> dict[str, str]:
     """A users file: ``{"<Label Studio id>": "<user name or e-mail>"}``, or Label Studio's
     list of users (``GET /api/users``: ``[{"id", "email", "username"}]``), by id."""
     try:
-        data = json.loads(raw)
+        data = json_loads(raw.decode("utf-8-sig"))
     except (ValueError, UnicodeDecodeError) as error:
         message = BAD_USERS.format(error=error)
         raise LabelStudioImportError([LabelStudioError(message=message)]) from None
@@ -353,7 +354,7 @@ def _load(source: IO[bytes] | bytes) -> tuple[Any, list[LabelStudioError]]:
     if len(raw) > limit:
         return None, [LabelStudioError(message=TOO_LARGE.format(limit=limit))]
     try:
-        return json.loads(raw.decode("utf-8-sig")), []
+        return json_loads(raw.decode("utf-8-sig")), []
     except UnicodeDecodeError as error:
         return None, [LabelStudioError(message=f"not UTF-8 text (byte {error.start})")]
     except json.JSONDecodeError as error:

@@ -16,7 +16,7 @@ from rubrics.bundle.base import (
     ImportSummary,
     import_counts_text,
 )
-from rubrics.bundle.read import EMPTY_VALUE, MISSING_FIELD, NOT_UTF8, TOO_DEEP, BundleError
+from rubrics.bundle.read import EMPTY_VALUE, MISSING_FIELD, NOT_UTF8, BundleError
 from rubrics.bundle.rubrics import NO_REVISIONS
 from rubrics.bundle.services import (
     DATASET_NAME_TOO_LONG,
@@ -27,6 +27,7 @@ from rubrics.bundle.services import (
 )
 from rubrics.models import Bug, BundleImport, Dataset, Patch
 from sejury_web.diffs import NOT_A_DIFF
+from sejury_web.json_reader import MAX_DEPTH, TOO_DEEP
 from sejury_web.roles import Role
 from tests.rubrics.bundles import bug, jsonl, label, patch, revision, rubric, source
 
@@ -226,7 +227,7 @@ def test_same_keys_in_two_datasets_are_distinct() -> None:
             None,
             "the number 1e400 is too large",
         ),
-        ("[" * 100_000 + "]" * 100_000, None, TOO_DEEP),
+        ("[" * 100_000 + "]" * 100_000, None, TOO_DEEP.format(limit=MAX_DEPTH) + " (column 101)"),
         (json.dumps(bug("BUG-9", description="a\u0000b")), "description", "a NUL character"),
         (json.dumps(bug("BUG-9", metadata={"k": ["\ud800"]})), "metadata", "an unpaired surrogate"),
         (
