@@ -2,7 +2,8 @@
 the browser's login session (so that a signed-in user can open the JSON and the docs).
 
 A POST needs a token: a session never writes through the API (the API takes no CSRF token).
-Failed tokens are counted per client address, and each token's requests per window
+Failed tokens are counted per client address (past the ceiling, further failed tokens from
+it get 429; a valid token is never refused for them), and each token's requests per window
 (``api.throttle``); either limit answers 429 with ``Retry-After``.
 """
 
@@ -50,11 +51,13 @@ class ApiAuth(HttpBearer):
         raise AuthenticationError(message=NO_TOKEN)
 
     def authenticate(self, request: HttpRequest, token: str) -> Any:
-        wait = auth_failures_over(request)
-        if wait is not None:
-            raise RateLimited(TOO_MANY_FAILURES, wait)
         record = token_check(token)
         if record is None:
+            # Past the ceiling only further bad tokens are refused: a valid token always
+            # authenticates, whoever else sent bad ones from its address.
+            wait = auth_failures_over(request)
+            if wait is not None:
+                raise RateLimited(TOO_MANY_FAILURES, wait)
             auth_failure_record(request)
             raise AuthenticationError(message=BAD_TOKEN)
         wait = token_over_rate(record.pk)

@@ -3,8 +3,9 @@ that every web process counts the same hits.
 
 - Requests per token: ``SEJURY_API["RATE"]`` per ``RATE_WINDOW`` seconds.
 - Failed bearer authentications per client address: ``AUTH_FAILURES`` per
-  ``AUTH_FAILURE_WINDOW`` seconds; past that, every bearer request from the address is refused
-  until the window ends (as django-axes refuses an address at the web login).
+  ``AUTH_FAILURE_WINDOW`` seconds; past that, further failed tokens from the address get 429
+  until the window ends, while a valid token from it still authenticates (``api.auth``). The
+  address is the client's through ``SEJURY_TRUSTED_PROXIES`` (``sejury_web.client_address``).
 
 Past a limit the API answers 429 with ``Retry-After``: the seconds until the window ends.
 """
@@ -18,6 +19,7 @@ from django.db.models import F
 from django.http import HttpRequest
 
 from api.models import ApiThrottle
+from sejury_web.client_address import client_address
 
 
 def limits() -> dict[str, Any]:
@@ -53,10 +55,6 @@ def throttle_count(key: str, *, window_seconds: int) -> tuple[int, int]:
     start, left = _window(window_seconds)
     row = ApiThrottle.objects.filter(key=key, window=start).values_list("count", flat=True)
     return (row[0] if row else 0), left
-
-
-def client_address(request: HttpRequest) -> str:
-    return str(request.META.get("REMOTE_ADDR", "") or "unknown")
 
 
 def auth_failures_over(request: HttpRequest) -> int | None:

@@ -5,6 +5,7 @@ transport) need no server; ``DATABASE_URL`` and ``CELERY_BROKER_URL`` switch the
 to PostgreSQL and Redis.
 """
 
+import ipaddress
 import os
 from pathlib import Path
 
@@ -118,16 +119,40 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
-# Login throttling (django-axes; sejury_web/login_throttle.py): SEJURY_LOGIN_FAILURE_LIMIT
-# failed logins of one username, or from one address, lock it out for a cool-off that starts
-# at a minute and doubles with each lockout of the day (up to an hour). A login resets it.
+# The proxies whose X-Forwarded-For is believed (sejury_web/client_address.py): addresses or
+# networks, comma-separated. Empty: the peer's address is the client's.
+SEJURY_TRUSTED_PROXIES = env_list("SEJURY_TRUSTED_PROXIES", "")
+for _proxy in SEJURY_TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_proxy, strict=False)
+    except ValueError:
+        from django.core.exceptions import ImproperlyConfigured
+
+        raise ImproperlyConfigured(
+            f"SEJURY_TRUSTED_PROXIES: {_proxy!r} is not an IP address or network"
+        ) from None
+
+# Login throttling (django-axes; sejury_web/login_throttle.py): failed logins are counted per
+# username and address (SEJURY_LOGIN_FAILURE_LIMIT), per username from anywhere
+# (SEJURY_LOGIN_USERNAME_FAILURE_LIMIT) and per address for every username
+# (SEJURY_LOGIN_ADDRESS_FAILURE_LIMIT); reaching one locks that out for a cool-off that starts
+# at a minute and doubles with each lockout of the day (up to an hour). A login resets the
+# username's counts.
+SEJURY_LOGIN_USERNAME_FAILURE_LIMIT = int(
+    os.environ.get("SEJURY_LOGIN_USERNAME_FAILURE_LIMIT", "20")
+)
+SEJURY_LOGIN_ADDRESS_FAILURE_LIMIT = int(
+    os.environ.get("SEJURY_LOGIN_ADDRESS_FAILURE_LIMIT", "100")
+)
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = int(os.environ.get("SEJURY_LOGIN_FAILURE_LIMIT", "5"))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "username", "ip_address"]
 AXES_COOLOFF_TIME = "sejury_web.login_throttle.cool_off"
+AXES_HANDLER = "sejury_web.login_throttle.LoginThrottleHandler"
+AXES_CLIENT_IP_CALLABLE = "sejury_web.client_address.client_address"
 AXES_RESET_ON_SUCCESS = True
 AXES_ENABLE_ACCESS_FAILURE_LOG = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"

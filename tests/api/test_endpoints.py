@@ -313,8 +313,23 @@ def test_failed_tokens_from_one_address_get_429(
     blocked = wrong.get("/api/v1/datasets")
     assert blocked.status_code == 429
     assert int(blocked["Retry-After"]) > 0
-    # The address is refused until the window ends, even with a good token.
-    assert TokenClient(good).get("/api/v1/datasets").status_code == 429
+    # Only bad tokens are refused: a valid one from the same address still works.
+    assert TokenClient(good).get("/api/v1/datasets").status_code == 200
+    assert wrong.get("/api/v1/datasets").status_code == 429
+
+
+def test_failed_tokens_are_counted_per_client_behind_a_trusted_proxy(
+    lead: User, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("api.throttle.time.time", lambda: FIXED_NOW)
+    settings.SEJURY_API = settings.SEJURY_API | {"AUTH_FAILURES": 3, "AUTH_FAILURE_WINDOW": 600}
+    settings.SEJURY_TRUSTED_PROXIES = ["127.0.0.1"]
+    wrong = TokenClient("sejury_" + "x" * 43)
+    via = {"HTTP_X_FORWARDED_FOR": "203.0.113.5"}
+    assert [wrong.get("/api/v1/datasets", **via).status_code for _ in range(4)] == [401] * 3 + [429]
+    # Another client through the same proxy is not refused for them.
+    other = {"HTTP_X_FORWARDED_FOR": "198.51.100.7"}
+    assert wrong.get("/api/v1/datasets", **other).status_code == 401
 
 
 def test_the_openapi_document_validates_and_lists_every_path(db: None) -> None:
