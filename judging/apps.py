@@ -1,8 +1,4 @@
-import logging
-
 from django.apps import AppConfig
-
-log = logging.getLogger(__name__)
 
 
 class JudgingConfig(AppConfig):
@@ -28,40 +24,25 @@ class JudgingConfig(AppConfig):
         label_source_register(LabelCounts())
         disagreement_source_register(ConsensusDisagreements())
 
-        from celery.signals import worker_ready
+        from judging.runs.services import (
+            batch_runs_resume_cancelled,
+            rejections_resume_unfinished,
+            runs_resume_unfinished,
+        )
+        from judging.runs.webhooks import deliveries_resume_unfinished
+        from sejury_web.durable import JobKind, job_kind_register
 
-        worker_ready.connect(resume_unfinished_runs, weak=False, dispatch_uid="judging.resume")
-
-
-def resume_unfinished_runs(**_: object) -> None:
-    """A worker starting finishes what a killed worker left: every queued or running run,
-    every run whose rejected passing patches were waiting to be sorted, every webhook call
-    still to be made, and the batch jobs of cancelled runs."""
-    from judging.runs.services import rejections_resume_unfinished, runs_resume_unfinished
-    from judging.runs.webhooks import deliveries_resume_unfinished
-
-    resumed = runs_resume_unfinished()
-    if resumed:
-        log.info("resumed judging runs %s", resumed)
-    sorting = rejections_resume_unfinished()
-    if sorting:
-        log.info("resumed sorting the rejected passing patches of runs %s", sorting)
-    deliveries = deliveries_resume_unfinished()
-    if deliveries:
-        log.info("resumed webhook deliveries %s", deliveries)
-    cancelled = batch_runs_resume_cancelled()
-    if cancelled:
-        log.info("resumed cancelling the batch jobs of runs %s", cancelled)
-
-
-def batch_runs_resume_cancelled() -> list[int]:
-    """Poll on the batch jobs of cancelled runs (and of runs gone on with ordinary calls)
-    until what they answered is stored (active batch runs are resumed with the others)."""
-    from judging.runs.batch import batch_runs_open
-    from judging.tasks import batch_round_advance_task
-    from sejury_web.durable import enqueue_on_commit
-
-    runs = batch_runs_open()
-    for run_id, generation in runs:
-        enqueue_on_commit(batch_round_advance_task, run_id, generation)
-    return [run_id for run_id, _generation in runs]
+        # What a starting worker finishes of what a killed worker left (sejury_web.durable).
+        run_tasks = ("judging.start_run", "judging.prepare_bug", "judging.judge_patch")
+        batch_round, webhook = ("judging.batch_round",), ("judging.deliver_webhook",)
+        for kind in (
+            JobKind("judging runs", run_tasks + batch_round, runs_resume_unfinished),
+            JobKind(
+                "sortings of rejected passing patches",
+                ("judging.sort_rejections", "judging.sort_rejection"),
+                rejections_resume_unfinished,
+            ),
+            JobKind("webhook deliveries", webhook, deliveries_resume_unfinished),
+            JobKind("batch jobs of cancelled runs", batch_round, batch_runs_resume_cancelled),
+        ):
+            job_kind_register(kind)

@@ -188,6 +188,8 @@ class DraftProgress:
     drafting: int
     started_at: datetime
     rubrics: list[Rubric]
+    # The last draft written or failed, else when the batch was asked for.
+    moved_at: datetime | None = None
 
     @property
     def done(self) -> bool:
@@ -229,6 +231,10 @@ def draft_batch_progress(batch: DraftBatch) -> DraftProgress:
         drafting=drafting,
         started_at=batch.created_at,
         rubrics=rubrics,
+        moved_at=max(
+            [batch.created_at]
+            + [r.updated_at for r in rubrics if r.status != Rubric.Status.DRAFTING]
+        ),
     )
 
 

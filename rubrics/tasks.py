@@ -26,14 +26,16 @@ def rubric_draft_write_task(
     return rubric.status
 
 
-def _upload_failed(upload_id: int, *, error: str) -> None:
+def _upload_failed(upload_id: int, attempt: int = 0, *, error: str) -> None:
     """The upload is marked failed (nothing was imported: the import's transaction rolled
-    back), never left "importing"."""
+    back), never left "importing", unless a newer attempt holds it."""
     if BundleUpload.objects.filter(pk=upload_id).exists():
-        bundle_upload_fail(upload_id=upload_id, message=UPLOAD_FAILED.format(error=error))
+        message = UPLOAD_FAILED.format(error=error)
+        bundle_upload_fail(upload_id=upload_id, message=message, attempt=attempt)
 
 
 @durable_task(name="rubrics.import_bundle_upload", on_failure=_upload_failed)
-def bundle_upload_run_task(upload_id: int) -> str:
-    """Import an uploaded bundle; a second delivery finds it finished and does nothing."""
-    return bundle_upload_run(upload_id=upload_id).status
+def bundle_upload_run_task(upload_id: int, attempt: int = 0) -> str:
+    """Import an uploaded bundle as its ``attempt`` (0 until a starting worker queues it
+    again); a second delivery finds it finished, or superseded, and does nothing."""
+    return bundle_upload_run(upload_id=upload_id, attempt=attempt).status

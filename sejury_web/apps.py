@@ -7,7 +7,13 @@ class SejuryWebConfig(AppConfig):
     verbose_name = "SE-Jury web"
 
     def ready(self) -> None:
+        from celery.signals import worker_ready
+
+        from .durable import jobs_resume_unfinished
         from .roles import roles_sync
+
+        # A starting worker finishes what a killed one left, every kind the apps registered.
+        worker_ready.connect(jobs_resume_unfinished, weak=False, dispatch_uid="sejury_web.resume")
 
         # Without a sender filter: the groups need the permissions of every app, not only
         # this one's. roles_sync is idempotent and cheap.

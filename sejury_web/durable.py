@@ -18,14 +18,20 @@ this way, whether it sends at once, later (``countdown``: a webhook's retry) or 
 cannot import (``judging.runs.webhooks`` is given its task by ``JudgingConfig.ready()``).
 If the broker refuses (a fresh SQLite broker may be creating its queue as a worker starts),
 it tries once more, then logs and leaves the work queued in the database: the caller's
-write is committed already, and raising would tell its user that it was not. A worker's
-start queues unfinished runs, sortings and webhook deliveries again (``JudgingConfig``'s
-``worker_ready`` resume).
+write is committed already, and raising would tell its user that it was not.
+
+A message a killed worker held may never come back (the SQLite broker deletes what it
+delivers), so the database, not the broker, says what is unfinished: every kind of job
+registers a ``JobKind`` (from its app's ``ready()``) whose ``resume`` queues again, or fails
+saying why, every job of the kind left unfinished, and a starting worker calls them all
+(``jobs_resume_unfinished``, on Celery's ``worker_ready``). Each ``durable_task`` belongs to
+one kind (``JobKind.tasks``): a task that no kind resumes is refused by the tests.
 """
 
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -84,3 +90,49 @@ def _send(task: Any, args: tuple[Any, ...], kwargs: dict[str, Any], countdown: f
                 log.exception("could not queue %s%s; a worker start will", task.name, args)
                 return
             time.sleep(SEND_PAUSE)
+
+
+@dataclass(frozen=True)
+class JobKind:
+    """A kind of background job that a starting worker resumes.
+
+    ``resume()`` queues again every job of the kind that is not finished (a killed worker's
+    among them), or fails it with the reason when it cannot be done, and returns their ids;
+    it must be harmless to call while another worker is still at them. ``tasks`` are the
+    wire names of the ``durable_task``s that do the kind's work."""
+
+    name: str  # in the plural, as the log says it: "judging runs"
+    tasks: tuple[str, ...]
+    resume: Callable[[], list[int]]
+
+
+_job_kinds: dict[str, JobKind] = {}
+
+
+def job_kind_register(kind: JobKind) -> None:
+    """Add ``kind`` to what a starting worker resumes (from an app's ``ready()``)."""
+    _job_kinds[kind.name] = kind
+
+
+def job_kinds() -> list[JobKind]:
+    return list(_job_kinds.values())
+
+
+def jobs_resume_unfinished(**_: object) -> dict[str, list[int]]:
+    """Resume every registered kind's unfinished jobs (a worker starting: Celery's
+    ``worker_ready``); a kind that raises is logged and the others go on."""
+    resumed: dict[str, list[int]] = {}
+    for kind in job_kinds():
+        try:
+            resumed[kind.name] = ids = kind.resume()
+        except Exception:
+            log.exception("could not resume the unfinished %s", kind.name)
+            continue
+        if ids:
+            log.info("resumed %s %s", kind.name, ids)
+    return resumed
+
+
+def durable_task_names() -> set[str]:
+    """The wire names of every ``durable_task`` declared so far."""
+    return set(_failure_functions)

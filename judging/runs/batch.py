@@ -335,6 +335,16 @@ class RoundRow:
     status: str  # submitting, submitted, in progress, stored…
     submitted_at: datetime | None
     ended_at: datetime | None  # when the last of its jobs ended
+    polled_at: datetime | None = None  # when a worker last asked the provider about it
+
+
+def run_batch_checked_at(run: JudgingRun) -> datetime | None:
+    """When a worker last submitted or polled one of the run's batch jobs: while a round
+    waits on the provider, that is the run's progress."""
+    moments = LLMBatch.objects.filter(owner=run_owner(run.pk)).aggregate(
+        polled=Max("last_polled_at"), submitted=Max("submitted_at")
+    )
+    return max((m for m in moments.values() if m is not None), default=None)
 
 
 def run_rounds(run: JudgingRun) -> list[RoundRow]:
@@ -357,6 +367,7 @@ def run_rounds(run: JudgingRun) -> list[RoundRow]:
             status = ", ".join(provider) or "submitted"
         ended = [job.ended_at for job in members if job.ended_at]
         submitted = [job.submitted_at for job in members if job.submitted_at]
+        polled = [job.last_polled_at for job in members if job.last_polled_at]
         rows.append(
             RoundRow(
                 round=number,
@@ -367,6 +378,7 @@ def run_rounds(run: JudgingRun) -> list[RoundRow]:
                 status=status,
                 submitted_at=min(submitted) if submitted else None,
                 ended_at=max(ended) if len(ended) == len(members) else None,
+                polled_at=max(polled) if polled else None,
             )
         )
     return rows

@@ -26,21 +26,25 @@ and a redelivered task repeats one row at most; a row is written only while it i
 import dataclasses
 import logging
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models import Count, Max, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from judging.models import JudgingRun, Label, PatchJudgment, RejectionTheme, StrategyResult
 from judging.strategies import get_strategy
 from rubrics.review.prompts import bug_heading
+from sejury_web.audit import audit_events
 from sejury_web.llm import LLMError, LLMRequest, Message, Provider, complete
 
 log = logging.getLogger(__name__)
 
 PURPOSE = "judge.rejection_theme"
 PROMPT_VERSION = "rejection-theme-v2"
+# The audit action (sejury_web.audit) of a lead's request, whose time the progress reads.
+RUN_REJECTION_THEMES = "run.rejection_themes"
 RUBRIC_MEMBER = "rubric"
 THEMES = RejectionTheme.Theme
 DIFF_CHARS = 12_000  # of the candidate diff shown; the justification matters more
@@ -251,6 +255,8 @@ class RejectionProgress:
     themes: list[tuple[str, str, int]]  # (theme, label, count), in the paper's order
     offline: int  # of ``done``, sorted by the offline heuristic
     first_error: str = ""  # of a failed one, in patch order, when some failed
+    # While rows wait: the last row sorted or failed, else when the sorting was asked for.
+    moved_at: datetime | None = None
 
     @property
     def unsorted(self) -> int:
@@ -281,6 +287,7 @@ def rejection_progress(run: JudgingRun) -> RejectionProgress:
             "pk",
             filter=Q(**{status: RejectionTheme.Status.DONE}, rejection_theme__is_offline=True),
         ),
+        sorted_at=Max("rejection_theme__sorted_at"),
         **{
             f"theme_{theme}": Count(
                 "pk",
@@ -298,7 +305,18 @@ def rejection_progress(run: JudgingRun) -> RejectionProgress:
         themes=[(theme, label, counts[f"theme_{theme}"]) for theme, label in THEMES.choices],
         offline=counts["offline"],
         first_error=_first_error(run) if counts["failed"] else "",
+        moved_at=_sorting_moved_at(run, counts["sorted_at"]) if counts["pending"] else None,
     )
+
+
+def _sorting_moved_at(run: JudgingRun, sorted_at: datetime | None) -> datetime | None:
+    asked = (
+        audit_events(run)
+        .filter(action=RUN_REJECTION_THEMES)
+        .values_list("created_at", flat=True)
+        .first()
+    )
+    return max((m for m in (sorted_at, asked) if m is not None), default=None)
 
 
 def _first_error(run: JudgingRun) -> str:

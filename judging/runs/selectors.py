@@ -6,11 +6,12 @@ What a run spent counts the results that re-judging replaced, too.
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Sum
 from django.utils import timezone
 
 from judging.models import (
@@ -82,6 +83,8 @@ class RunProgress:
     # same tokens at the input rate less the cached rate (None when the price is unknown).
     cached_tokens: int = 0
     cache_saved_usd: Decimal | None = None
+    # When the run last moved: its last result, bug step or finished patch, else its start.
+    moved_at: datetime | None = None
 
     @property
     def finished(self) -> int:
@@ -97,8 +100,9 @@ class RunProgress:
         return round(100 * self.finished / self.total) if self.total else 100
 
 
-def _spent(queryset: QuerySet) -> dict[str, Any]:
+def _spent(queryset: QuerySet, written: str = "created_at") -> dict[str, Any]:
     return queryset.aggregate(
+        written=Max(written),
         calls=Sum("provider_calls"),
         input_tokens=Sum("input_tokens"),
         cached_tokens=Sum("cached_tokens"),
@@ -116,13 +120,14 @@ def run_progress(run: JudgingRun) -> RunProgress:
         failed=Count("pk", filter=Q(status=PatchJudgment.Status.FAILED)),
         valid=Count("pk", filter=Q(verdict="VALID")),
         invalid=Count("pk", filter=Q(verdict="INVALID")),
+        finished_at=Max("finished_at"),
     )
     spent = [
         _spent(StrategyResult.objects.filter(judgment__run=run)),
         _spent(BugStep.objects.filter(run=run)),
     ]
     if run.generation:  # re-judged results were spent too; a run never resumed has none
-        spent.append(_spent(ReplacedResult.objects.filter(judgment__run=run)))
+        spent.append(_spent(ReplacedResult.objects.filter(judgment__run=run), "replaced_at"))
     unpriced = any(part["unpriced"] for part in spent)
     cost = None if unpriced else sum((part["cost"] or Decimal(0) for part in spent), Decimal(0))
     cached = sum(int(part["cached_tokens"] or 0) for part in spent)
@@ -144,7 +149,14 @@ def run_progress(run: JudgingRun) -> RunProgress:
         wall_s=wall,
         cached_tokens=cached,
         cache_saved_usd=cache_saving(run, cached),
+        moved_at=_latest(
+            run.started_at, run.created_at, counts["finished_at"], *(p["written"] for p in spent)
+        ),
     )
+
+
+def _latest(*moments: datetime | None) -> datetime | None:
+    return max((m for m in moments if m is not None), default=None)
 
 
 def cache_saving(run: JudgingRun, cached_tokens: int) -> Decimal | None:

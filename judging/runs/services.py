@@ -20,11 +20,12 @@ from judging.models import (
     StrategyResult,
     WebhookDelivery,
 )
-from judging.runs.batch import batch_failures_forget, batch_problem
+from judging.runs.batch import batch_failures_forget, batch_problem, batch_runs_open
 from judging.runs.execution import run_finish_if_done
 from judging.runs.forecast import Forecast, run_forecast
 from judging.runs.rejections import (
     PROMPT_VERSION,
+    RUN_REJECTION_THEMES,
     is_sorted,
     justification_of,
     rejected_passing,
@@ -88,7 +89,6 @@ RUN_RESUME = "run.resume"
 RUN_RETRY = "run.retry_failed"
 RUN_BATCH_LEAVE = "run.batch_leave"
 RUN_REJUDGE_STALE = "run.rejudge_stale"
-RUN_REJECTION_THEMES = "run.rejection_themes"
 
 
 class RunError(ValueError):
@@ -645,6 +645,16 @@ def rejections_resume_unfinished() -> list[int]:
     for run_id in run_ids:
         enqueue_on_commit(run_rejections_sort_task, run_id)
     return run_ids
+
+
+def batch_runs_resume_cancelled() -> list[int]:
+    """Poll on the batch jobs of cancelled runs (and of runs gone on with ordinary calls)
+    until what they answered is stored (active batch runs are resumed with the others): a
+    worker starting calls this. Returns the runs."""
+    runs = batch_runs_open()
+    for run_id, generation in runs:
+        enqueue_on_commit(batch_round_advance_task, run_id, generation)
+    return [run_id for run_id, _generation in runs]
 
 
 def runs_resume_unfinished() -> list[int]:

@@ -27,7 +27,7 @@ from judging.models import Context, JudgingRun, PatchJudgment
 from judging.runs import selectors as run_selectors
 from judging.runs import services
 from judging.runs import verdicts as verdict_selectors
-from judging.runs.batch import run_rounds
+from judging.runs.batch import run_batch_checked_at, run_rounds
 from judging.runs.forecast import run_bill
 from judging.runs.forms import CONTEXT_HELP, CompareForm, RunForm
 from judging.runs.preview import (
@@ -236,9 +236,13 @@ def _webhook_context(run: JudgingRun) -> dict[str, Any]:
 
 def _progress_context(run: JudgingRun) -> dict[str, Any]:
     progress = run_selectors.run_progress(run)
+    checked = run_batch_checked_at(run) if run.batch and run.is_active else None
     return {
         "run": run,
         "progress": progress,
+        # What the page says last moved: for a batch run, a look at the provider counts.
+        "moved_at": max((m for m in (progress.moved_at, checked) if m), default=None),
+        "checked_at": checked,
         "can_resume": not run.is_active and progress.pending > 0,
         "can_retry": not run.is_active and progress.failed > 0,
     }

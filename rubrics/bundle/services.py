@@ -291,12 +291,15 @@ def bundle_import(
     actor: User | None,
     filename: str = "",
     progress: Progress | None = None,
+    written: Callable[[BundleImport], None] | None = None,
 ) -> ImportSummary:
     """Import a bundle into the dataset ``dataset_name`` (created if new), all or nothing.
 
     ``dataset_name`` names an existing dataset by its name or its slug, or a new one.
     ``source`` is read from where it stands, twice or more (a file that cannot seek is
     copied to a temporary file first); ``progress`` hears how far the import is.
+    ``written`` is called with the import's record inside its transaction, once every line
+    is written: what it writes commits with the import, and what it raises rolls it back.
 
     Raises :class:`BundleImportError` listing every problem (up to the configured cap);
     in that case nothing has been written.
@@ -307,7 +310,7 @@ def bundle_import(
         raise BundleImportError(name_errors)
     try:
         with _seekable(source) as stream:
-            return _import(stream, dataset, dataset_name, actor, filename, progress)
+            return _import(stream, dataset, dataset_name, actor, filename, progress, written)
     except IntegrityError as exc:  # a concurrent import created the same rows first
         raise BundleImportError([BundleError(None, None, CONCURRENT_IMPORT)]) from exc
 
@@ -336,6 +339,7 @@ def _import(
     actor: User | None,
     filename: str,
     progress: Progress | None,
+    written: Callable[[BundleImport], None] | None = None,
 ) -> ImportSummary:
     limit = settings.SEJURY_BUNDLE_MAX_BYTES
     stream: IO[bytes] = _Stream(source)  # type: ignore[assignment]
@@ -367,6 +371,8 @@ def _import(
             size=scan.size,
             summary={kind: vars(c) for kind, c in counts.items()} | {"notes": ctx.notes},
         )
+        if written:
+            written(record)
     if progress:
         progress("done", 1.0)
     return ImportSummary(

@@ -10,6 +10,7 @@ imports it (``rubrics.bundle.upload_execution``) while the page shows its progre
 import json
 import uuid
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from django.conf import settings
@@ -67,11 +68,33 @@ def bundle_upload_queue(*, actor: User, file: UploadedFile, dataset_name: str) -
                 size=size,
                 uploaded_by=actor if actor.pk else None,
             )
-            enqueue_on_commit(bundle_upload_run_task, upload.pk)
+            enqueue_on_commit(bundle_upload_run_task, upload.pk, upload.attempt)
     except BaseException:
         target.unlink(missing_ok=True)
         raise
     return upload
+
+
+def bundle_uploads_resume_unfinished() -> list[int]:
+    """Queue again, each as a new attempt, the uploads waiting for the worker or being
+    imported: a worker starting calls this, so that an upload a killed worker held (its
+    import rolled back, its message lost) is imported when a worker is back. Returns them."""
+    unfinished = [BundleUpload.Status.QUEUED, BundleUpload.Status.RUNNING]
+    resumed = []
+    for upload_id in BundleUpload.objects.filter(status__in=unfinished).values_list(
+        "pk", flat=True
+    ):
+        with transaction.atomic():
+            upload = BundleUpload.objects.select_for_update().get(pk=upload_id)
+            if upload.status not in unfinished:
+                continue
+            upload.attempt += 1
+            upload.status = BundleUpload.Status.QUEUED
+            upload.started_at = None
+            upload.save(update_fields=["attempt", "status", "started_at"])
+            enqueue_on_commit(bundle_upload_run_task, upload.pk, upload.attempt)
+        resumed.append(upload_id)
+    return resumed
 
 
 def bundle_upload_get(*, upload_id: int) -> BundleUpload:
@@ -86,17 +109,29 @@ def bundle_upload_get(*, upload_id: int) -> BundleUpload:
 class UploadProgress:
     phase: str
     percent: int
+    # When the import last moved: its progress file's last write (every half second while
+    # the worker imports), else when it started or was queued.
+    moved_at: datetime | None = None
 
 
 def upload_progress(upload: BundleUpload) -> UploadProgress:
-    """How far the worker is with ``upload`` (a queued upload is at 0)."""
+    """How far the worker is with ``upload`` (a queued upload is at 0), and when it last
+    moved."""
     if upload.status == BundleUpload.Status.DONE:
-        return UploadProgress("done", 100)
+        return UploadProgress("done", 100, upload.finished_at)
+    path = progress_file(upload)
     try:
-        data = json.loads(progress_file(upload).read_text())
-        return UploadProgress(str(data["phase"]), int(data["percent"]))
+        written = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
+    except OSError:
+        written = None
+    moved_at = max(t for t in (written, upload.started_at, upload.created_at) if t is not None)
+    if upload.status == BundleUpload.Status.QUEUED:  # an earlier attempt's file is stale
+        return UploadProgress("waiting for the worker", 0, moved_at)
+    try:
+        data = json.loads(path.read_text())
+        return UploadProgress(str(data["phase"]), int(data["percent"]), moved_at)
     except (OSError, ValueError, KeyError, TypeError):
-        return UploadProgress("waiting for the worker", 0)
+        return UploadProgress("waiting for the worker", 0, moved_at)
 
 
 def upload_errors(upload: BundleUpload) -> BundleImportError | None:

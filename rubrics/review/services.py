@@ -124,6 +124,30 @@ def rubric_draft_request(
     return batch
 
 
+def rubric_drafts_resume_unfinished() -> list[int]:
+    """Queue again every draft still being written, with the model of the last batch that
+    asked for it: a worker starting calls this, so that a draft a killed worker was writing
+    is written when a worker is back (a second writer's draft is dropped, never doubled).
+    Returns the rubrics."""
+    rubrics = (
+        Rubric.objects.filter(status=Rubric.Status.DRAFTING, current_number__lt=0)
+        .prefetch_related("batches")
+        .order_by("pk")
+    )
+    resumed = []
+    for rubric in rubrics:
+        batch = max(rubric.batches.all(), key=lambda b: (b.created_at, b.pk), default=None)
+        enqueue_on_commit(
+            rubric_draft_write_task,
+            rubric.pk,
+            provider=batch.provider if batch else "",
+            model=batch.model if batch else "",
+            reasoning=batch.reasoning if batch else "",
+        )
+        resumed.append(rubric.pk)
+    return resumed
+
+
 def _reasoning_checked(provider: str, model: str, reasoning: str) -> str:
     """``reasoning`` normalised for the model the drafts will go to, or the refusal."""
     if not reasoning.strip():

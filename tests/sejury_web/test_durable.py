@@ -115,3 +115,36 @@ def test_every_task_of_the_apps_is_durable_and_late_acknowledged() -> None:
         assert task.acks_late, name
         assert name in durable._failure_functions, name
         assert task.__name__.endswith("_task"), name
+
+
+# -- what a starting worker resumes -------------------------------------------------------
+
+
+def test_every_task_of_the_apps_belongs_to_a_kind_of_job_a_starting_worker_resumes() -> None:
+    resumed = {task for kind in durable.job_kinds() for task in kind.tasks}
+    apps = {name for name in durable.durable_task_names() if not name.startswith("tests.")}
+    assert apps - resumed == set()  # a new task needs its JobKind, registered from ready()
+    assert resumed - apps == set()  # and a kind names real tasks
+    assert {kind.name for kind in durable.job_kinds()} >= {
+        "judging runs",
+        "rubric drafts",
+        "bundle uploads",
+        "sortings of rejected passing patches",
+        "webhook deliveries",
+        "batch jobs of cancelled runs",
+    }
+
+
+def test_a_kind_that_cannot_resume_is_logged_and_the_others_are_resumed(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken() -> list[int]:
+        raise RuntimeError("the database is gone")
+
+    monkeypatch.setattr(durable, "_job_kinds", {})
+    durable.job_kind_register(durable.JobKind("broken jobs", ("tests.a",), broken))
+    durable.job_kind_register(durable.JobKind("good jobs", ("tests.b",), lambda: [3, 4]))
+    with caplog.at_level(logging.INFO, logger="sejury_web.durable"):
+        assert durable.jobs_resume_unfinished() == {"good jobs": [3, 4]}
+    assert "could not resume the unfinished broken jobs" in caplog.text
+    assert "resumed good jobs [3, 4]" in caplog.text

@@ -14,9 +14,14 @@ from django.urls import reverse
 
 from judging.models import Annotation
 from rubrics.bundle import upload_execution
-from rubrics.bundle.upload_execution import FILE_MISSING, bundle_upload_run, progress_file
-from rubrics.bundle.uploads import upload_progress
-from rubrics.models import Bug, BundleUpload, Dataset, Patch
+from rubrics.bundle.upload_execution import (
+    FILE_MISSING,
+    bundle_upload_fail,
+    bundle_upload_run,
+    progress_file,
+)
+from rubrics.bundle.uploads import bundle_uploads_resume_unfinished, upload_progress
+from rubrics.models import Bug, BundleImport, BundleUpload, Dataset, Patch
 from rubrics.tasks import bundle_upload_run_task
 from tests.rubrics.bundles import bug, jsonl, label, patch
 
@@ -193,3 +198,51 @@ def test_the_upload_page_is_for_leads(
     response = post(lead_client, GOOD, django_capture_on_commit_callbacks, execute=False)
     assert reviewer_client.get(response["Location"]).status_code == 403
     assert annotator_client.get(response["Location"]).status_code == 403
+
+
+def test_an_import_a_starting_worker_queued_again_rolls_back_and_the_new_attempt_imports(
+    lead_client: Client,
+    django_capture_on_commit_callbacks: Capture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A worker starts while another is still importing (slow, not dead): the old import
+    must not commit, or the bundle would be imported twice."""
+    post(lead_client, GOOD, django_capture_on_commit_callbacks, execute=False)
+    upload = BundleUpload.objects.get()
+    real_import = upload_execution.bundle_import
+
+    def resumed_meanwhile(**kwargs: Any) -> Any:
+        assert bundle_uploads_resume_unfinished() == [upload.pk]  # another worker starts
+        return real_import(**kwargs)
+
+    monkeypatch.setattr(upload_execution, "bundle_import", resumed_meanwhile)
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        bundle_upload_run(upload_id=upload.pk, attempt=0)
+    upload.refresh_from_db()
+    assert (upload.status, upload.attempt) == ("queued", 1)
+    assert not Dataset.objects.exists()  # rolled back
+    assert upload_execution.upload_file(upload).is_file()  # kept for the new attempt
+    assert [(c.args[0].name, c.args[1]) for c in queued] == [
+        ("rubrics.import_bundle_upload", (upload.pk, 1))
+    ]
+
+    monkeypatch.setattr(upload_execution, "bundle_import", real_import)
+    bundle_upload_run_task.run(upload.pk, 0)  # the old message, delivered again: nothing
+    assert BundleUpload.objects.get().status == "queued"
+    bundle_upload_run_task.run(upload.pk, 1)
+    upload.refresh_from_db()
+    assert upload.status == "done"
+    assert (Bug.objects.count(), Patch.objects.count(), BundleImport.objects.count()) == (2, 2, 1)
+
+
+def test_a_failure_of_an_older_attempt_leaves_the_upload_to_the_newer(
+    lead_client: Client, django_capture_on_commit_callbacks: Capture
+) -> None:
+    post(lead_client, GOOD, django_capture_on_commit_callbacks, execute=False)
+    upload = BundleUpload.objects.get()
+    with django_capture_on_commit_callbacks(execute=False):
+        bundle_uploads_resume_unfinished()
+    bundle_upload_fail(upload_id=upload.pk, message="killed", attempt=0)
+    assert BundleUpload.objects.get().status == "queued"
+    bundle_upload_fail(upload_id=upload.pk, message="killed", attempt=1)
+    assert BundleUpload.objects.get().status == "failed"
