@@ -58,6 +58,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: an API request over the largest body is refused before anything reads it.
+    "api.body_limit.BodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "sejury_web.security.SecurityHeadersMiddleware",
     # Errors under /api/v1/ as JSON, never the HTML error pages.
@@ -177,6 +179,13 @@ if env_bool("SEJURY_HTTPS", False):
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# A plain-HTTP request is redirected to HTTPS (SEJURY_SSL_REDIRECT=1; the proxy may do it
+# instead). HSTS (SEJURY_HSTS_SECONDS > 0) tells browsers to use only HTTPS for that long:
+# start short, since a browser that saw it cannot be told otherwise before it expires.
+SECURE_SSL_REDIRECT = env_bool("SEJURY_SSL_REDIRECT", False)
+SECURE_HSTS_SECONDS = int(os.environ.get("SEJURY_HSTS_SECONDS", "0"))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SEJURY_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SEJURY_HSTS_PRELOAD", False)
 CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the page, not the cookie
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
