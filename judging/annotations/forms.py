@@ -164,6 +164,6 @@ class LabelStudioImportForm(forms.Form):
     users = forms.FileField(
         label="Users (optional)",
         required=False,
-        help_text='Needed when the export gives annotators as ids: {"7": "rater-01"} or'
-        " Label Studio's user list (/api/users).",
+        help_text="Needed for Label Studio's Export › JSON, which gives annotators as ids:"
+        ' Label Studio\'s user list (GET /api/users, saved as JSON) or {"7": "rater-01"}.',
     )

@@ -218,7 +218,7 @@ def _labelstudio_page(
     if posted and form.is_valid():
         upload, users_file = form.cleaned_data["file"], form.cleaned_data["users"]
         try:
-            users = users_mapping(users_file.read()) if users_file else {}
+            users = users_mapping(users_file.read()) if users_file else None
             summary = labelstudio_import(
                 source=upload.read(),
                 dataset=dataset,

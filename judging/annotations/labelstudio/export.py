@@ -28,6 +28,16 @@ from sejury_web.llm import OFFLINE_MARKER, Provider
 
 from .names import CAMPAIGN_FIELD, CHOICES_NAME, DATASET_FIELD, DIFF_NAME, NOTE_NAME, PATCH_FIELD
 
+# Diffs in monospace, their indentation kept. Label Studio's labelling page forces its own
+# font on everything in it (``.lsf-datamanager * {font-family: … !important}``), so the
+# ``style`` of a ``<View>`` never reaches the text: a ``<Style>`` rule on a class does, with
+# ``!important``, coming after Label Studio's own stylesheet.
+CODE_CLASS = "sejury-code"
+CODE_STYLE = (
+    f".{CODE_CLASS}, .{CODE_CLASS} * "
+    "{ font-family: monospace !important; white-space: pre-wrap !important; }"
+)
+
 
 def labelling_config(*, with_rubric: bool = True) -> str:
     """The labelling config that shows exported tasks and asks for one label and a note."""
@@ -42,15 +52,16 @@ def labelling_config(*, with_rubric: bool = True) -> str:
     )
     return (
         "<View>\n"
+        f"  <Style>{CODE_STYLE}</Style>\n"
         '  <Header value="$title"/>\n'
         '  <Text name="description" value="$description"/>\n'
         '  <Header value="Developer\'s fix" size="5"/>\n'
-        '  <View style="font-family: monospace; white-space: pre-wrap;">\n'
+        f'  <View className="{CODE_CLASS}">\n'
         '    <Text name="reference_patch" value="$reference_patch"/>\n'
         "  </View>\n"
         f"{rubric}"
         '  <Header value="Candidate patch" size="5"/>\n'
-        '  <View style="font-family: monospace; white-space: pre-wrap;">\n'
+        f'  <View className="{CODE_CLASS}">\n'
         f'    <Text name="{DIFF_NAME}" value="$diff"/>\n'
         "  </View>\n"
         f'  <Choices name="{CHOICES_NAME}" toName="{DIFF_NAME}" choice="single-radio"'

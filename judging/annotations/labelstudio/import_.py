@@ -4,10 +4,22 @@
 :mod:`.export` wrote (``[{"id", "data", "annotations": [{"completed_by", "result",
 "was_cancelled", …}]}]``). Each annotation that was not cancelled (skipped) becomes a label
 of its annotator: the choice of ``label`` and the text of ``note``. Predictions and drafts
-are not labels. The annotator is ``completed_by``: Label Studio writes the user's id, or,
-exported with user details, an object with the id and e-mail. The e-mail (or, given
-``users``, the name the lead mapped the id to) is matched to a user by user name, then by
-e-mail, ignoring case; a name that matches nobody becomes a new annotator, as in a bundle.
+are not labels.
+
+The annotator is ``completed_by``. Label Studio's *Export › JSON* (its UI, and
+``GET /api/projects/{id}/export``) writes the user's bare id, which says nothing of who that
+is here: a users file (:func:`users_mapping`: Label Studio's ``GET /api/users``, or
+``{id: name}``) gives each id's user name and e-mail. An export snapshot with user details
+(``POST /api/projects/{id}/exports`` with ``annotations__completed_by.only_id`` false)
+writes an object with the id and e-mail instead, and needs no users file. The names known
+of a Label Studio user, its user name first, then its e-mail, are matched to a user here by
+user name, then by e-mail, ignoring case: Label Studio's ``annotator2`` is our
+``annotator2``, whatever its e-mail. A user that matches nobody becomes a new annotator, as
+in a bundle, named by its e-mail (Label Studio's user names are its own; an e-mail names the
+same person everywhere).
+
+A patch imported twice into a Label Studio project is two tasks: the same annotator's
+identical labels of both are one label; different ones are refused, naming both tasks.
 The labels are then imported as bundle ``label`` records
 (``rubrics.bundle.services.bundle_import``): the same checks, all or nothing, re-importing
 changes nothing. Every error names the task (its place in the file and Label Studio's id)
@@ -55,18 +67,26 @@ MANY_CHOICES = "the annotation chose {choices}: a label is one of VALID, INVALID
 TWO_RESULTS = "the annotation has two {name!r} results"
 BAD_NOTE = "the note's text is not a list of strings"
 NO_ANNOTATOR = "the annotation names no annotator (completed_by)"
-UNMAPPED_ID = (
-    "completed_by is Label Studio's user id {id}, which names nobody here: export with user "
-    "details (completed_by with the e-mail) or map the id to a user name in a users file"
+NO_USERS_FILE = (
+    "the annotators are Label Studio user ids only ({ids}), as its Export › JSON writes them: "
+    'give the users file (Label Studio\'s GET /api/users saved as JSON, or {{"id": "user '
+    'name"}}), or import an export snapshot with user details instead '
+    "(docs: Imports › Label Studio)"
 )
+NOT_IN_USERS = "completed_by is Label Studio's user id {id}, which the users file does not name"
 BAD_COMPLETED_BY = "completed_by is {type}; expected Label Studio's user id or user object"
-TWICE = "{name} labelled this patch already, in {first}"
+TWICE = (
+    "{name} labelled this patch differently in {first} ({theirs}, here {mine}): the patch is "
+    "in the Label Studio project twice; make the two labels the same or delete one"
+)
 NO_LABELS = "the file holds no annotation to import ({skipped} skipped or cancelled)"
 TOO_LARGE = "the file is larger than {limit:,} bytes"
 BAD_USERS = (
     "the users file must be a JSON object {{id: user name or e-mail}} or Label Studio's list "
     "of users: {error}"
 )
+# The ids of users shown in NO_USERS_FILE, at most.
+SHOWN_IDS = 10
 # Where a bundle field's error is in a Label Studio annotation.
 FIELDS = {
     "patch": f"data.{PATCH_FIELD}",
@@ -115,6 +135,7 @@ class LabelStudioSummary:
     counts: KindCounts
     skipped: int  # cancelled (skipped) annotations
     new_annotators: list[str]
+    duplicates: int = 0  # an annotator's identical labels of a patch in two tasks, after one
 
     @property
     def unchanged(self) -> bool:
@@ -125,27 +146,59 @@ class LabelStudioSummary:
         text = f"{c.created} labels created, {c.updated} updated, {c.unchanged} unchanged"
         if self.skipped:
             text += f"; {self.skipped} skipped or cancelled annotations left out"
+        if self.duplicates:
+            text += (
+                f"; {self.duplicates} identical annotations of a patch in two tasks counted once"
+            )
         if self.new_annotators:
             text += f"; new annotators: {', '.join(self.new_annotators)}"
         return text
 
 
-def users_mapping(raw: bytes) -> dict[str, str]:
-    """A users file: ``{"<Label Studio id>": "<user name or e-mail>"}``, or Label Studio's
-    list of users (``GET /api/users``: ``[{"id", "email", "username"}]``), by id."""
+@dataclasses.dataclass(frozen=True)
+class Who:
+    """What is known of a Label Studio user: its user name, its e-mail, or both."""
+
+    username: str = ""
+    email: str = ""
+
+    @classmethod
+    def named(cls, name: str) -> "Who":
+        """A user name or an e-mail, as a lead writes it in a users file."""
+        name = name.strip()
+        return cls(email=name) if "@" in name else cls(username=name)
+
+    @property
+    def names(self) -> list[str]:
+        """The names to match a user by, the user name first."""
+        return [n for n in (self.username, self.email) if n]
+
+    @property
+    def new_name(self) -> str:
+        """The user name of a new annotator made for it: its e-mail, else its name."""
+        return self.email or self.username
+
+
+def _text(value: Any) -> str:
+    return value.strip() if isinstance(value, str) else ""
+
+
+def users_mapping(raw: bytes) -> dict[str, Who]:
+    """A users file by Label Studio user id: ``{"<id>": "<user name or e-mail>"}``, or
+    Label Studio's list of users (``GET /api/users``: ``[{"id", "username", "email", …}]``,
+    also as a page ``{"results": [...]}``)."""
     try:
         data = json_loads(raw.decode("utf-8-sig"))
     except (ValueError, UnicodeDecodeError) as error:
         message = BAD_USERS.format(error=error)
         raise LabelStudioImportError([LabelStudioError(message=message)]) from None
+    if isinstance(data, dict) and isinstance(data.get("results"), list):
+        data = data["results"]
     if isinstance(data, dict) and all(isinstance(v, str) for v in data.values()):
-        return {str(k): v.strip() for k, v in data.items()}
+        return {str(k): Who.named(v) for k, v in data.items() if v.strip()}
     if isinstance(data, list) and all(isinstance(u, dict) and "id" in u for u in data):
-        return {
-            str(u["id"]): str(u.get("email") or u.get("username") or "").strip()
-            for u in data
-            if u.get("email") or u.get("username")
-        }
+        users = {str(u["id"]): Who(_text(u.get("username")), _text(u.get("email"))) for u in data}
+        return {ident: who for ident, who in users.items() if who.names}
     problem = "expected an object of strings or a list of users with ids"
     raise LabelStudioImportError([LabelStudioError(message=BAD_USERS.format(error=problem))])
 
@@ -160,7 +213,7 @@ class _Annotation:
 
     where: LabelStudioError  # its place (message empty)
     patch: str  # the patch's id as read, then its key
-    who: str
+    who: Who
     label: str
     note: str
 
@@ -168,13 +221,17 @@ class _Annotation:
 class _Reader:
     """Reads the export's tasks and annotations; collects the errors with their place."""
 
-    def __init__(self, dataset: Dataset, campaign: Campaign | None, users: dict[str, str]) -> None:
+    def __init__(
+        self, dataset: Dataset, campaign: Campaign | None, users: dict[str, Who] | None
+    ) -> None:
         self.dataset = dataset
         self.campaign = campaign
         self.users = users
         self.errors: list[LabelStudioError] = []
         self.annotations: list[_Annotation] = []
         self.skipped = 0
+        # Bare Label Studio user ids, when no users file was given: one error says them all.
+        self.bare_ids: set[int] = set()
 
     def error(self, where: LabelStudioError, message: str, field: str = "") -> None:
         self.errors.append(dataclasses.replace(where, field=field, message=message))
@@ -185,6 +242,10 @@ class _Reader:
             return
         for number, task in enumerate(tasks, start=1):
             self.task(number, task)
+        if self.bare_ids:
+            ids = sorted(self.bare_ids)
+            shown = ", ".join(map(str, ids[:SHOWN_IDS])) + (", …" if len(ids) > SHOWN_IDS else "")
+            self.error(LabelStudioError(), NO_USERS_FILE.format(ids=shown), FIELDS["annotator"])
 
     def task(self, number: int, task: Any) -> None:
         where = LabelStudioError(task=number)
@@ -294,35 +355,39 @@ class _Reader:
             return None
         return "\n".join(text).strip()
 
-    def _who(self, where: LabelStudioError, completed_by: Any) -> str | None:
-        """The name or e-mail the annotation's author goes by here."""
+    def _who(self, where: LabelStudioError, completed_by: Any) -> Who | None:
+        """What is known of the annotation's author: from the users file by its id, else
+        from the user details of a snapshot export."""
         field = FIELDS["annotator"]
         if completed_by is None:
             self.error(where, NO_ANNOTATOR, field)
             return None
         if isinstance(completed_by, dict):
             ident = completed_by.get("id")
-            if ident is not None and str(ident) in self.users:
+            if self.users and ident is not None and str(ident) in self.users:
                 return self.users[str(ident)]
-            for name in ("email", "username"):
-                value = completed_by.get(name)
-                if isinstance(value, str) and value.strip():
-                    return value.strip()
+            who = Who(_text(completed_by.get("username")), _text(completed_by.get("email")))
+            if who.names:
+                return who
             completed_by = ident
         if isinstance(completed_by, int) and not isinstance(completed_by, bool):
+            if not self.users:
+                self.bare_ids.add(completed_by)
+                return None
             if str(completed_by) in self.users:
                 return self.users[str(completed_by)]
-            self.error(where, UNMAPPED_ID.format(id=completed_by), field)
+            self.error(where, NOT_IN_USERS.format(id=completed_by), field)
             return None
         self.error(where, BAD_COMPLETED_BY.format(type=_type(completed_by)), field)
         return None
 
 
-def _usernames(names: Iterable[str]) -> dict[str, str]:
-    """The user name each of ``names`` (a user name or an e-mail) goes by here: a user's of
-    that name, else of that e-mail (if only one has it), else the name itself (a new
-    annotator, as in a bundle); ignoring case."""
-    folded = {name.lower() for name in names}
+def _usernames(people: Iterable[Who]) -> dict[Who, str]:
+    """The user name each Label Studio user goes by here, ignoring case: the user named as
+    one of its names (its user name first, then its e-mail), else the one user with one of
+    them as e-mail, else a new annotator (as in a bundle) named :attr:`Who.new_name`."""
+    people = set(people)
+    folded = {name.lower() for who in people for name in who.names}
     by_name: dict[str, str] = {}
     by_email: dict[str, list[str]] = {}
     query = Q(username__in=[]) | Q(email__in=[])
@@ -333,14 +398,11 @@ def _usernames(names: Iterable[str]) -> dict[str, str]:
         if email:
             by_email.setdefault(email.lower(), []).append(username)
     resolved = {}
-    for name in names:
-        key = name.lower()
-        if key in by_name:
-            resolved[name] = by_name[key]
-        elif len(by_email.get(key, [])) == 1:
-            resolved[name] = by_email[key][0]
-        else:
-            resolved[name] = name
+    for who in people:
+        keys = [name.lower() for name in who.names]
+        named = [by_name[key] for key in keys if key in by_name]
+        mailed = [by_email[key][0] for key in keys if len(by_email.get(key, [])) == 1]
+        resolved[who] = (named + mailed + [who.new_name])[0]
     return resolved
 
 
@@ -367,20 +429,20 @@ def labelstudio_import(
     source: IO[bytes] | bytes,
     dataset: Dataset,
     campaign: Campaign | None = None,
-    users: dict[str, str] | None = None,
+    users: dict[str, Who] | None = None,
     actor: User | None,
     filename: str = "",
 ) -> LabelStudioSummary:
     """Import the annotations of Label Studio's JSON export ``source`` as labels of
     ``dataset``'s patches (of ``campaign``'s tasks, if given), all or nothing.
 
-    ``users`` maps Label Studio user ids to user names or e-mails (``users_mapping``).
+    ``users`` is the users file, by Label Studio user id (:func:`users_mapping`).
     Raises :class:`LabelStudioImportError` with every problem; then nothing was written.
     """
     tasks, errors = _load(source)
     if errors:
         raise LabelStudioImportError(errors)
-    reader = _Reader(dataset, campaign, users or {})
+    reader = _Reader(dataset, campaign, users)
     reader.read(tasks)
     reader.resolve_patches()
     errors = reader.errors
@@ -396,7 +458,7 @@ def labelstudio_import(
         )
     }
     new_annotators = sorted({u for u in usernames.values() if u.lower() not in existing})
-    annotations = _once_each(reader, usernames)
+    annotations, duplicates = _once_each(reader, usernames)
     lines = [
         json.dumps(
             {
@@ -425,7 +487,10 @@ def labelstudio_import(
             if errors:
                 raise _RollBack
             summary = LabelStudioSummary(
-                counts=result.counts["label"], skipped=reader.skipped, new_annotators=new_annotators
+                counts=result.counts["label"],
+                skipped=reader.skipped,
+                new_annotators=new_annotators,
+                duplicates=duplicates,
             )
             audit_record(
                 actor=actor,
@@ -451,19 +516,34 @@ def _import_error(errors: list[LabelStudioError]) -> LabelStudioImportError:
     return LabelStudioImportError(ordered[:keep], more=max(0, len(ordered) - keep))
 
 
-def _once_each(reader: _Reader, usernames: dict[str, str]) -> list[_Annotation]:
-    """The annotations, but a second one by the same annotator of the same patch is an error
-    (a label is one per annotator and patch)."""
+def _once_each(reader: _Reader, usernames: dict[Who, str]) -> tuple[list[_Annotation], int]:
+    """The annotations, one per annotator and patch (a label is one), and how many were
+    left out as the same label again: a patch imported twice into a Label Studio project is
+    two tasks, and an annotator labelling both the same way gave one label. Labelling them
+    differently is an error, at the second, naming the first."""
     first: dict[tuple[str, str], _Annotation] = {}
     kept = []
+    duplicates = 0
     for a in reader.annotations:
         seen = first.setdefault((a.patch, usernames[a.who].lower()), a)
         if seen is a:
             kept.append(a)
-            continue
-        message = TWICE.format(name=usernames[a.who], first=_place(seen.where))
-        reader.error(a.where, message, FIELDS["annotator"])
-    return kept
+        elif (seen.label, seen.note) == (a.label, a.note):
+            duplicates += 1
+        else:
+            message = TWICE.format(
+                name=usernames[a.who], first=_place(seen.where), theirs=_said(seen), mine=_said(a)
+            )
+            reader.error(a.where, message, FIELDS["annotator"])
+    return kept, duplicates
+
+
+def _said(a: _Annotation) -> str:
+    """An annotation's label and note, briefly."""
+    if not a.note:
+        return f"{a.label}, no note"
+    note = a.note if len(a.note) <= 40 else a.note[:39] + "…"
+    return f"{a.label}, note {note!r}"
 
 
 def _place(where: LabelStudioError) -> str:

@@ -27,8 +27,9 @@ class Command(BaseCommand):
             "--users",
             type=Path,
             metavar="FILE",
-            help='Label Studio user ids to user names or e-mails: {"7": "rater-01", …}, or'
-            " Label Studio's list of users (GET /api/users); needed when completed_by is an id",
+            help="Label Studio's list of users (GET /api/users, saved as JSON), or its user ids"
+            ' to user names or e-mails: {"7": "rater-01", …}; needed for Label Studio\'s'
+            " Export › JSON, whose completed_by is a bare user id",
         )
 
     def handle(self, *args: Any, path: Path, **options: Any) -> None:
@@ -37,7 +38,7 @@ class Command(BaseCommand):
             if file is not None and not file.is_file():
                 raise CommandError(f"{file}: no such file")
         try:
-            users = users_mapping(options["users"].read_bytes()) if options["users"] else {}
+            users = users_mapping(options["users"].read_bytes()) if options["users"] else None
             with path.open("rb") as source:
                 summary = labelstudio_import(
                     source=source,

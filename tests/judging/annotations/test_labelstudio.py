@@ -176,34 +176,122 @@ def test_a_changed_annotation_updates_its_label_and_history(campaign: Campaign) 
 
 def test_ids_without_user_details_are_matched_through_a_users_file(campaign: Campaign) -> None:
     tasks = tasks_export(dataset=campaign.dataset, campaign=campaign)
+    # Label Studio's Export › JSON: completed_by is the bare user id.
     exported = as_file(labelstudio_export(tasks, GIVEN, user_details=False))
     with pytest.raises(LabelStudioImportError) as raised:
         labelstudio_import(source=exported, dataset=campaign.dataset, campaign=campaign, actor=None)
-    first = raised.value.errors[0]
-    assert (first.task, first.task_id, first.annotation, first.field) == (
-        1,
-        "501",
-        1,
-        "completed_by",
-    )
-    assert "user id 11" in first.message
+    # One error for the file, naming the ids and the two ways to say who they are.
+    (error,) = raised.value.errors
+    assert (error.task, error.annotation, error.field) == (0, 0, "completed_by")
+    assert "Label Studio user ids only (11, 12, 13)" in error.message
+    assert "GET /api/users" in error.message
+    assert "export snapshot with user details" in error.message
     assert not Annotation.objects.exists()
 
-    # Label Studio's user list (GET /api/users), or a plain {id: name or e-mail}.
+    # Label Studio's user list (GET /api/users, also as a page of results), or a plain
+    # {id: name or e-mail}.
     listing = [
-        {"id": 11, "email": "ann@example.org", "username": "ann"},
-        {"id": 12, "email": "", "username": "rater-b"},
+        {"id": 11, "email": "ann@example.org", "username": "ann", "first_name": "Ann"},
+        {"id": 12, "email": "rb@labelstudio.example", "username": "rater-b"},
         {"id": 13, "email": "carol@example.org", "username": "carol"},
     ]
-    for users in (
-        users_mapping(json.dumps(listing).encode()),
-        {"11": "annotator", "12": "RATER-B", "13": "carol@example.org"},
+    for index, users in enumerate(
+        (
+            users_mapping(json.dumps(listing).encode()),
+            users_mapping(json.dumps({"count": 3, "results": listing}).encode()),
+            users_mapping(b'{"11": "annotator", "12": "RATER-B", "13": "carol@example.org"}'),
+        )
     ):
         Annotation.objects.all().delete()
-        labelstudio_import(
+        summary = labelstudio_import(
             source=exported, dataset=campaign.dataset, campaign=campaign, users=users, actor=None
         )
         assert labels_of(campaign.dataset) == EXPECTED
+        # A new annotator is named by the e-mail, not Label Studio's user name (the first
+        # import made carol@example.org; the next ones find her).
+        assert summary.new_annotators == (["carol@example.org"] if index == 0 else [])
+    assert not User.objects.filter(username="carol").exists()
+
+    # An id the users file does not name is an error of each annotation by it.
+    with pytest.raises(LabelStudioImportError) as raised:
+        labelstudio_import(
+            source=exported,
+            dataset=campaign.dataset,
+            campaign=campaign,
+            users=users_mapping(b'{"11": "annotator", "12": "rater-b"}'),
+            actor=None,
+        )
+    assert where(raised.value) == [(3, 3, "completed_by")]
+    assert "user id 13, which the users file does not name" in raised.value.errors[0].message
+
+
+def test_a_label_studio_user_is_ours_by_user_name_before_e_mail(
+    campaign: Campaign, people: list[User]
+) -> None:
+    """Label Studio's annotator2 is our annotator2, though its e-mail is another's (or
+    nobody's): the user name is matched first, then the e-mail."""
+    annotator2 = user_create(
+        actor=None, username="annotator2", email="", password=PASSWORD, roles=[Role.ANNOTATOR]
+    )
+    tasks = tasks_export(dataset=campaign.dataset, campaign=campaign)
+    given = {0: [Given(LSUser(21, "x@labelstudio.example"), "VALID")], 1: [Given(ANN, "UNSURE")]}
+    exported = as_file(labelstudio_export(tasks, given, user_details=False))
+    listing = [
+        {"id": 21, "username": "annotator2", "email": "annotator2@example.org"},
+        # Its user name is nobody's here; its e-mail is our annotator's.
+        {"id": 11, "username": "ann.lee", "email": "ANN@example.org"},
+    ]
+    summary = labelstudio_import(
+        source=exported,
+        dataset=campaign.dataset,
+        campaign=campaign,
+        users=users_mapping(json.dumps(listing).encode()),
+        actor=None,
+    )
+    assert summary.new_annotators == []
+    assert labels_of(campaign.dataset) == {
+        ("P-0", annotator2.username): ("VALID", ""),
+        ("P-1", people[0].username): ("UNSURE", ""),
+    }
+    assert not User.objects.filter(username__icontains="@").exists()
+
+
+def test_a_patch_imported_twice_into_label_studio_is_one_label_if_labelled_alike(
+    campaign: Campaign,
+) -> None:
+    tasks = tasks_export(dataset=campaign.dataset, campaign=campaign)
+    # The project holds P-0 twice (its tasks imported twice): tasks 1 and 5.
+    twice = [*tasks, tasks[0]]
+    alike = GIVEN | {4: [Given(ANN, "VALID", "Same fix as the developer's."), Given(BEA, "VALID")]}
+    summary = labelstudio_import(
+        source=as_file(labelstudio_export(twice, alike)),
+        dataset=campaign.dataset,
+        campaign=campaign,
+        actor=None,
+    )
+    assert labels_of(campaign.dataset) == EXPECTED
+    assert (summary.counts.created, summary.duplicates) == (7, 2)
+    assert "2 identical annotations of a patch in two tasks counted once" in str(summary)
+
+    # Labelled differently in the two tasks: refused, naming both.
+    Annotation.objects.all().delete()
+    unlike = GIVEN | {
+        4: [Given(ANN, "VALID", "Same fix as the developer's."), Given(BEA, "INVALID")]
+    }
+    with pytest.raises(LabelStudioImportError) as raised:
+        labelstudio_import(
+            source=as_file(labelstudio_export(twice, unlike)),
+            dataset=campaign.dataset,
+            campaign=campaign,
+            actor=None,
+        )
+    (error,) = raised.value.errors
+    assert str(error) == (
+        "task 5 (id 505), annotation 2, completed_by: rater-b labelled this patch differently"
+        " in task 1 (id 501), annotation 2 (VALID, no note, here INVALID, no note): the patch"
+        " is in the Label Studio project twice; make the two labels the same or delete one"
+    )
+    assert not Annotation.objects.exists()
 
 
 def broken(campaign: Campaign, change: Any) -> LabelStudioImportError:
@@ -253,7 +341,9 @@ def test_every_problem_is_reported_at_once(campaign: Campaign, lead: User) -> No
         exported[0]["annotations"][1]["result"][0]["value"]["choices"] = ["VALID", "INVALID"]
         exported[1]["data"][CAMPAIGN_FIELD] = campaign.pk + 1
         exported[2]["annotations"][0]["completed_by"] = {"id": 1, "email": "lead@example.org"}
-        exported[3]["annotations"].append(dict(exported[3]["annotations"][0], id=1))
+        again = dict(exported[3]["annotations"][0], id=1)
+        again["result"] = [dict(again["result"][0], value={"choices": ["VALID"]})]
+        exported[3]["annotations"].append(again)
 
     error = broken(campaign, many)
     assert where(error) == [
@@ -268,7 +358,8 @@ def test_every_problem_is_reported_at_once(campaign: Campaign, lead: User) -> No
     assert "VALID, INVALID" in messages[1]
     assert f"campaign {campaign.pk + 1}, not of campaign {campaign.pk}" in messages[2]
     assert "without the annotator role" in messages[3]
-    assert "labelled this patch already, in task 4 (id 504), annotation 1" in messages[4]
+    assert "labelled this patch differently in task 4 (id 504), annotation 1" in messages[4]
+    assert """(INVALID, note "Deletes the test's path", here VALID, no note)""" in messages[4]
 
 
 @pytest.mark.parametrize(
@@ -363,6 +454,23 @@ def test_the_config_names_what_the_tasks_and_predictions_use(campaign: Campaign)
     assert not any("P-" in json.dumps(task) for task in tasks)
 
 
+def test_the_diffs_are_in_monospace_by_a_style_rule_not_a_style_attribute() -> None:
+    """Label Studio's page sets its font on everything with !important: a View's style
+    attribute never reaches the text (tests/label_studio checks it in a real browser)."""
+    root, tags = config_tags(labelling_config(with_rubric=True))
+    (style,) = root.iter("Style")
+    assert "font-family: monospace !important" in (style.text or "")
+    assert "white-space: pre-wrap !important" in (style.text or "")
+    code = [
+        v
+        for v in root.iter("View")
+        if tags["diff"] in list(v) or tags["reference_patch"] in list(v)
+    ]
+    assert [v.attrib for v in code] == [{"className": "sejury-code"}] * 2
+    assert f".{code[0].attrib['className']} *" in (style.text or "")
+    assert not any("style" in e.attrib for e in root.iter())
+
+
 def test_a_campaign_export_carries_no_verdict_unless_asked(campaign: Campaign) -> None:
     patches = list(campaign.dataset.patches.all())
     finished_run(
@@ -440,7 +548,7 @@ def test_the_commands_export_and_import(campaign: Campaign, tmp_path: Path) -> N
     users = tmp_path / "users.json"
     users.write_text('{"11": "annotator", "12": "rater-b", "13": "carol@example.org"}')
 
-    with pytest.raises(CommandError, match="nothing was imported:\ntask 1 \\(id 501\\)"):
+    with pytest.raises(CommandError, match="nothing was imported:\ncompleted_by: the annotators"):
         call_command("labelstudio_import", str(exported), campaign=campaign.pk)
     out = io.StringIO()
     call_command("labelstudio_import", str(exported), campaign=campaign.pk, users=users, stdout=out)

@@ -110,8 +110,8 @@ def test_an_import_with_errors_shows_them_and_imports_nothing(
     assert response.status_code == 400
     page = response.content.decode()
     assert "Nothing was imported" in page
-    assert "Label Studio&#x27;s user id 11" in page
-    assert "user id 12" in page
+    assert "Label Studio user ids only (11, 12)" in page
+    assert "GET /api/users" in page
     # With the users file, the unknown choice remains.
     users = upload(b'{"11": "annotator", "12": "rater-b"}', "users.json")
     response = lead_client.post(
