@@ -232,7 +232,11 @@ def _placeholder(schema: dict[str, Any]) -> Any:
     kind = schema.get("type")
     if kind == "object":
         return {name: _placeholder(sub) for name, sub in schema.get("properties", {}).items()}
-    return {"array": [], "string": "", "integer": 0, "number": 0, "boolean": False}.get(str(kind))
+    if kind == "array":
+        return [_placeholder(schema.get("items", {}))] * int(schema.get("minItems", 0))
+    if kind in ("integer", "number"):
+        return schema.get("minimum", 0)
+    return {"string": "", "boolean": False}.get(str(kind))
 
 
 @dataclass(slots=True)

@@ -30,7 +30,6 @@ from judging.runs.selectors import RunNotFound, run_get
 from judging.runs.stale import can_go_stale, has_stale_result
 from judging.runs.uncertainty import margin, margin_expression
 from judging.strategies import Strategy, get_strategy
-from judging.strategies.base import clamp_score
 from sejury_web.llm.models import LLMCall
 
 VERDICTS_PER_PAGE = 50
@@ -291,7 +290,7 @@ class PersonaScore:
     """One persona of a role-player strategy (``roles``): its own score and reasoning."""
 
     label: str
-    score: float | None  # as the strategy averaged it (clamped to 0–100)
+    score: float | None  # as the persona answered it
     reasoning: str
 
 
@@ -324,7 +323,7 @@ class Member:
             rows.append(
                 PersonaScore(
                     label,
-                    clamp_score(score) if isinstance(score, int | float) else None,
+                    float(score) if isinstance(score, int | float) else None,
                     str(answer.get("reasoning", "")),
                 )
             )

@@ -98,11 +98,7 @@ class Strategy:
 
 
 def scored(response: LLMResponse, *, step: str = "assess") -> Outcome:
-    """The outcome of a one-step answer ``{score, reasoning}`` (the score clamped)."""
+    """The outcome of a one-step answer ``{score, reasoning}``: the score as the model gave it
+    (its schema bounds it to 0–100, so an answer outside never reaches here)."""
     answer = response.answer
-    return Outcome(clamp_score(answer["score"]), answer["reasoning"], (Step(step, response),))
-
-
-def clamp_score(value: Any) -> float:
-    """A model's score as a float on 0–100 (schemas ask for 0–100; some models overshoot)."""
-    return float(min(100.0, max(0.0, float(value))))
+    return Outcome(float(answer["score"]), answer["reasoning"], (Step(step, response),))

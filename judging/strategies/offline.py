@@ -78,7 +78,7 @@ def s2_assess(inputs: Inputs) -> dict[str, Any]:
     """S2's first turn: the reference score, its reasoning as the one reason in ``reasons``
     (an input missing is reported as S1b's, whose prompt this turn is)."""
     score = inputs_reference_score(Inputs("judge.s1b", inputs.values))
-    return {"score": max(0, min(100, score.value)), "reasons": [say(score.reason)]}
+    return {"score": score.value, "reasons": [say(score.reason)]}
 
 
 @offline_rule("judge.s2")

@@ -18,7 +18,7 @@ from typing import Any
 
 from sejury_web.llm import OFFLINE_MARKER, LLMRequest
 
-from .base import Ask, Case, Outcome, Step, Strategy, clamp_score, require_reference
+from .base import Ask, Case, Outcome, Step, Strategy, require_reference
 from .prompts import SCORE_ANSWER, SCORE_SCHEMA, cache_group
 from .prompts import request as one_turn
 from .registry import register
@@ -120,7 +120,7 @@ class RolePlayers(Strategy):
         # One persona after the other, as S2's turns: a failed call fails the member (and the
         # patch); the roles already answered stay in the log and the cache.
         steps = [Step(p.name, ask(persona_request(case, p))) for p in PERSONAS]
-        scores = [clamp_score(step.response.answer["score"]) for step in steps]
+        scores = [float(step.response.answer["score"]) for step in steps]
         reasons = [str(step.response.answer["reasoning"]) for step in steps]
         offline = any(step.response.is_offline for step in steps)
         return Outcome(

@@ -6,6 +6,7 @@ draft, free-form, or one pinned revision), the reference fix only, or nothing (t
 of paper 004, Table 6).
 """
 
+from functools import lru_cache
 from typing import Any
 
 from .base import Ask, Case, Outcome, Step, Strategy, StrategyError
@@ -52,7 +53,7 @@ SCHEMA: dict[str, Any] = {
             "items": {
                 "type": "object",
                 "properties": {
-                    "index": {"type": "integer"},
+                    "index": {"type": "integer", "minimum": 1},
                     "passed": {"type": "boolean"},
                     "reason": {"type": "string"},
                 },
@@ -64,6 +65,40 @@ SCHEMA: dict[str, Any] = {
     "required": ["thought", "verdict", "justification", "requirements"],
     "additionalProperties": False,
 }
+
+
+def answer_schema(case: Case) -> dict[str, Any]:
+    """The schema of the judge's answer to ``case``: its requirement checks bounded by what
+    the prompt shows. A templated rubric's checks name its requirements, 1 to its count, at
+    most one each; a free-form rubric's name those its Markdown numbers (``SCHEMA``); without
+    a rubric there is none, as the prompt says. A check outside them does not match the
+    schema (asked again once, then the member fails), never kept as a requirement unnamed."""
+    if case.rubric is None:
+        return _bounded(0)
+    if "requirements" in case.rubric:
+        return _bounded(len(case.rubric["requirements"] or []))
+    return SCHEMA
+
+
+@lru_cache(maxsize=64)
+def _bounded(count: int) -> dict[str, Any]:
+    # One object per count: the forecast keys its work on a schema's identity.
+    checks = SCHEMA["properties"]["requirements"]
+    item = checks["items"]
+    index = dict(item["properties"]["index"])
+    if count:  # without a requirement, the empty list alone (no range from 1 to 0)
+        index["maximum"] = count
+    return {
+        **SCHEMA,
+        "properties": {
+            **SCHEMA["properties"],
+            "requirements": {
+                **checks,
+                "maxItems": count,
+                "items": {**item, "properties": {**item["properties"], "index": index}},
+            },
+        },
+    }
 
 
 def rubric_block(case: Case) -> str:
@@ -102,7 +137,8 @@ class RubricJudge(Strategy):
             "rubric": case.rubric,
         }
         user = "\n\n".join(parts)
-        response = ask(one_turn(PURPOSE, user, SCHEMA, inputs, group=cache_group(PURPOSE, case)))
+        schema = answer_schema(case)
+        response = ask(one_turn(PURPOSE, user, schema, inputs, group=cache_group(PURPOSE, case)))
         answer = response.answer
         valid = answer["verdict"] == "VALID"
         return Outcome(

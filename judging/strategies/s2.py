@@ -11,8 +11,8 @@ from typing import Any
 
 from sejury_web.llm import LLMRequest, Message
 
-from .base import Ask, Case, Outcome, Step, Strategy, clamp_score, require_reference
-from .prompts import SCORE_ANSWER, SCORE_SCHEMA, cache_group
+from .base import Ask, Case, Outcome, Step, Strategy, require_reference
+from .prompts import SCORE_ANSWER, SCORE_FIELD, SCORE_SCHEMA, cache_group
 from .prompts import request as one_turn
 from .registry import register
 from .s1 import s1_inputs, s1_user
@@ -28,8 +28,8 @@ the score as a list of short statements about the patch, each of which is true o
 REASONS_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "score": {"type": "integer"},
-        "reasons": {"type": "array", "items": {"type": "string"}},
+        "score": SCORE_FIELD,
+        "reasons": {"type": "array", "items": {"type": "string"}, "minItems": 1},
     },
     "required": ["score", "reasons"],
     "additionalProperties": False,
@@ -64,7 +64,7 @@ def _first_turn(case: Case) -> LLMRequest:
 
 
 def _rethink(case: Case, first: LLMRequest, answer: dict[str, Any]) -> LLMRequest:
-    reasons = "\n".join(f"- {reason}" for reason in answer["reasons"]) or "- (none given)"
+    reasons = "\n".join(f"- {reason}" for reason in answer["reasons"])
     user = RETHINK.format(score=answer["score"], reasons=reasons, answer=SCORE_ANSWER)
     return LLMRequest(
         purpose=PURPOSE,
@@ -92,7 +92,7 @@ class DirectAssessAndRethink(Strategy):
         first = ask(first_request)
         second = ask(_rethink(case, first_request, first.answer))
         return Outcome(
-            clamp_score(second.answer["score"]),
+            float(second.answer["score"]),
             second.answer["reasoning"],
             (Step("assess", first), Step("rethink", second)),
         )

@@ -51,7 +51,7 @@ def bug_with_patches(count: int, **fields: Any) -> Bug:
 
 def make_golden(bug: Bug) -> None:
     """Give ``bug`` a golden rubric: its offline draft, confirmed as it is."""
-    rubric = rubric_draft_write(rubric_id=Rubric.objects.create(bug=bug).pk)
+    rubric = rubric_draft_write(rubric_id=Rubric.objects.create(bug=bug).pk, provider="offline")
     rubric.golden_revision = rubric.revisions.get(number=0)
     rubric.status = Rubric.Status.GOLDEN
     rubric.save()

@@ -20,15 +20,24 @@ Judge = Callable[..., JudgingRun]
 
 SCORE = {"score": 70, "reasoning": "It returns 2 as the bug asks."}
 ANSWERS: dict[str, dict[str, Any]] = {
+    # No requirement checked: what the reference and none contexts allow (a rubric's one
+    # requirement is checked in ``CHECKED``).
     "judge.rubric": {
-        "thought": "Requirement 1 asks for 2; the patch returns 2.",
+        "thought": "The bug asks for 2; the patch returns 2.",
         "verdict": "VALID",
-        "justification": "It meets requirement 1.",
-        "requirements": [{"index": 1, "passed": True, "reason": "returns 2"}],
+        "justification": "It returns 2.",
+        "requirements": [],
     },
     "judge.s2.assess": {"score": 40, "reasons": ["It misses the null check.", "It keeps f()."]},
     "judge.s4.analyze": {"properties": ["f() returns 2", "x is never 1"]},
     "judge.s5.tests": {"tests": [{"name": "test_f_returns_2", "description": "f() == 2"}]},
+}
+
+CHECKED = {
+    "thought": "Requirement 1 asks for 2; the patch returns 2.",
+    "verdict": "VALID",
+    "justification": "It meets requirement 1.",
+    "requirements": [{"index": 1, "passed": True, "reason": "returns 2"}],
 }
 
 

@@ -26,8 +26,9 @@ class Score:
 
 
 def scored_answer(score: Score) -> dict[str, Any]:
-    """``{score, reasoning}``, the answer of a scoring prompt: clamped, the reasoning marked."""
-    return {"score": max(0, min(100, score.value)), "reasoning": say(score.reason)}
+    """``{score, reasoning}``, the answer of a scoring prompt, the reasoning marked. The rules
+    compute scores on 0–100; one outside would fail the request's schema like a model's."""
+    return {"score": score.value, "reasoning": say(score.reason)}
 
 
 def undecided(candidate: Patch) -> Score:

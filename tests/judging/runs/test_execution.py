@@ -1,12 +1,15 @@
 """Judging patches for a run: members and bug steps, the team's verdict, failures, and the
 checks that keep a cancelled or superseded run from calling the model again."""
 
+import itertools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.test import Client
+from django.utils.html import escape
 from pytest_django.fixtures import Settings
 
 from judging.models import BugStep, JudgingRun, PatchJudgment, StrategyResult
@@ -17,11 +20,19 @@ from judging.strategies import get_strategy
 from judging.strategies.ensemble import combine
 from judging.strategies.prompts import SCORE_SCHEMA
 from sejury_web.llm import OFFLINE_MARKER, LLMRequest, Message
+from sejury_web.llm.answers import correction
 from sejury_web.llm.models import LLMCall
-from tests.judging.factories import bug_with_patches, unchecked_run
+from tests.judging.factories import bug_with_patches, make_golden, unchecked_run
 from tests.judging.helpers import ANSWERS, Judge, reply, scored
-from tests.rubrics.factories import PatchFactory, make_diff
-from tests.sejury_web.llm.fake_servers import OpenAIServer, error
+from tests.rubrics.factories import DatasetFactory, PatchFactory, make_diff
+from tests.sejury_web.llm.fake_servers import (
+    OpenAIServer,
+    Reply,
+    error,
+    ok,
+    request_schema,
+    schema_answer,
+)
 from tests.sejury_web.llm.helpers import Provided, point_at
 
 pytestmark = pytest.mark.django_db
@@ -37,6 +48,7 @@ PURPOSES = {
 }
 PROPERTIES = reply(ANSWERS["judge.s4.analyze"])
 TESTS = reply(ANSWERS["judge.s5.tests"])
+CORRECTED = correction("", {}).split(":")[0]  # how a correction turn starts
 
 
 def verdict(label: str) -> dict[str, object]:
@@ -98,7 +110,7 @@ def test_a_team_asks_each_bug_step_once_and_each_member_per_patch(
         *[reply(verdict("VALID")), scored(80), reply({"score": 60, "reasons": ["r"]})],
         *[scored(70), scored(90), scored(40), scored(50)],
         *[reply(verdict("INVALID")), scored(10), reply({"score": 20, "reasons": ["r"]})],
-        *[scored(30), scored(150), scored(0), scored(5)],
+        *[scored(30), scored(100), scored(0), scored(5)],
     )
 
     run = judge_now(dataset=bug.dataset, strategies=",".join(TEAM), context="reference")
@@ -106,7 +118,7 @@ def test_a_team_asks_each_bug_step_once_and_each_member_per_patch(
     # 2 bug steps, then per patch rubric 1 + s1b 1 + s2 2 + s3 1 + s4 1 + s5 1: 2 + 2 · 7
     assert provided.server.request_count == 16
     assert (run.status, run.provider, run.model) == ("finished", provided.name, provided.model)
-    expected = [[100, 80, 70, 90, 40, 50], [0, 10, 30, 100, 0, 5]]  # s3's 150 is clamped
+    expected = [[100, 80, 70, 90, 40, 50], [0, 10, 30, 100, 0, 5]]
     judgments = list(run.judgments.order_by("patch__key"))
     for judgment, scores in zip(judgments, expected, strict=True):
         results = members(judgment)
@@ -166,6 +178,49 @@ def test_a_member_whose_provider_fails_fails_alone_and_is_retried_alone(
     judgment.refresh_from_db()
     assert (judgment.status, judgment.score, judgment.error) == ("done", 70.0, "")
     assert (run.status, run.generation) == (JudgingRun.Status.FINISHED, 1)
+
+
+@pytest.mark.parametrize(
+    ("out_of_range", "said"),
+    [(150, "150 is greater than the maximum of 100"), (-7, "-7 is less than the minimum of 0")],
+)
+def test_a_score_outside_0_100_is_asked_again_then_fails_its_member_never_clamped(
+    openai_server: OpenAIServer,
+    judge_now: Judge,
+    lead_client: Client,
+    out_of_range: int,
+    said: str,
+) -> None:
+    bug = bug_with_patches(1)
+    # s1b answers out of range twice (the answer, then its correction); s3 answers 80.
+    openai_server.script(scored(out_of_range), scored(out_of_range), scored(80))
+
+    run = judge_now(dataset=bug.dataset, strategies="s1b,s3", context="reference")
+
+    assert openai_server.request_count == 3
+    asked_again = openai_server.requests[1].body["messages"]
+    assert asked_again[-2] == {"role": "assistant", "content": f'{{"score": {out_of_range}, '
+                               f'"reasoning": "Scored {out_of_range}."}}'}  # fmt: skip
+    assert f"at score: {said}" in asked_again[-1]["content"]
+    judgment = run.judgments.get()
+    s1b, s3 = judgment.results.get(strategy="s1b"), judgment.results.get(strategy="s3")
+    assert (s1b.status, s1b.score, s1b.answers) == (StrategyResult.Status.FAILED, None, {})
+    assert s1b.error == (
+        "the model's answer did not match the schema twice: the answer does not match the "
+        f"schema at score: {said}"
+    )
+    [call] = LLMCall.objects.filter(pk__in=s1b.call_ids)
+    assert (call.status, call.attempts, call.answer) == (LLMCall.Status.PARSE_FAILURE, 2, None)
+    assert (s3.status, s3.score) == (StrategyResult.Status.DONE, 80.0)
+    # Nothing stands for the score the model did not give: no 100, no 0, no team score.
+    assert not StrategyResult.objects.filter(score__in=[0, 100]).exists()
+    assert (judgment.status, judgment.score, judgment.verdict) == ("failed", None, "")
+    assert judgment.error == f"1 of 2 members failed: s1b: {s1b.error}"
+    assert run.status == JudgingRun.Status.FINISHED
+
+    reason = escape(s1b.error)
+    assert reason in lead_client.get(judgment.get_absolute_url()).content.decode()
+    assert reason in lead_client.get(run.get_absolute_url()).content.decode()
 
 
 def test_a_failed_bug_step_fails_its_member_on_every_patch_until_retried(
@@ -304,3 +359,78 @@ def test_a_task_of_an_older_generation_returns_without_judging() -> None:
     assert run_start(run_id=run.pk, generation=1) == [("bug", bug.pk)]
     assert bug_prepare(run_id=run.pk, bug_id=bug.pk, generation=1) == []  # judged its patch
     assert patch_judge(judgment.pk, 1) == PatchJudgment.Status.DONE
+
+
+def _faulty(body: dict[str, Any], counter: Iterator[int]) -> Reply:
+    """A server whose answers fit their schema but for every fifth score (150 or -7) and
+    rubric check (one requirement past the rubric's last), and every other answer to a
+    correction."""
+    schema = request_schema(body)
+    assert schema is not None
+    answer = schema_answer(schema)
+    n = next(counter)
+    corrected = any(CORRECTED in str(m.get("content")) for m in body["messages"])
+    if n % 5 == 0 or (corrected and n % 2 == 0):
+        if "score" in answer:
+            answer["score"] = 150 if n % 2 else -7
+        elif answer.get("requirements"):
+            answer["requirements"][0]["index"] += 1
+    return ok(json.dumps(answer))
+
+
+def test_a_run_against_a_faulty_server_stores_no_score_the_model_did_not_give(
+    openai_server: OpenAIServer, judge_now: Judge
+) -> None:
+    team = ["rubric", "s1b", "s2", "s3", "s4", "s5", "roles"]
+    dataset = DatasetFactory()
+    for n in range(2):
+        make_golden(bug_with_patches(3, key=f"B-{n}", dataset=dataset))
+    counter = itertools.count(1)
+    openai_server.default = lambda body: _faulty(body, counter)
+
+    run = judge_now(dataset=dataset, strategies=team, context="golden")
+
+    refused = [
+        entry["error"]
+        for call in LLMCall.objects.all()
+        for entry in call.attempt_log
+        if "error" in entry
+    ]
+    results = list(StrategyResult.objects.filter(judgment__run=run))
+    done = [r for r in results if r.status == StrategyResult.Status.DONE]
+    failed = [r for r in results if r.status == StrategyResult.Status.FAILED]
+    made_up = [r for r in done if not _as_answered(r)]
+    print(
+        f"{len(refused)} answers outside their schema; "
+        f"{len(refused) - len(failed)} fitted when asked again; "
+        f"{len(failed)} members failed with the reason; "
+        f"{len(made_up)} of {len(results)} member scores made of an answer outside it"
+    )
+    assert made_up == []
+    assert refused
+    assert all("maximum of" in error or "minimum of" in error for error in refused)
+    assert failed
+    for result in failed:
+        assert result.score is None
+        assert result.error.startswith("the model's answer did not match the schema twice: ")
+    parse_failures = LLMCall.objects.filter(status=LLMCall.Status.PARSE_FAILURE)
+    assert parse_failures.count() == len(failed)
+    assert len(done) + len(failed) == len(team) * 6
+
+
+def _as_answered(result: StrategyResult) -> bool:
+    """Whether a member's score (or verdict) is what its model answered, every answer of it
+    within its schema's bounds."""
+    answers = result.answers
+    scores = [a["score"] for a in answers.values() if isinstance(a, dict) and "score" in a]
+    if not all(0 <= score <= 100 for score in scores):
+        return False
+    if result.strategy == "rubric":
+        [judge] = answers.values()
+        checks = [item["index"] for item in judge["requirements"]]
+        count = len(result.rubric_revision.structure["requirements"])
+        scored_as = 100.0 if judge["verdict"] == "VALID" else 0.0
+        return result.score == scored_as and all(1 <= i <= count for i in checks)
+    if result.strategy == "roles":
+        return result.score == sum(scores) / len(scores)
+    return result.score == float(scores[-1])  # s2: its rethink, the last turn

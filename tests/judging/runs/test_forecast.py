@@ -53,8 +53,8 @@ MODEL = "gpt-5-mini"
 MODEL_REASONING = REASONING_ALLOWANCE["medium"]
 TEAM = ["s1b", "s2", "s4", "bleu"]
 # The empty answers the forecast stands in for answers it cannot know (the schema's emptiest).
-EMPTY = {"judge.s2.assess": {"score": 0, "reasons": []}}
-EMPTY_PROPERTIES: dict[str, Any] = {"properties": []}
+EMPTY = {"judge.s2.assess": {"score": 0, "reasons": [""]}}
+EMPTY_PROPERTIES: dict[str, Any] = {"properties": [""]}
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from judging.strategies.prompts import SCORE_SCHEMA, SYSTEM
 from judging.strategies.roles import PERSONAS, PURPOSE
 from judging.strategies.s1 import s1_request
 from sejury_web.llm import LLMError, LLMRequest, LLMResponse
+from sejury_web.llm.answers import AnswerInvalid
 from tests.judging.helpers import Recorder
 from tests.judging.strategies.test_strategies import CASE, REFERENCE, case, user_text
 
@@ -98,12 +99,16 @@ def test_the_score_is_the_mean_of_the_roles_and_each_role_is_a_step() -> None:
     ]
 
 
-def test_role_scores_are_clamped_before_the_mean() -> None:
-    outcome = get_strategy("roles").judge(
-        case(), ByRole({**SCORES, "reviewer": 150, "qa_analyst": -30})
-    )
+@pytest.mark.parametrize("answered", [150, -30])
+def test_a_role_score_outside_0_100_is_refused_never_clamped_into_the_mean(
+    answered: int,
+) -> None:
+    ask = ByRole({**SCORES, "maintainer": answered})
 
-    assert outcome.score == (100 + 40 + 60 + 0) / 4
+    with pytest.raises(AnswerInvalid, match="at score"):
+        get_strategy("roles").judge(case(), ask)
+
+    assert len(ask.requests) == 2  # the roles before it; no mean is made
 
 
 def test_the_same_reasoning_from_every_role_is_said_once() -> None:

@@ -20,7 +20,8 @@ from judging.strategies.registry import (
 )
 from rubrics.rubric_text import rubric_markdown
 from sejury_web.llm import OFFLINE_MARKER, LLMRequest, complete
-from tests.judging.helpers import ANSWERS, SCORE, Recorder
+from sejury_web.llm.answers import AnswerInvalid
+from tests.judging.helpers import ANSWERS, CHECKED, SCORE, Recorder
 from tests.rubrics.factories import make_diff
 
 REFERENCE = make_diff(old="x = 1", new="x = 2")
@@ -121,12 +122,29 @@ def test_strategies_that_read_the_reference_refuse_a_bug_without_one(
     assert ask.requests == []
 
 
-@pytest.mark.parametrize(("answered", "score"), [(150, 100.0), (-20, 0.0), (55, 55.0)])
 @pytest.mark.parametrize("name", ["s1a", "s1b", "s3"])
-def test_scores_are_clamped_to_0_100(name: str, answered: int, score: float) -> None:
-    ask = Recorder({f"judge.{name}": {"score": answered, "reasoning": "r"}})
+def test_a_score_is_kept_as_answered_at_the_ends_of_0_100(name: str) -> None:
+    for answered in (0, 55, 100):
+        ask = Recorder({f"judge.{name}": {"score": answered, "reasoning": "r"}})
 
-    assert get_strategy(name).judge(case(), ask).score == score
+        assert get_strategy(name).judge(case(), ask).score == float(answered)
+
+
+@pytest.mark.parametrize("answered", [150, 101, -7, -1, 55.5, "80"])
+@pytest.mark.parametrize(
+    "purpose", ["judge.s1a", "judge.s1b", "judge.s3", "judge.s2", "judge.s2.assess"]
+)
+def test_a_score_outside_0_100_or_not_an_integer_is_refused_never_clamped(
+    purpose: str, answered: object
+) -> None:
+    # The Recorder checks each answer against its request's schema, as the LLM layer does:
+    # an answer the schema refuses is asked again once, then fails the member.
+    extra = {"reasons": ["r"]} if purpose == "judge.s2.assess" else {"reasoning": "r"}
+    name = purpose.split(".")[1]
+    ask = Recorder({purpose: {"score": answered, **extra}})
+
+    with pytest.raises(AnswerInvalid, match="at score"):
+        get_strategy(name).judge(case(), ask)
 
 
 def test_s2_rethinks_with_its_first_answer_as_the_models_own_turn() -> None:
@@ -156,10 +174,11 @@ def test_s2_rethinks_with_its_first_answer_as_the_models_own_turn() -> None:
     assert outcome.steps[0].response.answer == assessed
 
 
-def test_s2_clamps_the_rethought_score() -> None:
-    ask = Recorder({"judge.s2": {"score": 130, "reasoning": "r"}})
+def test_s2_refuses_a_first_turn_without_reasons() -> None:
+    ask = Recorder({"judge.s2.assess": {"score": 40, "reasons": []}})
 
-    assert get_strategy("s2").judge(case(), ask).score == 100.0
+    with pytest.raises(AnswerInvalid, match="at reasons"):
+        get_strategy("s2").judge(case(), ask)
 
 
 @pytest.mark.parametrize(
@@ -202,19 +221,28 @@ def test_step_2_without_step_1_is_refused(name: str) -> None:
 
 @pytest.mark.parametrize("context", RUBRIC_CONTEXTS)
 def test_the_rubric_judge_reads_the_contexts_rubric_and_not_the_reference(context: str) -> None:
-    ask = Recorder()
+    ask = Recorder({"judge.rubric": CHECKED})
+    # A free-form rubric is its Markdown alone: the judge reads the same text.
+    rubric = {"text": rubric_markdown(RUBRIC)} if context == "free_form" else RUBRIC
 
     outcome = get_strategy("rubric").judge(
-        case(context=context, rubric=RUBRIC, rubric_text=rubric_markdown(RUBRIC)), ask
+        case(context=context, rubric=rubric, rubric_text=rubric_markdown(RUBRIC)), ask
     )
 
     [request] = ask.requests
     assert request.purpose == "judge.rubric"
-    assert request.schema == rubric_module.SCHEMA
+    checks = request.schema["properties"]["requirements"]
+    if context == "free_form":
+        assert "maxItems" not in checks
+        assert checks["items"]["properties"]["index"] == {"type": "integer", "minimum": 1}
+    else:  # one check at most per requirement of the rubric, which has one
+        assert checks["maxItems"] == 1
+        index = checks["items"]["properties"]["index"]
+        assert index == {"type": "integer", "minimum": 1, "maximum": 1}
     assert_shows_bug_and_candidate(request)
     assert f"<rubric>\n{rubric_markdown(RUBRIC)}\n</rubric>" in user_text(request)
     assert "1. **Return 2:** `f()` must set `x = 2`." in user_text(request)
-    assert request.inputs["rubric"] == RUBRIC
+    assert request.inputs["rubric"] == rubric
     assert not shows_reference(request)
     assert (outcome.score, outcome.verdict) == (100.0, "VALID")
     assert outcome.reasoning == "It meets requirement 1."
@@ -253,6 +281,37 @@ def test_an_invalid_verdict_scores_0() -> None:
     )
 
     assert (outcome.score, outcome.verdict, outcome.reasoning) == (0.0, "INVALID", "No.")
+
+
+@pytest.mark.parametrize(
+    ("context", "checks", "where"),
+    [
+        ("golden", [{"index": 2, "passed": False, "reason": "r"}], "requirements/0/index"),
+        ("golden", [{"index": 0, "passed": True, "reason": "r"}], "requirements/0/index"),
+        ("golden", [{"index": 1, "passed": True, "reason": "r"}] * 2, "requirements"),
+        ("reference", [{"index": 1, "passed": True, "reason": "r"}], "requirements"),
+        ("none", [{"index": 1, "passed": True, "reason": "r"}], "requirements"),
+    ],
+)
+def test_a_requirement_check_the_prompt_did_not_ask_for_is_refused(
+    context: str, checks: list[dict[str, Any]], where: str
+) -> None:
+    # RUBRIC has one requirement; the reference and none contexts show no rubric at all.
+    rubric = RUBRIC if context == "golden" else None
+    answer = {**ANSWERS["judge.rubric"], "verdict": "INVALID", "requirements": checks}
+
+    with pytest.raises(AnswerInvalid, match=f"at {where}:"):
+        get_strategy("rubric").judge(
+            case(context=context, rubric=rubric, rubric_text=rubric_markdown(RUBRIC)),
+            Recorder({"judge.rubric": answer}),
+        )
+
+
+def test_the_rubric_judge_refuses_a_verdict_outside_valid_and_invalid() -> None:
+    answer = {**ANSWERS["judge.rubric"], "verdict": "PARTIAL"}
+
+    with pytest.raises(AnswerInvalid, match="at verdict:"):
+        get_strategy("rubric").judge(case(context="none"), Recorder({"judge.rubric": answer}))
 
 
 def test_the_rubric_judge_refuses_a_case_whose_rubric_is_missing() -> None:

@@ -670,7 +670,7 @@ def request_schema(body: Any) -> JsonObject | None:
 def schema_answer(schema: JsonObject) -> Any:
     """A deterministic value valid against ``schema``.
 
-    Integers 50 (the minimum if the schema sets one, kept within a maximum), numbers likewise,
+    Integers 50 (raised to a minimum, lowered to a maximum), numbers likewise,
     strings "fake" (padded or cut to minLength/maxLength), booleans true, null None, enums and
     consts their (first) value, arrays of minItems items (at least one, unless maxItems is
     0), objects with their required properties. ``anyOf``/``oneOf`` take the first branch,
@@ -754,19 +754,22 @@ def _number(schema: JsonObject, *, integer: bool) -> int | float:
         # draft 4 spelled exclusive bounds as booleans beside minimum/maximum
         return None if isinstance(value, bool) or value is None else value
 
-    value: float
+    # 50, raised to the lowest value the schema allows and lowered to the highest.
+    value: float = FAKE_INTEGER
     if (low := bound("minimum")) is not None:
-        value = math.ceil(low) if integer else low
-        if schema.get("exclusiveMinimum") is True and value == low:
-            value += 1
+        least = math.ceil(low) if integer else low
+        if schema.get("exclusiveMinimum") is True and least == low:
+            least += 1
+        value = max(value, least)
     elif (low := bound("exclusiveMinimum")) is not None:
-        value = math.floor(low) + 1
-    else:
-        value = FAKE_INTEGER
-        if (high := bound("maximum")) is not None:
-            value = min(value, math.floor(high) if integer else high)
-        if (high := bound("exclusiveMaximum")) is not None:
-            value = min(value, math.ceil(high) - 1)
+        value = max(value, math.floor(low) + 1)
+    if (high := bound("maximum")) is not None:
+        most = math.floor(high) if integer else high
+        if schema.get("exclusiveMaximum") is True and most == high:
+            most -= 1
+        value = min(value, most)
+    elif (high := bound("exclusiveMaximum")) is not None:
+        value = min(value, math.ceil(high) - 1)
     return int(value) if integer else value
 
 

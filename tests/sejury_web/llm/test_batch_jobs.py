@@ -1,6 +1,7 @@
 """A round through OpenAI's Batch API, with the real ``openai`` SDK against the fake server:
 what is sent, what the results become, and what a killed worker's resume finds."""
 
+import dataclasses
 import json
 from decimal import Decimal
 from pathlib import Path
@@ -8,6 +9,7 @@ from pathlib import Path
 import pytest
 from pytest_django.fixtures import Settings
 
+from judging.strategies.prompts import SCORE_SCHEMA
 from sejury_web.llm.batch.base import BatchUnsupported
 from sejury_web.llm.batch.jobs import (
     TOO_LARGE,
@@ -117,6 +119,25 @@ def test_a_second_unparsed_answer_fails_the_request(server: OpenAIBatchServer) -
     [call] = LLMCall.objects.all()
     assert call.status == LLMCall.Status.PARSE_FAILURE
     assert call.attempts == 2
+    assert LLMBatchRequest.objects.order_by("pk").last().status == "failed"
+
+
+def test_a_score_outside_the_judging_schema_is_asked_again_then_fails_never_clamped(
+    server: OpenAIBatchServer,
+) -> None:
+    # The judging prompts' own score schema (0–100), as a batch run's S1b line carries it.
+    request = dataclasses.replace(score_request("patch one"), schema=SCORE_SCHEMA)
+    server.script(ok('{"score": 150, "reasoning": "x"}'), ok('{"score": -7, "reasoning": "x"}'))
+    _stored(round_submit(owner=OWNER, round=1, requests=[batch_prepare(request)])[0])
+    [row] = LLMBatchRequest.objects.all()
+    assert row.status == LLMBatchRequest.Status.CORRECT
+    assert "150 is greater than the maximum of 100" in row.attempt_log[0]["error"]
+    assert not LLMCall.objects.exists()  # no answer made of it
+
+    _stored(round_submit(owner=OWNER, round=2, requests=[batch_prepare(request)])[0])
+    [call] = LLMCall.objects.all()
+    assert (call.status, call.answer, call.attempts) == (LLMCall.Status.PARSE_FAILURE, None, 2)
+    assert call.error.endswith("at score: -7 is less than the minimum of 0")
     assert LLMBatchRequest.objects.order_by("pk").last().status == "failed"
 
 

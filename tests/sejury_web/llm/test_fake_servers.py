@@ -462,7 +462,8 @@ def test_schema_answer_values() -> None:
         "justification": "fake",
         "requirements": [{"index": 50, "passed": True, "reason": "fake"}],
     }
-    assert schema_answer(OTHER_SCHEMAS["bounded integer"]) == 1
+    assert schema_answer(OTHER_SCHEMAS["bounded integer"]) == 10  # 50 lowered to the maximum
+    assert schema_answer({"type": "integer", "minimum": 60}) == 60
     assert schema_answer(OTHER_SCHEMAS["array bounds"]) == [50, 50, 50]
     assert schema_answer({"type": "OBJECT", "properties": {"n": {"type": "INTEGER"}},
                           "required": ["n"]}) == {"n": 50}  # fmt: skip
