@@ -144,6 +144,12 @@ class Patch(_Keyed):
     )
     source = models.CharField(max_length=200, blank=True)
     tests_pass = models.BooleanField(null=True, blank=True)
+    # The test evidence behind tests_pass: SWE-bench's tests_status (FAIL_TO_PASS and
+    # PASS_TO_PASS, each a success and a failure list of test names), and why tests_pass is
+    # null (not evaluated) or failing for a reason of the harness's. Never shown to a judge
+    # nor to an annotator.
+    tests_status = models.JSONField(null=True, blank=True)
+    tests_note = models.CharField(max_length=500, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -1,5 +1,6 @@
 """The ``bug`` and ``patch`` record kinds of the bundle, and the upsert they share."""
 
+import json
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from typing import Any, TypeVar
 
@@ -12,7 +13,9 @@ from rubrics.bundle.read import (
     KEY_FIELD,
     MAX_DESCRIPTION,
     MAX_DIFF,
+    MAX_METADATA,
     METADATA_FIELD,
+    METADATA_TOO_LONG,
     FieldSpec,
     Record,
 )
@@ -31,6 +34,15 @@ RECOUNTED_NOTE = (
 DUPLICATES_NOTE = (
     "{count} patches repeat another patch of the same bug (same normalized diff): {pairs}"
 )
+
+TESTS_STATUS_LISTS = ("FAIL_TO_PASS", "PASS_TO_PASS", "FAIL_TO_FAIL", "PASS_TO_FAIL")
+TESTS_STATUS_PARTS = ("success", "failure")
+TESTS_STATUS_SHAPE = (
+    "expected the harness's tests_status: {lists}, each an object of 'success' and "
+    "'failure' arrays of test names (and 'left_out', the length of each list left out)"
+)
+MAX_TESTS_STATUS = MAX_METADATA
+MAX_TESTS_NOTE = 500
 
 M = TypeVar("M", bound=models.Model)
 K = TypeVar("K", bound=Hashable)
@@ -129,6 +141,33 @@ def _tests_pass(data: dict[str, Any]) -> bool | None:
     return fallback if isinstance(fallback, bool) else None
 
 
+def _test_names(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(name, str) for name in value)
+
+
+def check_tests_status(value: dict[str, Any]) -> str | None:
+    """A patch's ``tests_status``: the harness's lists of test names, within the metadata's
+    size limit."""
+    shape = TESTS_STATUS_SHAPE.format(lists=", ".join(TESTS_STATUS_LISTS))
+    for name, item in value.items():
+        if name == "left_out":
+            counts = isinstance(item, dict) and all(
+                isinstance(n, int) and not isinstance(n, bool) for n in item.values()
+            )
+            if not counts:
+                return shape
+        elif not (
+            name in TESTS_STATUS_LISTS
+            and isinstance(item, dict)
+            and set(item) <= set(TESTS_STATUS_PARTS)
+            and all(map(_test_names, item.values()))
+        ):
+            return shape
+    if len(json.dumps(value, ensure_ascii=False)) > MAX_TESTS_STATUS:
+        return METADATA_TOO_LONG.format(limit=MAX_TESTS_STATUS)
+    return None
+
+
 class BugKind(RecordKind):
     name = "bug"
     order = 10
@@ -208,6 +247,8 @@ class PatchKind(RecordKind):
         "diff": FieldSpec((str,), required=True, non_empty=True, max_length=MAX_DIFF),
         "source": FieldSpec((str,), max_length=200),
         "tests_pass": FieldSpec((bool,), nullable=True),
+        "tests_status": FieldSpec((dict,), nullable=True, check=check_tests_status),
+        "tests_note": FieldSpec((str,), max_length=MAX_TESTS_NOTE),
         "metadata": METADATA_FIELD,
     }
 
@@ -238,6 +279,8 @@ class PatchKind(RecordKind):
                 "diff_hash": r.derived["diff_hash"],
                 "source": r.data.get("source", ""),
                 "tests_pass": _tests_pass(r.data),
+                "tests_status": r.data.get("tests_status"),
+                "tests_note": r.data.get("tests_note", ""),
                 "metadata": r.data.get("metadata", {}),
             }
             for r in records
@@ -271,11 +314,16 @@ class PatchKind(RecordKind):
     def export(self, dataset: Dataset) -> Iterator[dict[str, Any]]:
         patches = dataset.patches.annotate(bug_key=F("bug__key")).order_by("key")
         for patch in patches.iterator(chunk_size=500):
-            yield {
+            record = {
                 "key": patch.key,
                 "bug": patch.bug_key,
                 "diff": patch.diff,
                 "source": patch.source,
                 "tests_pass": patch.tests_pass,
-                "metadata": patch.metadata,
             }
+            # The test evidence only where there is some: most bundles have none.
+            if patch.tests_status is not None:
+                record["tests_status"] = patch.tests_status
+            if patch.tests_note:
+                record["tests_note"] = patch.tests_note
+            yield record | {"metadata": patch.metadata}

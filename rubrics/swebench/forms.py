@@ -45,8 +45,8 @@ class SwebenchUploadForm(forms.Form):
     )
     instances = forms.FileField(
         required=False,
-        help_text="SWE-bench task instances (JSON Lines or a JSON array): each becomes a bug. "
-        "Leave it out if the dataset already holds the instances.",
+        help_text="SWE-bench task instances (JSON Lines, a JSON array, or the hub's Parquet "
+        "file): each becomes a bug. Leave it out if the dataset already holds the instances.",
     )
     predictions = MultipleFileField(
         help_text="One or more predictions files (JSON Lines, a JSON array, or an object keyed "
@@ -55,7 +55,9 @@ class SwebenchUploadForm(forms.Form):
     results = MultipleFileField(
         required=False,
         help_text="The harness's report of each model run (results.json or "
-        "<model>.<run_id>.json): sets whether each patch's tests pass.",
+        "<model>.<run_id>.json), and/or a zip of its logs folder (logs/run_evaluation/<run_id>, "
+        "one report.json per instance: the tests each patch passed, the model read from the "
+        "folder names): sets whether each patch's tests pass.",
     )
 
     def clean_instances(self) -> UploadedFile | None:

@@ -40,11 +40,12 @@ class SourceError(BundleError):
 
     file: str = ""
     column: int | None = None
+    row: bool = False  # ``line`` is a row of a table (Parquet), not a line of text
 
     def __str__(self) -> str:
         where = [self.file] if self.file else []
         if self.line is not None:
-            where.append(f"line {self.line}")
+            where.append(f"{'row' if self.row else 'line'} {self.line}")
         if self.column is not None:
             where.append(f"column {self.column}")
         if self.field:

@@ -15,10 +15,13 @@ Mapping
   ``python``; every other field (``repo``, ``base_commit``, ``version``, ``created_at``,
   ``environment_setup_commit``, ``FAIL_TO_PASS``, ``PASS_TO_PASS``, ``test_patch``,
   ``hints_text``, …) is kept as given in the metadata. Metadata is never shown to a judge
-  (``hints_text`` can leak the fix); only the bug and patch pages show it. Metadata over the
-  bundle's limit (100,000 characters as JSON) loses its largest of ``PASS_TO_PASS``,
-  ``test_patch``, ``FAIL_TO_PASS``, ``hints_text`` until it fits; ``left_out`` names them
-  and a note says so.
+  (``hints_text`` can leak the fix); only the bug and patch pages show it. The BM25
+  retrieval datasets' ``text`` (the prompt a model was given: the problem statement and
+  whole files of the repository, some 60 KB an instance, nothing the other fields do not
+  say) is always left out. Metadata over the bundle's limit (100,000 characters as JSON)
+  loses its largest of ``PASS_TO_PASS``, ``test_patch``, ``FAIL_TO_PASS``, ``hints_text``
+  until it fits; ``left_out`` names what was left out and a note says so. Instances may be
+  JSON Lines, a JSON array or Parquet (the hub's files, :mod:`rubrics.swebench.parquet`).
 - A *prediction* is a patch: ``instance_id`` → its bug, ``model_name_or_path`` → source,
   ``model_patch`` → diff, as given (a leading blank line, a patch that does not apply: the
   diff parser accepts what ``git apply --recount`` would read; a text that is no diff at all
@@ -27,23 +30,34 @@ Mapping
   its hash follow), so the same predictions imported twice change nothing. An empty or null
   ``model_patch`` is no patch: counted and reported, not imported. Other fields of a
   prediction (``full_output``, costs) are not kept.
-- A *results* report sets ``tests_pass`` (``rubrics.swebench.results``). A report is of one
-  model run. When the predictions have one source, every report is of it; when they have
+- A *results* report sets ``tests_pass`` (``rubrics.swebench.results``): true, false, or
+  null when the run did not evaluate the instance (``infra_failure_ids``,
+  ``incomplete_ids``, a per-instance report's ``infra_failure``), the reason kept as the
+  patch's ``tests_note``; a per-instance ``report.json``'s ``tests_status`` is kept as the
+  patch's ``tests_status`` (the test evidence; over 100,000 characters, its longest lists
+  of passing tests give way to their length, in ``left_out``). The per-instance reports of
+  a folder or a zip are one report per model run (:mod:`rubrics.swebench.logs`); with the
+  run's report of the same model they are one report, which must agree with them. A report
+  is of one model run. When the predictions have one source, every report is of it; when they have
   several, a report is of the source its content names (``model_name_or_path``) or its file
   name starts with, as the harness names its run report ``<model>.<run_id>.json`` (``/`` in
-  the model's name as ``__``); a report that names none of them is refused, since another
-  model's results would be wrong, and so are two reports of one source. A source without a
+  the model's name as ``__``), or, for per-instance reports, the folder they are in (a
+  folder of a model with no predictions here is not read, and a note says so); a report
+  that names none of them is refused, since another model's results would be wrong, and so
+  are two reports of one source. A source without a
   report gets ``tests_pass`` null, as does every patch of a source its report does not
   mention. An import states what its files say: re-importing predictions without their
   results sets their ``tests_pass`` back to null.
 """
 
 import hashlib
+import io
 import json
 import re
 import tempfile
 from array import array
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -52,10 +66,20 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from rubrics.bundle.base import BundleImportError, ImportSummary, summary_text
+from rubrics.bundle.bugs import MAX_TESTS_NOTE, MAX_TESTS_STATUS
 from rubrics.bundle.read import MAX_METADATA, BundleError, json_type, shorten
 from rubrics.bundle.services import Progress, bundle_import
-from rubrics.swebench.read import SourceError, SourceErrors, read_items, read_json
-from rubrics.swebench.results import Report, named_source, report_read
+from rubrics.swebench.logs import is_zip, per_instance_grouped, zip_reports
+from rubrics.swebench.parquet import is_parquet, parquet_items
+from rubrics.swebench.read import Item, SourceError, SourceErrors, read_items, read_json
+from rubrics.swebench.results import (
+    Outcome,
+    Report,
+    TestsStatus,
+    combined,
+    named_source,
+    report_read,
+)
 
 NOTHING_GIVEN = "give an instances file, a predictions file, or both"
 MISSING = "missing required field"
@@ -68,17 +92,26 @@ TOO_LARGE = (
 NO_SOURCE = (
     "the predictions have {count} sources ({sources}) and this report does not say which "
     "one it is of: name the file <model>.<run_id>.json as the harness does (the model's "
-    "'/' as '__'), or import each model's predictions with its own report"
+    "'/' as '__'), give report.json files in their folders (a zip of "
+    "logs/run_evaluation/<run_id>), or import each model's predictions with its own report"
 )
 TWO_REPORTS = "a second results report of {source!r}; the first is {first}"
+PARQUET_RESULTS = "a Parquet file is not a results report: give the harness's JSON reports"
 EMPTY_NOTE = "{count} prediction{s} had no patch (an empty model_patch) and {were} not imported{by}"
 LEFT_OUT_NOTE = (
     "{count} instance{s} had metadata over {limit:,} characters: {fields} left out of it "
     "(listed in its metadata.left_out): {keys}"
 )
 REPORT_NOTE = (
-    "{file} ({form} report) of {source}: tests pass for {passed}, fail for {failed}, "
-    "unknown (not in the report) for {unknown}"
+    "{file} ({form} report) of {source}: tests pass for {passed}, fail for {failed}{why_failed}, "
+    "not evaluated for {not_evaluated}{why_not}, not in the report for {absent}"
+)
+OTHER_MODEL_NOTE = (
+    "{folder}: per-instance reports of {model}, which no prediction here is of, were not read"
+)
+RETRIEVAL_NOTE = (
+    "{count} instance{s} had a 'text' field (the BM25 retrieval prompt: the problem "
+    "statement and whole files): left out of the metadata (named in its metadata.left_out)"
 )
 NO_REPORT_NOTE = "no results report for {sources}: tests_pass is unknown (null) for its patches"
 
@@ -86,6 +119,15 @@ TITLE_MAX = 500
 LANGUAGE = "python"
 # Left out of an instance's metadata, largest first, when it is over the bundle's limit.
 BULKY_FIELDS = ("PASS_TO_PASS", "test_patch", "FAIL_TO_PASS", "hints_text")
+# Always left out: the BM25 retrieval datasets' prompt (problem statement and files).
+RETRIEVAL_FIELDS = ("text",)
+# Of a tests_status over its limit, left out first: passing tests before failing ones.
+TESTS_STATUS_BULKY = (
+    ("PASS_TO_PASS", "success"),
+    ("FAIL_TO_PASS", "success"),
+    ("PASS_TO_PASS", "failure"),
+    ("FAIL_TO_PASS", "failure"),
+)
 INSTANCE_MAIN = {"instance_id", "problem_statement", "patch"}
 
 # Bundle field → the SWE-bench field it was made from, by record kind.
@@ -169,7 +211,15 @@ class _Bundle:
     origin_file: array = field(default_factory=lambda: array("H"))
     origin_line: array = field(default_factory=lambda: array("L"))
     kinds: bytearray = field(default_factory=bytearray)  # 0 bug, 1 patch
+    tables: set[int] = field(default_factory=set)  # files numbered by rows (Parquet)
     size: int = 0
+
+    def file_add(self, named: NamedFile) -> int:
+        """Index of ``named`` among the files, marked as a table if it is Parquet."""
+        self.files.append(named.name)
+        if is_parquet(named.stream):
+            self.tables.add(len(self.files) - 1)
+        return len(self.files) - 1
 
     def add(self, record: dict[str, Any], file_index: int, line: int) -> None:
         data = (json.dumps(record) + "\n").encode()
@@ -180,10 +230,13 @@ class _Bundle:
         self.kinds.append(0 if record["kind"] == "bug" else 1)
 
     def origin(self, line: int) -> tuple[str, int, str]:
-        """The file, line and kind a bundle line came from."""
+        """The file, line (or row) and kind a bundle line came from."""
         index = line - 1
         kind = "bug" if self.kinds[index] == 0 else "patch"
         return self.files[self.origin_file[index]], self.origin_line[index], kind
+
+    def is_table(self, line: int) -> bool:
+        return self.origin_file[line - 1] in self.tables
 
     def source_error(self, error: BundleError) -> SourceError:
         """A bundle error as the SWE-bench file, line and field it is about."""
@@ -195,16 +248,22 @@ class _Bundle:
             message = bundle_words.sub(words, message)
         for pattern in LINE_REFERENCES:
             if match := pattern.search(message):
-                other_file, other_line, _ = self.origin(int(match.group(2)))
-                where = f"{other_file} line {other_line}"
+                other = int(match.group(2))
+                other_file, other_line, _ = self.origin(other)
+                unit = "row" if self.is_table(other) else "line"
+                where = f"{other_file} {unit} {other_line}"
                 tail = match.group(3) if pattern.groups > 2 else ""
                 message = message[: match.start()] + match.group(1) + where + tail
         name = FIELDS[kind].get(error.field or "", error.field)
-        return SourceError(line, name, message, file=file)
+        return SourceError(line, name, message, file=file, row=self.is_table(error.line))
 
 
 def _bug_record(data: dict[str, Any], left_out: list[str]) -> dict[str, Any]:
     metadata = {name: value for name, value in data.items() if name not in INSTANCE_MAIN}
+    for name in RETRIEVAL_FIELDS:
+        if name in metadata:
+            del metadata[name]
+            left_out.append(name)
     language = metadata.get("language")
     record: dict[str, Any] = {
         "kind": "bug",
@@ -224,8 +283,8 @@ def _fitted(metadata: dict[str, Any], left_out: list[str]) -> dict[str, Any]:
     def size(value: dict[str, Any]) -> int:
         return len(json.dumps(value, ensure_ascii=False))
 
-    if size(metadata) <= MAX_METADATA:
-        return metadata
+    if size(metadata | ({"left_out": left_out} if left_out else {})) <= MAX_METADATA:
+        return metadata | {"left_out": list(left_out)} if left_out else metadata
     bulky = sorted(
         (name for name in BULKY_FIELDS if name in metadata),
         key=lambda name: -len(json.dumps(metadata[name], ensure_ascii=False)),
@@ -242,9 +301,20 @@ def _fitted(metadata: dict[str, Any], left_out: list[str]) -> dict[str, Any]:
 @dataclass
 class _Tally:
     empty: Counter[str] = field(default_factory=Counter)  # empty patches by source
-    tests: dict[str, Counter[bool | None]] = field(default_factory=lambda: defaultdict(Counter))
+    # By source: how many patches each list (or field) of its report sets tests_pass by.
+    tests: dict[str, Counter[tuple[bool | None, str]]] = field(
+        default_factory=lambda: defaultdict(Counter)
+    )
     left_out: list[str] = field(default_factory=list)  # instance ids
     left_out_fields: set[str] = field(default_factory=set)
+    retrieval: int = 0  # instances whose retrieval prompt (``text``) was left out
+
+
+def _items(named: NamedFile, errors: SourceErrors, *, keyed: bool) -> Iterator[Item]:
+    """The records of a SWE-bench file: Parquet, JSON Lines or a JSON document."""
+    if is_parquet(named.stream):
+        return parquet_items(named.stream, named.name, errors)
+    return read_items(named.stream, named.name, errors, keyed=keyed)
 
 
 def _string(
@@ -266,34 +336,94 @@ def _sources(predictions: list[NamedFile]) -> set[str]:
     """Every ``model_name_or_path`` the predictions name (errors come in the second read)."""
     found: set[str] = set()
     for named in predictions:
-        for item in read_items(named.stream, named.name, SourceErrors(1), keyed=True):
+        for item in _items(named, SourceErrors(1), keyed=True):
             source = item.data.get("model_name_or_path")
             if isinstance(source, str) and source.strip():
                 found.add(source)
     return found
 
 
+def _results_read(results: list[NamedFile], errors: SourceErrors) -> list[Report]:
+    """Every results file's report, a zip's ``report.json`` files each one, the
+    per-instance reports of each model run merged."""
+    reports = []
+    for named in results:
+        if is_parquet(named.stream):
+            errors.append(SourceError(None, None, PARQUET_RESULTS, file=named.name))
+            continue
+        if is_zip(named.stream):
+            members = [
+                NamedFile(name, io.BytesIO(data))
+                for name, data in zip_reports(named.stream, named.name, errors)
+            ]
+        else:
+            members = [named]
+        for member in members:
+            data = read_json(member.stream, member.name, errors)
+            if data is not None and (report := report_read(data, member.name, errors)):
+                reports.append(report)
+    return per_instance_grouped(reports, errors)
+
+
+RUN_LEVEL = ("run", "experiments")
+# A run's report and its per-instance reports are one report.
+PAIRED = ({"run", "per-instance"}, {"experiments", "per-instance"})
+
+
 def _reports_by_source(
     reports: list[Report], sources: set[str], errors: SourceErrors
-) -> dict[str, Report]:
+) -> tuple[dict[str, Report], list[str]]:
+    """Each source's report, and notes of the per-instance reports of other models."""
     by_source: dict[str, Report] = {}
+    notes = []
     for report in reports:
-        if len(sources) == 1:
-            source: str | None = next(iter(sources))
-        else:
-            source = named_source(report, sources)
+        source = named_source(report, sources)
+        if source is None and report.model_dir is not None and sources:
+            # A folder of the harness's logs names its model: not one of these.
+            notes.append(OTHER_MODEL_NOTE.format(folder=report.file, model=report.model_dir))
+            continue
+        if source is None and len(sources) == 1:
+            source = next(iter(sources))
         if source is None:
             if sources:
                 shown = ", ".join(sorted(shorten(s, 40) for s in sources)[:5])
                 message = NO_SOURCE.format(count=len(sources), sources=shown)
                 errors.append(SourceError(None, None, message, file=report.file))
             continue
-        if source in by_source:
-            message = TWO_REPORTS.format(source=source, first=by_source[source].file)
+        first = by_source.get(source)
+        if first is None:
+            by_source[source] = report
+        elif {first.form, report.form} in PAIRED:
+            run, per_instance = (first, report) if first.form in RUN_LEVEL else (report, first)
+            by_source[source] = combined(run, per_instance, errors)
+        else:
+            message = TWO_REPORTS.format(source=source, first=first.file)
             errors.append(SourceError(None, None, message, file=report.file))
-            continue
-        by_source[source] = report
-    return by_source
+    return by_source, notes
+
+
+def _tests_status_fitted(status: TestsStatus | None) -> dict[str, Any] | None:
+    """``status`` within its limit: its longest lists of passing tests, then of failing
+    ones, replaced by their length (in ``left_out``) until it fits."""
+    if status is None:
+        return None
+
+    def size(value: dict[str, Any]) -> int:
+        return len(json.dumps(value, ensure_ascii=False))
+
+    fitted: dict[str, Any] = {name: dict(lists) for name, lists in status.items()}
+    if size(fitted) <= MAX_TESTS_STATUS:
+        return fitted
+    left_out: dict[str, int] = {}
+    fitted["left_out"] = left_out
+    for name, part in TESTS_STATUS_BULKY:
+        tests = fitted.get(name, {}).get(part)
+        if tests:
+            left_out[f"{name}.{part}"] = len(tests)
+            fitted[name][part] = []
+            if size(fitted) <= MAX_TESTS_STATUS:
+                break
+    return fitted
 
 
 def _predictions(
@@ -304,9 +434,8 @@ def _predictions(
     errors: SourceErrors,
 ) -> None:
     for named in predictions:
-        bundle.files.append(named.name)
-        file_index = len(bundle.files) - 1
-        for item in read_items(named.stream, named.name, errors, keyed=True):
+        file_index = bundle.file_add(named)
+        for item in _items(named, errors, keyed=True):
             data = item.data
             if item.name is not None and "instance_id" not in data:
                 data = {"instance_id": item.name} | data
@@ -328,30 +457,46 @@ def _predictions(
             if instance_id is None or source is None:
                 continue
             report = reports.get(source)
-            tests_pass = report.tests_pass(instance_id) if report else None
-            tally.tests[source][tests_pass] += 1
+            outcome = report.outcome(instance_id) if report else Outcome(None, "no report")
+            tally.tests[source][outcome.tests_pass, outcome.said_by] += 1
             record = {
                 "kind": "patch",
                 "key": patch_key(instance_id, source),
                 "bug": instance_id,
                 "diff": diff,
                 "source": source,
-                "tests_pass": tests_pass,
+                "tests_pass": outcome.tests_pass,
+                "tests_status": _tests_status_fitted(
+                    report.tests_status.get(instance_id) if report else None
+                ),
+                "tests_note": shorten(outcome.note, MAX_TESTS_NOTE),
                 "metadata": {"instance_id": instance_id, "model_name_or_path": source},
             }
             bundle.add(record, file_index, item.line)
 
 
 def _instances(named: NamedFile, bundle: _Bundle, tally: _Tally, errors: SourceErrors) -> None:
-    bundle.files.append(named.name)
-    file_index = len(bundle.files) - 1
-    for item in read_items(named.stream, named.name, errors, keyed=False):
+    file_index = bundle.file_add(named)
+    for item in _items(named, errors, keyed=False):
         left_out: list[str] = []
         record = _bug_record(item.data, left_out)
-        if left_out:
+        bulky = [name for name in left_out if name not in RETRIEVAL_FIELDS]
+        tally.retrieval += len(bulky) != len(left_out)
+        if bulky:
             tally.left_out.append(str(record.get("key")))
-            tally.left_out_fields.update(left_out)
+            tally.left_out_fields.update(bulky)
         bundle.add(record, file_index, item.line)
+
+
+def _counted(counts: Counter[tuple[bool | None, str]], tests_pass: bool | None) -> str:
+    """`` (infra_failure_ids 1, incomplete_ids 2)``: the lists that set so many patches to
+    ``tests_pass``, where a list other than the plain ones does."""
+    named = sorted(
+        (said_by, n)
+        for (value, said_by), n in counts.items()
+        if value is tests_pass and said_by not in ("resolved", "unresolved", "absent")
+    )
+    return " (" + ", ".join(f"{said_by} {n}" for said_by, n in named) + ")" if named else ""
 
 
 def _notes(tally: _Tally, reports: dict[str, Report], sources: set[str]) -> list[str]:
@@ -370,6 +515,10 @@ def _notes(tally: _Tally, reports: dict[str, Report], sources: set[str]) -> list
                 by=by,
             )
         )
+    if tally.retrieval:
+        notes.append(
+            RETRIEVAL_NOTE.format(count=tally.retrieval, s="" if tally.retrieval == 1 else "s")
+        )
     if tally.left_out:
         keys = ", ".join(tally.left_out[:10]) + (" …" if len(tally.left_out) > 10 else "")
         notes.append(
@@ -383,14 +532,21 @@ def _notes(tally: _Tally, reports: dict[str, Report], sources: set[str]) -> list
         )
     for source, report in sorted(reports.items()):
         counts = tally.tests.get(source, Counter())
+
+        def total(value: bool | None, counts: Counter[tuple[bool | None, str]] = counts) -> int:
+            return sum(n for (v, by), n in counts.items() if v is value and by != "absent")
+
         notes.append(
             REPORT_NOTE.format(
                 file=report.file,
                 form=report.form,
                 source=source,
-                passed=counts[True],
-                failed=counts[False],
-                unknown=counts[None],
+                passed=total(True),
+                failed=total(False),
+                why_failed=_counted(counts, False),
+                not_evaluated=total(None),
+                why_not=_counted(counts, None),
+                absent=counts[None, "absent"],
             )
         )
     if reports and (without := sorted(sources - reports.keys())):
@@ -410,20 +566,16 @@ def swebench_import(
     """Import SWE-bench instances, predictions and results into ``dataset_name`` (created
     if new), all or nothing.
 
-    Files must be seekable (each is read up to twice). Raises :class:`SwebenchImportError`
-    listing every problem (up to the configured cap) by file, line and field; then nothing
-    has been written.
+    Files must be seekable (each is read up to twice). Results may be zips of the harness's
+    per-instance reports. Raises :class:`SwebenchImportError` listing every problem (up to
+    the configured cap) by file, line and field; then nothing has been written.
     """
     errors = SourceErrors(settings.SEJURY_BUNDLE_MAX_ERRORS)
     if instances is None and not predictions:
         raise SwebenchImportError([SourceError(None, None, NOTHING_GIVEN)])
-    reports = []
-    for named in results:
-        data = read_json(named.stream, named.name, errors)
-        if data is not None and (report := report_read(data, named.name, errors)):
-            reports.append(report)
+    reports = _results_read(results, errors)
     sources = _sources(predictions)
-    by_source = _reports_by_source(reports, sources, errors)
+    by_source, other_models = _reports_by_source(reports, sources, errors)
     tally = _Tally()
     with tempfile.TemporaryFile() as out:
         bundle = _Bundle(out)
@@ -437,7 +589,7 @@ def swebench_import(
             raise SwebenchImportError(errors.kept, more=errors.more)
         out.seek(0)
         names = [n.name for n in ([instances] if instances else []) + predictions + results]
-        notes = _notes(tally, by_source, sources)
+        notes = _notes(tally, by_source, sources) + other_models
         try:
             with transaction.atomic():
                 summary = bundle_import(

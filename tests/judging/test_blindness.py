@@ -59,6 +59,10 @@ OTHER_NOTE = "OTHER-ANNOTATOR-NOTE-pa5e"
 OTHER_NAME = "other-rater-gl1s"
 ADJUDICATION_NOTE = "ADJUDICATION-NOTE-rb0y"
 REJECTION_RATIONALE = "REJECTION-THEME-RATIONALE-xe4k"
+# The harness's test evidence (issue 27 item 7): the tests a patch failed, and why it was not
+# evaluated, are for leads and reviewers; an annotator judges the patch without them.
+FAILING_TEST = "TEST-EVIDENCE-FAILING-test_vd3q"
+TESTS_NOTE = "TEST-EVIDENCE-NOTE-not-evaluated-jm2s"
 SECRETS = [
     JUDGE_REASONING,
     JUDGE_RUN_NAME,
@@ -71,6 +75,8 @@ SECRETS = [
     OTHER_NAME,
     ADJUDICATION_NOTE,
     REJECTION_RATIONALE,
+    FAILING_TEST,
+    TESTS_NOTE,
 ]
 # What the privileged crawl must find: today's pages show these to leads and reviewers
 # (an adjudication's note may have no page yet; the annotator must not see it either way).
@@ -117,7 +123,16 @@ def world(annotator: User) -> dict[str, Any]:
     )
     rubric_for(second, draft=f"## Requirements\n\n1. {DRAFT_RUBRIC} again")
     patches = [
-        PatchFactory(bug=bug, key=PATCH_KEY.format(n=n), diff=make_diff(new=f"x = {n + 7}"))
+        PatchFactory(
+            bug=bug,
+            key=PATCH_KEY.format(n=n),
+            diff=make_diff(new=f"x = {n + 7}"),
+            tests_status={
+                "FAIL_TO_PASS": {"success": [], "failure": [FAILING_TEST]},
+                "PASS_TO_PASS": {"success": ["test_kept"], "failure": []},
+            },
+            tests_note=TESTS_NOTE,
+        )
         for n, bug in enumerate([first, first, second, second])
     ]
     call = LLMCall.objects.create(

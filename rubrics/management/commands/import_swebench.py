@@ -1,3 +1,4 @@
+import io
 from argparse import ArgumentParser
 from contextlib import ExitStack
 from pathlib import Path
@@ -6,6 +7,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from rubrics.management.commands.import_bundle import summary_lines
+from rubrics.swebench.logs import folder_read
+from rubrics.swebench.read import SourceErrors
 from rubrics.swebench.services import NamedFile, SwebenchImportError, swebench_import
 
 
@@ -20,8 +23,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--instances",
             type=Path,
-            help="the SWE-bench task instances (JSON Lines or a JSON array); may be left out "
-            "when the dataset already holds the instances the predictions name",
+            help="the SWE-bench task instances (JSON Lines, a JSON array, or the hub's Parquet "
+            "file); may be left out when the dataset already holds the instances the "
+            "predictions name",
         )
         parser.add_argument(
             "--predictions",
@@ -37,7 +41,9 @@ class Command(BaseCommand):
             action="append",
             default=[],
             help="the harness's results report of a model run (results.json, "
-            "<model>.<run_id>.json, or report.json); repeat for several runs",
+            "<model>.<run_id>.json, or report.json), or a folder or zip of the harness's "
+            "logs (logs/run_evaluation/<run_id>: one report.json per instance, the model "
+            "read from each one's path); repeat for several runs",
         )
         parser.add_argument("--dataset", required=True, help="dataset name; created if new")
 
@@ -50,10 +56,13 @@ class Command(BaseCommand):
         dataset: str,
         **options: Any,
     ) -> None:
-        paths = ([instances] if instances else []) + predictions + results
+        paths = ([instances] if instances else []) + predictions
         for path in paths:
             if not path.is_file():
                 raise CommandError(f"{path}: no such file")
+        for path in results:
+            if not path.exists():
+                raise CommandError(f"{path}: no such file or folder")
         if instances is None and not predictions:
             raise CommandError("give --instances, --predictions, or both")
         with ExitStack() as stack:
@@ -61,11 +70,20 @@ class Command(BaseCommand):
             def named(path: Path) -> NamedFile:
                 return NamedFile(str(path), stack.enter_context(path.open("rb")))
 
+            def reports(path: Path) -> list[NamedFile]:
+                if not path.is_dir():
+                    return [named(path)]
+                errors = SourceErrors(1)
+                found = folder_read(path, errors)
+                if errors:
+                    raise CommandError(f"nothing was imported:\n{errors.kept[0]}")
+                return [NamedFile(name, io.BytesIO(data)) for name, data in found]
+
             try:
                 summary = swebench_import(
                     instances=named(instances) if instances else None,
                     predictions=[named(path) for path in predictions],
-                    results=[named(path) for path in results],
+                    results=[report for path in results for report in reports(path)],
                     dataset_name=dataset,
                     actor=None,
                 )

@@ -106,7 +106,11 @@ def test_the_run_report_sets_tests_pass_true_false_or_null() -> None:
         "django__django-11099": False,  # unresolved_ids
         "psf__requests-2317": False,  # error_ids: the patch did not apply
     }
-    assert any("tests pass for 1, fail for 2, unknown" in note for note in summary.notes)
+    assert any(
+        "tests pass for 1, fail for 2 (error_ids 1), not evaluated for 0, not in the report for 0"
+        in note
+        for note in summary.notes
+    )
 
 
 def test_the_experiments_results_json_sets_tests_pass() -> None:
