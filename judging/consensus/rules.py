@@ -16,6 +16,7 @@ a consensus, B_clear the unanimous ones (paper 004, Table 5), whatever the rule.
 """
 
 import dataclasses
+import functools
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from enum import StrEnum
@@ -51,14 +52,13 @@ class PatchConsensus:
     state: State
     consensus: str | None  # VALID, INVALID, or None while it waits
 
-    @property
+    # Cached (the object is frozen): the report reads both of every patch.
+    @functools.cached_property
     def decisive(self) -> dict[int, str]:
         """The VALID and INVALID labels by annotator id: UNSURE counts as no label."""
-        return {
-            annotator: label for annotator, label in self.labels.items() if label != Label.UNSURE
-        }
+        return {annotator: label for annotator, label in self.labels.items() if label != _UNSURE}
 
-    @property
+    @functools.cached_property
     def is_unanimous(self) -> bool:
         """In B_clear: the decisive labels agree, and the consensus is their label.
 
@@ -66,32 +66,41 @@ class PatchConsensus:
         labels became unanimous later (an annotator changed their label while the campaign
         was open) counts only if the lead's label is theirs.
         """
-        return (
-            self.consensus is not None and unanimous_label(self.labels.values()) == self.consensus
-        )
+        if self.state != State.ADJUDICATED:  # the labels' own consensus, or none
+            return self.state == State.UNANIMOUS
+        return _unanimous(list(self.decisive.values())) == self.consensus
+
+
+_UNSURE = Label.UNSURE.value  # a plain string compares faster than the member
 
 
 def _decisive(labels: Iterable[str]) -> list[str]:
-    return [label for label in labels if label != Label.UNSURE]
+    return [label for label in labels if label != _UNSURE]
 
 
-def unanimous_label(labels: Iterable[str]) -> str | None:
-    """The label every decisive label agrees on, if there are at least two; otherwise None."""
-    decisive = _decisive(labels)
+def _unanimous(decisive: list[str]) -> str | None:
     if len(decisive) >= MIN_DECISIVE_LABELS and len(set(decisive)) == 1:
         return decisive[0]
     return None
 
 
-def majority_label(labels: Iterable[str]) -> str | None:
-    """The label of at least two thirds of the decisive labels, if there are at least three;
-    otherwise None. (The majority rule also accepts a unanimous pair: ``patch_consensus``.)"""
-    decisive = _decisive(labels)
+def _majority(decisive: list[str]) -> str | None:
     if len(decisive) < MIN_MAJORITY_LABELS:
         return None
     label, count = Counter(decisive).most_common(1)[0]
     numerator, denominator = MAJORITY_SHARE
     return label if count * denominator >= numerator * len(decisive) else None
+
+
+def unanimous_label(labels: Iterable[str]) -> str | None:
+    """The label every decisive label agrees on, if there are at least two; otherwise None."""
+    return _unanimous(_decisive(labels))
+
+
+def majority_label(labels: Iterable[str]) -> str | None:
+    """The label of at least two thirds of the decisive labels, if there are at least three;
+    otherwise None. (The majority rule also accepts a unanimous pair: ``patch_consensus``.)"""
+    return _majority(_decisive(labels))
 
 
 def patch_consensus(
@@ -104,12 +113,12 @@ def patch_consensus(
     any), which wins over either rule."""
     if adjudicated:
         return PatchConsensus(patch_id, labels, State.ADJUDICATED, adjudicated)
-    if agreed := unanimous_label(labels.values()):
+    decisive = _decisive(labels.values())
+    if agreed := _unanimous(decisive):
         return PatchConsensus(patch_id, labels, State.UNANIMOUS, agreed)
-    if rule == ConsensusRule.MAJORITY and (most := majority_label(labels.values())):
+    if rule == ConsensusRule.MAJORITY and (most := _majority(decisive)):
         return PatchConsensus(patch_id, labels, State.MAJORITY, most)
-    decisive = set(_decisive(labels.values()))
-    state = State.DISPUTED if len(decisive) > 1 else State.TOO_FEW
+    state = State.DISPUTED if len(set(decisive)) > 1 else State.TOO_FEW
     return PatchConsensus(patch_id, labels, state, None)
 
 
@@ -127,11 +136,13 @@ def dataset_consensus(
 ) -> dict[int, PatchConsensus]:
     """Every labelled (or adjudicated) patch of the dataset, by patch id, in two queries.
 
-    ``rule`` None is the dataset's own rule (``dataset.consensus_rule``).
+    ``rule`` None is the dataset's own rule (``dataset.consensus_rule``). A patch's labels
+    are in no particular order, and the queries sort nothing: the models' default ordering
+    (by dataset name, then natural key) cost a fifth of a 10,000-patch report.
     """
     rule = ConsensusRule(dataset.consensus_rule) if rule is None else ConsensusRule(rule)
-    annotations = Annotation.objects.filter(patch__dataset=dataset)
-    adjudications = Adjudication.objects.filter(patch__dataset=dataset)
+    annotations = Annotation.objects.filter(patch__dataset=dataset).order_by()
+    adjudications = Adjudication.objects.filter(patch__dataset=dataset).order_by()
     if patch_ids is not None:
         annotations = annotations.filter(patch_id__in=patch_ids)
         adjudications = adjudications.filter(patch_id__in=patch_ids)

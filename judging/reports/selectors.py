@@ -37,7 +37,7 @@ from judging.reports.routing_curve import RoutingCurve, routing_curve
 from judging.reports.scope import Scope
 from judging.reports.valid_at_k import Candidate, ValidAtK, valid_at_k
 from judging.runs.selectors import UNKNOWN_RUN
-from judging.runs.uncertainty import margin_ranking
+from judging.runs.uncertainty import margin_order
 from rubrics.models import Dataset, Patch
 
 FOREIGN_RUN = "run {run} judged {other}, not {dataset}"
@@ -130,26 +130,37 @@ def run_choices(dataset: Dataset) -> list[JudgingRun]:
     return list(JudgingRun.objects.filter(dataset=dataset, kind=JudgingRun.Kind.RUN))
 
 
-def _records(
-    dataset: Dataset, patch_ids: set[int] | None, rule: ConsensusRule
-) -> tuple[list[PatchRecord], list[Candidate]]:
+@dataclasses.dataclass(frozen=True)
+class _Read:
+    """What a report reads of its scope, once: the records, every patch as a valid@k
+    candidate, and every patch's key (the uncertainty ordering's last tie-break)."""
+
+    records: list[PatchRecord]
+    candidates: list[Candidate]
+    keys: dict[int, str]
+
+
+def _records(dataset: Dataset, patch_ids: set[int] | None, rule: ConsensusRule) -> _Read:
     """The scope's patches with labels or an adjudication, and every patch of the scope as
-    a valid@k candidate."""
-    patches = Patch.objects.filter(dataset=dataset).values_list(
-        "id", "bug_id", "bug__bug_type", "source", "tests_pass"
+    a valid@k candidate, in three queries that sort nothing (the records follow patch ids,
+    as the consensus does)."""
+    patches = list(
+        Patch.objects.filter(dataset=dataset)
+        .order_by()
+        .values_list("id", "bug_id", "bug__bug_type", "source", "tests_pass", "key")
     )
     facts = {row[0]: row for row in patches if patch_ids is None or row[0] in patch_ids}
     records = []
     for patch_id, consensus in dataset_consensus(dataset, rule=rule).items():
-        if patch_id not in facts:
+        fact = facts.get(patch_id)
+        if fact is None:
             continue
-        _, bug_id, bug_type, source, _ = facts[patch_id]
         records.append(
             PatchRecord(
                 patch_id=patch_id,
-                bug_id=bug_id,
-                bug_type=bug_type,
-                source=source,
+                bug_id=fact[1],
+                bug_type=fact[2],
+                source=fact[3],
                 labels=consensus.labels,
                 decisive=consensus.decisive,
                 consensus=consensus.consensus,
@@ -158,30 +169,46 @@ def _records(
         )
     candidates = [
         Candidate(patch_id, bug_id, source, tests_pass)
-        for patch_id, bug_id, _, source, tests_pass in facts.values()
+        for patch_id, bug_id, _, source, tests_pass, _ in facts.values()
     ]
-    return records, candidates
+    return _Read(records, candidates, {row[0]: row[5] for row in patches})
 
 
-def uncertainty_ranks(run: JudgingRun) -> dict[int, int]:
-    """Patch id → place in the run's uncertainty ordering (0: the least certain verdict)."""
-    return {patch_id: rank for rank, patch_id in enumerate(margin_ranking(run))}
+def uncertainty_ranks(
+    run: RunVerdicts, spreads: dict[int, float | None], keys: dict[int, str]
+) -> dict[int, int]:
+    """Patch id → place in the run's uncertainty ordering (0: the least certain verdict),
+    ``margin_ranking``'s, from what the report has read already: the run's scores (its
+    finished verdicts with a score), their spreads and the patches' keys."""
+    rows = (
+        (patch_id, score, spreads.get(patch_id), keys.get(patch_id, ""))
+        for patch_id, score in run.scores.items()
+    )
+    return {patch_id: rank for rank, patch_id in enumerate(margin_order(rows, run.run))}
 
 
-def _run_verdicts(runs: Sequence[JudgingRun]) -> list[RunVerdicts]:
-    """Every run's verdicts and statuses in one query, and each run's calibration."""
+def _run_verdicts(
+    runs: Sequence[JudgingRun],
+) -> tuple[list[RunVerdicts], dict[int, dict[int, float | None]]]:
+    """Every run's verdicts and statuses in one query, and each run's calibration; and per
+    run, the spread of each scored verdict (for the uncertainty ordering)."""
     verdicts: dict[int, dict[int, str]] = {run.pk: {} for run in runs}
     statuses: dict[int, dict[int, str]] = {run.pk: {} for run in runs}
     scores: dict[int, dict[int, float]] = {run.pk: {} for run in runs}
-    rows = PatchJudgment.objects.filter(run__in=runs).values_list(
-        "run_id", "patch_id", "status", "verdict", "score"
+    spreads: dict[int, dict[int, float | None]] = {run.pk: {} for run in runs}
+    rows = (
+        PatchJudgment.objects.filter(run__in=runs)
+        .order_by()
+        .values_list("run_id", "patch_id", "status", "verdict", "score", "spread")
     )
-    for run_id, patch_id, status, verdict, score in rows:
+    done = PatchJudgment.Status.DONE
+    for run_id, patch_id, status, verdict, score, spread in rows:
         statuses[run_id][patch_id] = status
-        if status == PatchJudgment.Status.DONE and verdict:
+        if status == done and verdict:
             verdicts[run_id][patch_id] = verdict
             if score is not None:
                 scores[run_id][patch_id] = score
+                spreads[run_id][patch_id] = spread
     result = []
     for run in runs:
         calibration, excluded = calibration_patch_ids(run)
@@ -195,7 +222,7 @@ def _run_verdicts(runs: Sequence[JudgingRun]) -> list[RunVerdicts]:
                 scores=scores[run.pk],
             )
         )
-    return result
+    return result, spreads
 
 
 def _rejection_themes(run: RunVerdicts, candidates: Sequence[Candidate]) -> RejectionThemes:
@@ -221,7 +248,7 @@ def run_rejection_themes(run: JudgingRun) -> RejectionThemes:
             "id", "bug_id", "source", "tests_pass"
         )
     ]
-    (verdicts,) = _run_verdicts([run])
+    (verdicts,), _ = _run_verdicts([run])
     return _rejection_themes(verdicts, candidates)
 
 
@@ -277,12 +304,13 @@ def agreement_report(
         chosen = default_runs(dataset) if runs is None else list(runs)
     patch_ids = campaign_patch_ids(campaign) if campaign else None
     rule = consensus_rule_for(dataset, campaign)
-    records, candidates = _records(dataset, patch_ids, rule)
+    read = _records(dataset, patch_ids, rule)
+    records, candidates = read.records, read.candidates
     in_scope = len(candidates)
     annotator_ids = {annotator for record in records for annotator in record.labels}
     names = dict(User.objects.filter(pk__in=annotator_ids).values_list("pk", "username"))
     ordered = sorted(annotator_ids, key=lambda pk: (names.get(pk, ""), pk))
-    run_verdicts = _run_verdicts(chosen)
+    run_verdicts, spreads = _run_verdicts(chosen)
     scope = Scope(records, Replicates.draw(len(records), sampling))
     first_run = run_verdicts[0] if run_verdicts else None
     runs_in_scope = [(run, RunMasks.of(scope, run)) for run in run_verdicts]
@@ -298,7 +326,7 @@ def agreement_report(
         humans=human_section(scope, ordered) if HUMANS in wanted else None,
         judges=[judge_column(scope, *run) for run in runs_in_scope] if JUDGES in wanted else None,
         routing=[
-            routing_curve(scope, run, masks, uncertainty_ranks(run.run))
+            routing_curve(scope, run, masks, uncertainty_ranks(run, spreads[run.run.pk], read.keys))
             for run, masks in runs_in_scope
         ]
         if JUDGES in wanted

@@ -17,6 +17,7 @@ default: it is what the team's own verdict depends on.
 import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable
+from operator import itemgetter
 
 from django.db.models import F, Value
 from django.db.models.expressions import CombinedExpression
@@ -74,10 +75,25 @@ def margin_ranking(run: JudgingRun) -> list[int]:
     rows = (
         PatchJudgment.objects.filter(run=run, status=PatchJudgment.Status.DONE, score__isnull=False)
         .exclude(verdict="")
+        .order_by()
         .values_list("patch_id", "score", "spread", "patch__key")
     )
-    ranked = sorted(rows, key=lambda row: (margin(row[1] or 0.0, run), -(row[2] or 0.0), row[3]))
-    return [patch_id for patch_id, *_ in ranked]
+    return margin_order(rows, run)
+
+
+def margin_order(
+    rows: Iterable[tuple[int, float | None, float | None, str]], run: JudgingRun
+) -> list[int]:
+    """The patch ids of (patch id, score, spread, patch key) rows of ``run``'s finished
+    verdicts in ``margin_ranking``'s order: for a caller that has read them already."""
+    # ``margin`` inlined (the same arithmetic): a call per row is most of a 10,000-row sort.
+    threshold, width = run.threshold, run.scale_hi - run.scale_lo
+    keyed = [
+        (abs((score or 0.0) - threshold) / width, -(spread or 0.0), key, patch_id)
+        for patch_id, score, spread, key in rows
+    ]
+    keyed.sort(key=itemgetter(0, 1, 2))  # patch keys are unique: a total order
+    return [row[3] for row in keyed]
 
 
 def run_uncertainties(run: JudgingRun) -> list[Uncertainty]:
