@@ -12,9 +12,18 @@ from .base import Adapter
 
 
 def sdks_preload() -> None:
-    """Import both SDKs now (about a second of CPU): a worker does it as it starts, so that
-    its first judging tasks do not wait on it while they compete for the interpreter."""
-    from . import gemini, openai_chat  # noqa: F401
+    """Import the SDK of each provider this machine has credentials for (about half a second
+    of CPU each): a worker does it as it starts, so that its first judging tasks do not wait
+    on it while they compete for the interpreter. A provider without a key or server cannot
+    be called (``LLMSettings.target``), so its SDK is never needed; with neither, the worker
+    answers offline and imports none."""
+    from ..config import llm_settings
+
+    configured = llm_settings()
+    if configured.gemini_api_key:
+        from . import gemini  # noqa: F401
+    if configured.openai_api_key or configured.openai_base_url:
+        from . import openai_chat  # noqa: F401
 
 
 def adapter_for(target: Target) -> Adapter:

@@ -1,8 +1,12 @@
 """Where a request goes, and what it costs."""
 
+import os
+import subprocess
+import sys
 from decimal import Decimal
 
 import pytest
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from pytest_django.fixtures import Settings
 
@@ -105,3 +109,26 @@ def test_gemini_pro_long_prompts_cost_the_long_context_rate() -> None:
 
     assert short == Decimal("0.26")
     assert long == Decimal("0.5150025")
+
+
+def test_a_worker_preloads_only_the_sdks_it_has_credentials_for() -> None:
+    """A worker configured for OpenAI does not spend its start importing Gemini's SDK."""
+    script = (
+        "import sys, django; django.setup()\n"
+        "from sejury_web.llm.providers import sdks_preload\n"
+        "assert 'openai' not in sys.modules and 'google.genai' not in sys.modules\n"
+        "sdks_preload()\n"
+        "print('openai' in sys.modules, 'google.genai' in sys.modules)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GEMINI_", "OPENAI_"))}
+    env |= {
+        "DJANGO_SETTINGS_MODULE": "sejury_web.settings",
+        "DEBUG": "1",
+        "SEJURY_LLM_PROVIDER": "openai",
+        "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", script], cwd=settings.BASE_DIR, env=env,
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert out.stdout.split() == ["True", "False"]
