@@ -35,6 +35,13 @@ def _modules() -> dict[str, tuple[Path, bool]]:
 MODULES = _modules()
 
 
+@functools.cache
+def _tree(module: str) -> ast.Module:
+    """``module`` parsed, once per process: the rules below walk the same trees."""
+    path, _ = MODULES[module]
+    return ast.parse(path.read_text(), filename=str(path))
+
+
 def _known(name: str) -> str | None:
     """The module of ours that importing ``name`` runs (``a.b.c`` may be a name in ``a.b``)."""
     while name and name not in MODULES:
@@ -44,10 +51,10 @@ def _known(name: str) -> str | None:
 
 def imports_of(module: str) -> set[str]:
     """Every module of ours that ``module`` imports, at the top or inside a function."""
-    path, is_package = MODULES[module]
+    _, is_package = MODULES[module]
     package = module if is_package else module.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+    for node in ast.walk(_tree(module)):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -146,11 +153,11 @@ def test_nothing_imports_the_api() -> None:
 def test_no_difflib_in_application_code() -> None:
     users = sorted(
         module
-        for module, (path, _) in MODULES.items()
+        for module in MODULES
         if any(
             (isinstance(node, ast.Import) and any(a.name == "difflib" for a in node.names))
             or (isinstance(node, ast.ImportFrom) and node.module == "difflib")
-            for node in ast.walk(ast.parse(path.read_text()))
+            for node in ast.walk(_tree(module))
         )
     )
     assert users == [], "use the Levenshtein package's opcodes/editops instead"
@@ -175,10 +182,10 @@ def test_rubrics_never_reads_a_judging_relation() -> None:
     relations = _judging_relations_on_rubrics_models()
     assert {"annotations", "judgments"} <= relations
     readers = []
-    for module, (path, _) in MODULES.items():
+    for module in MODULES:
         if not module.startswith("rubrics"):
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(_tree(module)):
             if isinstance(node, ast.Attribute) and node.attr in relations:
                 readers.append(f"{module}:{node.lineno} .{node.attr}")
             elif isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -267,11 +274,6 @@ MANAGERS = frozenset({"objects", "_default_manager"})
 SHORTCUTS = frozenset({"get_object_or_404", "get_list_or_404"})
 DOOR_GLOBS = ("*.views", "*.views.*")
 HTTP_METHODS = frozenset({"get", "post", "put", "patch", "delete", "api_operation"})
-
-
-def _tree(module: str) -> ast.Module:
-    path, _ = MODULES[module]
-    return ast.parse(path.read_text(), filename=str(path))
 
 
 def _writes(tree: ast.AST) -> Iterator[ast.Call]:

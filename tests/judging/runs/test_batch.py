@@ -176,6 +176,7 @@ def test_a_worker_killed_while_a_batch_runs_and_while_its_results_are_stored_los
         assert 2 <= stored.count() < BUGS + patches
         assert server.jobs_created() == 1
 
+        server.line_delay = 0  # the trickle was there to kill the second worker amid it
         log = tmp_path / "third.log"
         with running_worker(log, pool="threads", concurrency=2, env=env):
             _wait_for(_finished(run), 90, "the run to finish", log)
