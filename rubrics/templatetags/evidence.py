@@ -27,7 +27,7 @@ LISTS = (
 
 
 @dataclass
-class TestList:
+class EvidenceList:
     name: str
     meaning: str
     passing: list[str] = field(default_factory=list)
@@ -47,7 +47,7 @@ def _names(tests: Any) -> list[str]:
     return [str(name) for name in tests] if isinstance(tests, list) else []
 
 
-def test_lists(status: Any) -> list[TestList]:
+def evidence_lists(status: Any) -> list[EvidenceList]:
     """The lists of a ``tests_status`` that name a test, in the harness's order."""
     if not isinstance(status, dict):
         return []
@@ -64,7 +64,7 @@ def test_lists(status: Any) -> list[TestList]:
         if not passed + failed:
             continue
         found.append(
-            TestList(
+            EvidenceList(
                 name=name,
                 meaning=meaning,
                 passing=passing[:SHOWN],
@@ -81,7 +81,7 @@ def test_lists(status: Any) -> list[TestList]:
 
 @register.inclusion_tag("components/_test_evidence.html")
 def test_evidence(patch: Patch) -> dict[str, Any]:
-    lists = test_lists(patch.tests_status)
+    lists = evidence_lists(patch.tests_status)
     return {
         "shown": bool(lists or patch.tests_note or patch.tests_status is not None),
         "tests_pass": patch.tests_pass,

@@ -490,6 +490,24 @@ def test_the_verdict_page_shows_every_prompt_and_raw_answer(
     assert 'rel="next"' in html
 
 
+def test_the_verdict_page_shows_the_patch_s_test_evidence_beside_the_verdict(
+    lead_client: Client, run: JudgingRun
+) -> None:
+    judgment = run.judgments.get(patch__key="P-0-b")
+    patch = judgment.patch
+    patch.tests_pass = False
+    patch.tests_status = {
+        "FAIL_TO_PASS": {"success": [], "failure": ["test_total_counts_first (app.tests)"]},
+        "PASS_TO_PASS": {"success": ["test_empty (app.tests)"], "failure": []},
+    }
+    patch.save()
+    html = lead_client.get(judgment.get_absolute_url()).content.decode()
+    verdict, evidence = html.index("The team’s verdict"), html.index('id="test-evidence"')
+    assert verdict < evidence < html.index("Candidate diff")
+    assert 'data-list="FAIL_TO_PASS" data-passed="0" data-failed="1"' in html
+    assert "test_total_counts_first (app.tests)" in html
+
+
 def test_a_second_run_s_answers_come_from_the_cache(
     lead_client: Client,
     dataset: Dataset,

@@ -1,6 +1,7 @@
 """``manage.py import_swebench``: what it prints, and its errors."""
 
 import io
+from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -77,3 +78,47 @@ def test_a_missing_file_is_a_clear_error() -> None:
         run("--predictions", fixture("nope.jsonl"), "--dataset", "X")
     with pytest.raises(CommandError, match="give --instances, --predictions, or both"):
         run("--dataset", "X")
+
+
+def test_a_folder_of_the_harness_logs_gives_each_model_its_reports() -> None:
+    logs = FIXTURES / "harness" / "logs" / "run_evaluation" / "run-1"
+    out = run(
+        "--instances",
+        fixture("instances.parquet"),
+        "--predictions",
+        fixture("preds_gpt4.jsonl"),
+        "--predictions",
+        fixture("preds_claude.json"),
+        "--results",
+        str(logs),
+        "--results",
+        fixture("harness/anthropic__claude-3-opus.run-1.json"),
+        "--dataset",
+        "SWE-bench Lite",
+    )
+    passes = {
+        (source, key): tests_pass
+        for source, key, tests_pass in Patch.objects.values_list("source", "bug__key", "tests_pass")
+    }
+    assert passes["gpt-4-0613", "psf__requests-2317"] is None  # infra_failure (report.json)
+    assert passes["gpt-4-0613", "django__django-11099"] is False
+    assert passes["anthropic/claude-3-opus", "astropy__astropy-12907"] is False  # error_ids
+    assert passes["anthropic/claude-3-opus", "django__django-11133"] is None  # incomplete_ids
+    assert f"  note: {logs}/gpt-4-0613/ (per-instance report) of gpt-4-0613: " in out
+    failing = Patch.objects.get(key="django__django-11099@gpt-4-0613")
+    assert failing.tests_status is not None
+    assert failing.tests_status["FAIL_TO_PASS"]["failure"] == [
+        "test_ascii_validator (auth_tests.test_validators.UsernameValidatorsTests)"
+    ]
+
+
+def test_a_folder_without_reports_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(CommandError, match=r"no report\.json in this folder"):
+        run(
+            "--predictions",
+            fixture("preds_gpt4.jsonl"),
+            "--results",
+            str(tmp_path),
+            "--dataset",
+            "X",
+        )

@@ -8,12 +8,14 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from django.template.loader import render_to_string
 from django.test import override_settings
 
 from rubrics.models import Bug, Patch
 from rubrics.swebench.logs import NO_REPORTS, NOT_A_ZIP, TOO_LARGE
 from rubrics.swebench.parquet import NOT_PARQUET
 from rubrics.swebench.services import NamedFile, SwebenchImportError, swebench_import
+from rubrics.templatetags import evidence
 from tests.rubrics.swebench.helpers import FIXTURES, named
 
 pytestmark = pytest.mark.django_db
@@ -245,3 +247,36 @@ def test_an_error_in_a_parquet_instance_names_its_row() -> None:
         )
     (error,) = caught.value.errors
     assert str(error).startswith("i.parquet, row 1, field 'patch': ")
+
+
+def test_a_tests_status_over_the_limit_keeps_its_failures_and_counts_the_rest() -> None:
+    report = json.loads((LOGS / "gpt-4-0613/django__django-11099/report.json").read_text())
+    status = report["django__django-11099"]["tests_status"]
+    many = [f"test_case_{n:06d} (big_tests.tests.Case)" for n in range(3000)]
+    status["PASS_TO_PASS"]["success"] = many
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        path = "logs/run_evaluation/run-1/gpt-4-0613/django__django-11099/report.json"
+        archive.writestr(path, json.dumps(report))
+    run(predictions=("preds_gpt4.jsonl",), results=[NamedFile("logs.zip", buffer)])
+    kept = Patch.objects.get(source="gpt-4-0613", bug__key="django__django-11099").tests_status
+    assert kept is not None
+    assert kept["left_out"] == {"PASS_TO_PASS.success": 3000}
+    assert kept["PASS_TO_PASS"]["success"] == []
+    assert kept["FAIL_TO_PASS"]["failure"] == [
+        f"test_ascii_validator ({VALIDATORS}.UsernameValidatorsTests)"
+    ]
+
+
+def test_the_evidence_block_says_a_list_left_out_by_its_length() -> None:
+    status = {
+        "FAIL_TO_PASS": {"success": [], "failure": ["test_b"]},
+        "PASS_TO_PASS": {"success": [], "failure": []},
+        "left_out": {"PASS_TO_PASS.success": 3000},
+    }
+    f2p, p2p = evidence.evidence_lists(status)
+    assert (f2p.name, f2p.passed, f2p.failed, f2p.failing) == ("FAIL_TO_PASS", 0, 1, ["test_b"])
+    assert (p2p.name, p2p.passed, p2p.failed, p2p.names_left_out) == ("PASS_TO_PASS", 3000, 0, True)
+    context = evidence.test_evidence(Patch(tests_status=status))
+    html = render_to_string("components/_test_evidence.html", context)
+    assert "3000 passing (names not kept: the list was too long)" in html

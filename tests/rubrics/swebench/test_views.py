@@ -1,5 +1,7 @@
 """The Import page's SWE-bench tab: leads only, the same outcomes as the command."""
 
+import io
+import zipfile
 from typing import Any
 
 import pytest
@@ -98,3 +100,24 @@ def test_predictions_are_required(lead_client: Client) -> None:
     response = post(lead_client, instances=upload("instances.jsonl"))
     assert response.status_code == 400
     assert not Bug.objects.exists()
+
+
+def test_a_zip_of_the_harness_logs_is_read_on_the_page(lead_client: Client) -> None:
+    harness = FIXTURES / "harness"
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path in sorted((harness / "logs").rglob("report.json")):
+            archive.write(path, path.relative_to(harness).as_posix())
+    response = post(
+        lead_client,
+        instances=upload("instances.jsonl"),
+        predictions=[upload("preds_gpt4.jsonl")],
+        results=[SimpleUploadedFile("logs.zip", buffer.getvalue())],
+    )
+    assert response.status_code == 302, response.content.decode()
+    patch = Patch.objects.get(key="django__django-11099@gpt-4-0613")
+    assert patch.tests_pass is False
+    page = lead_client.get(patch.get_absolute_url()).content.decode()
+    assert 'id="test-evidence"' in page
+    assert 'data-list="FAIL_TO_PASS" data-passed="1" data-failed="1"' in page
+    assert "test_ascii_validator (auth_tests.test_validators.UsernameValidatorsTests)" in page
