@@ -1,5 +1,6 @@
 # SE-Jury web: `make run` starts the app with demo data; `make test` runs every test;
-# `make test-fast` skips lint and the browser, worker and real-model tests, for the inner loop;
+# `make test-fast` skips lint and the browser, worker, real-model and Label Studio tests, for the
+# inner loop;
 # `make docs` serves the documentation site (docs/, mkdocs.yml).
 SHELL := /bin/bash
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
@@ -69,7 +70,7 @@ test-pytest: install
 	$(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
 test-fast: install
-	$(PY) -m pytest $(XDIST) -m "not e2e and not worker and not real_llm" $(PYTEST_ARGS)
+	$(PY) -m pytest $(XDIST) -m "not e2e and not worker and not real_llm and not label_studio" $(PYTEST_ARGS)
 
 # The documentation site, served on HOST:DOCS_PORT and rebuilt as docs/ changes.
 docs: install
