@@ -1,12 +1,19 @@
-"""Every error under ``/api/v1/`` is JSON, ``{"detail": message}``: the operations' own
-(ninja's exception handlers, registered by ``api.endpoints``), and Django's answers before
-or around them (no such path, a method not allowed, a server error), which
-``JsonErrorsMiddleware`` turns from the product's HTML error pages into JSON."""
+"""Every error under ``/api/v1/`` is JSON, ``{"detail": message}`` (the document's
+``Error``): the operations' own (ninja's exception handlers, registered by
+``api.endpoints``), and Django's answers before or around them (no such path, a method not
+allowed, a server error), which ``JsonErrorsMiddleware`` turns from the product's HTML error
+pages into JSON.
+
+A status has one body per operation, the one its document names: ``error_body`` adds what
+an operation's own error schema holds beyond ``Error`` (``NotReady``'s counts on the run
+operations' 422, ``BundleErrors``' list on a bundle's), whoever refuses the request.
+"""
 
 import json
 import logging
 from collections.abc import Callable
 from http import HTTPStatus
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
@@ -20,6 +27,33 @@ def is_api_path(path: str) -> bool:
 
 def json_error(status: int, message: str) -> JsonResponse:
     return JsonResponse({"detail": message}, status=status)
+
+
+# What an operation's error body holds beyond ``Error``, by status and operation (its method
+# and its route under ``API_PREFIX``, as Django resolved it: operations of one path share
+# their URL name): the fields its schema requires, as they are when nothing fills them.
+NOT_READY_COUNTS = {"total": 0, "ready": 0, "missing": 0}
+ERROR_FIELDS: dict[int, dict[tuple[str, str], dict[str, Any]]] = {
+    422: {
+        ("POST", "runs"): NOT_READY_COUNTS,
+        ("POST", "runs/preflight"): NOT_READY_COUNTS,
+        ("POST", "datasets/<name>/bundle"): {"errors": [], "more": 0},
+    },
+}
+
+
+def error_body(
+    request: HttpRequest, status: int, detail: str, errors: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The body of an error ``status`` of the operation ``request`` called, as its document
+    says it: ``detail``, ``errors`` when given, and the fields of the operation's own schema."""
+    match = getattr(request, "resolver_match", None)
+    route = str(match.route if match is not None else "").removeprefix(API_PREFIX.lstrip("/"))
+    body: dict[str, Any] = {"detail": detail}
+    body |= ERROR_FIELDS.get(status, {}).get((request.method or "", route), {})
+    if errors is not None:
+        body["errors"] = errors
+    return body
 
 
 def _phrase(status: int) -> str:

@@ -5,7 +5,8 @@ The key is the user's (two users may use the same key). The first request *reser
 one request win), runs, and stores its answer. A retry with the same key and the same request
 (its ``fingerprint``: method, path and body) gets that answer, status and body, and nothing is
 done twice; a retry while the first still runs waits for its answer (``WAIT_SECONDS``, then
-409). The same key with another request is refused (422). An answer of 5xx is not kept: the
+409 with ``Retry-After``). The same key with another request is refused (409, without:
+that request will never be answered under this key). An answer of 5xx is not kept: the
 reservation is dropped so that a retry runs again. Answers are kept ``KEEP_HOURS``.
 
 The operation and the storing of its answer are one transaction: a process killed between
@@ -24,6 +25,7 @@ from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 
+from api.errors import error_body
 from api.models import IdempotentRequest
 
 HEADER = "Idempotency-Key"
@@ -65,8 +67,8 @@ def _replay(record: IdempotentRequest) -> HttpResponse:
     return response
 
 
-def _error(status: int, message: str, **headers: str) -> HttpResponse:
-    return _response(status, {"detail": message}, headers)
+def _error(request: HttpRequest, status: int, message: str, **headers: str) -> HttpResponse:
+    return _response(status, error_body(request, status, message), headers)
 
 
 def idempotent(
@@ -77,7 +79,7 @@ def idempotent(
     if not key:
         return _response(*run())
     if len(key) > KEY_MAX:
-        return _error(422, KEY_TOO_LONG)
+        return _error(request, 422, KEY_TOO_LONG)
     now = timezone.now()
     IdempotentRequest.objects.filter(created_at__lt=now - timedelta(hours=KEEP_HOURS)).delete()
     IdempotentRequest.objects.filter(
@@ -90,7 +92,7 @@ def idempotent(
         with transaction.atomic():
             record = IdempotentRequest.objects.create(user=user, key=key, fingerprint=print_)
     except IntegrityError:
-        return _earlier(user, key, print_)
+        return _earlier(request, user, key, print_)
     try:
         with transaction.atomic():
             status, body, headers = run()
@@ -106,17 +108,17 @@ def idempotent(
     return _response(status, body, headers)
 
 
-def _earlier(user: User, key: str, print_: str) -> HttpResponse:
+def _earlier(request: HttpRequest, user: User, key: str, print_: str) -> HttpResponse:
     """The answer to an earlier request with the same key, once it has one."""
     deadline = time.monotonic() + WAIT_SECONDS
     while True:
         record = IdempotentRequest.objects.filter(user=user, key=key).first()
         if record is None:  # the first failed with a 5xx and let go of the key
-            return _error(409, STILL_RUNNING, **{"Retry-After": "1"})
+            return _error(request, 409, STILL_RUNNING, **{"Retry-After": "1"})
         if record.fingerprint != print_:
-            return _error(422, KEY_REUSED)
+            return _error(request, 409, KEY_REUSED)
         if record.status_code is not None:
             return _replay(record)
         if time.monotonic() > deadline:
-            return _error(409, STILL_RUNNING, **{"Retry-After": "1"})
+            return _error(request, 409, STILL_RUNNING, **{"Retry-After": "1"})
         time.sleep(POLL_SECONDS)

@@ -1,25 +1,34 @@
 """The request and answer schemas of ``/api/v1/`` (django-ninja): their names and fields are
 those of the OpenAPI document's ``components``, which pipelines may have generated code from."""
 
-from typing import Any
+from typing import Literal
 
 from ninja import Field, Schema
 
 
-class Error(Schema):
-    detail: str
-
-
 class LineError(Schema):
-    line: int | None
-    field: str | None
+    line: int | None = Field(description="The bundle's line, from 1; null: not of one line")
+    field: str | None = Field(
+        description="The field (dotted, `patches.0` in a body; `file` for a missing file "
+        "part); null: the line or request as a whole"
+    )
     message: str
 
 
-class BundleErrors(Schema):
+class Error(Schema):
+    """Every error's body: what went wrong and, for an invalid request, each field's error."""
+
     detail: str
+    errors: list[LineError] | None = Field(
+        None, description="Each invalid field of the request (422), when there are some"
+    )
+
+
+class BundleErrors(Error):
+    """A bundle refused (422): every error's line and field, nothing imported."""
+
     errors: list[LineError]
-    more: int = 0
+    more: int = Field(0, description="Errors past those listed (the list is capped)")
 
 
 class DatasetOut(Schema):
@@ -213,13 +222,68 @@ class PreflightOut(Schema):
     )
 
 
-class NotReady(Schema):
-    detail: str
+class NotReady(Error):
+    """A run refused (422): why, with the pre-flight's counts (all 0 when the request was
+    refused before one: an invalid body, unknown patches, settings the team cannot take)."""
+
     total: int
     ready: int
     missing: int
 
 
+class RunPage(Schema):
+    results: list[RunOut]
+    next: str | None = Field(
+        description="The next page's URL (the same filters and limit), to follow as it is; "
+        "null on the last page"
+    )
+    next_cursor: int | None = Field(
+        description="The next page's `cursor`, for a client that passes the parameters "
+        "itself; null on the last page"
+    )
+
+
+class VerdictRecord(Schema):
+    """A patch's verdict in a run: the fields of ``export_verdicts``."""
+
+    run: int
+    dataset: str
+    patch: str = Field(description="The patch's key")
+    bug: str = Field(description="Its bug's key")
+    status: Literal["pending", "done", "failed"]
+    score: float | None = Field(description="The team's score on the run's scale")
+    verdict: Literal["VALID", "INVALID"] | None
+    spread: float | None = Field(description="How far apart the members' scores are")
+    scores: dict[str, float | None] = Field(description="Each member's score, in team order")
+    rubric_verdict: Literal["VALID", "INVALID"] | None = Field(
+        None, description="The rubric judge's own label: only when it is in the team"
+    )
+    final_label: Literal["VALID", "INVALID"] | None = Field(
+        None,
+        description="With `final`: the human consensus where there is one, else the verdict",
+    )
+    final_from: Literal["consensus", "judge"] | None = Field(
+        None, description="With `final`: where `final_label` comes from"
+    )
+    provider: str
+    model: str
+    context: str
+    threshold: float
+    scale_lo: float
+    scale_hi: float
+    reducer: str
+    error: str = Field(description="Why the patch failed; empty otherwise")
+    offline: bool = Field(description="Judged by the offline heuristic: not an LLM")
+    note: str = Field(description="The offline heuristic's label when `offline`, else empty")
+
+
 class VerdictPage(Schema):
-    results: list[dict[str, Any]]
-    next: str | None
+    results: list[VerdictRecord]
+    next: str | None = Field(
+        description="The next page's URL (the same `limit` and `final`), to follow as it is; "
+        "null on the last page"
+    )
+    next_cursor: int | None = Field(
+        description="The next page's `cursor`, for a client that passes the parameters "
+        "itself; null on the last page"
+    )

@@ -15,19 +15,28 @@ command and page take it.
 import logging
 from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http.multipartparser import MultiPartParserError
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
+from ninja.openapi.schema import OpenAPISchema
 from ninja.operation import Operation
 
 from api.auth import ApiAuth, RateLimited
+from api.document import document_errors
 from api.endpoints import bundles, datasets, reports, runs, verdicts
+from api.errors import error_body
 
 log = logging.getLogger(__name__)
 
 VERSION = "1"
 INTERNAL = "the server failed to answer; nothing more is known here (see the server's log)"
+INVALID = "the request is invalid"
+BODY_TOO_LARGE = "the body is over the size limit of {limit:,} bytes"
+UNREADABLE = "the body cannot be read as its Content-Type says"
 
 
 class SejuryApi(NinjaAPI):
@@ -36,6 +45,13 @@ class SejuryApi(NinjaAPI):
 
     def get_openapi_operation_id(self, operation: Operation) -> str:
         return f"api_endpoints_{operation.view_func.__name__}"
+
+    def get_openapi_schema(
+        self, *, path_prefix: str | None = None, path_params: dict[str, Any] | None = None
+    ) -> OpenAPISchema:
+        document = super().get_openapi_schema(path_prefix=path_prefix, path_params=path_params)
+        document_errors(document)
+        return document
 
 
 api = SejuryApi(
@@ -61,7 +77,8 @@ for domain in (datasets, bundles, reports, runs, verdicts):
 
 def _http_error(request: HttpRequest, exc: Any) -> HttpResponse:
     assert isinstance(exc, HttpError)
-    response = JsonResponse({"detail": exc.message}, status=exc.status_code)
+    status = exc.status_code
+    response = JsonResponse(error_body(request, status, exc.message), status=status)
     if isinstance(exc, AuthenticationError):
         response["WWW-Authenticate"] = 'Bearer realm="api"'
     if isinstance(exc, RateLimited):
@@ -71,19 +88,31 @@ def _http_error(request: HttpRequest, exc: Any) -> HttpResponse:
 
 def _not_found(request: HttpRequest, exc: Any) -> HttpResponse:
     message = exc.args[0] if exc.args and isinstance(exc.args[0], str) else "not found"
-    return JsonResponse({"detail": message}, status=404)
+    return JsonResponse(error_body(request, 404, message), status=404)
 
 
 def _invalid(request: HttpRequest, exc: Any) -> HttpResponse:
     assert isinstance(exc, NinjaValidationError)
     errors = [
         {
+            "line": None,
             "field": ".".join(str(part) for part in error.get("loc", ())[1:]) or None,
             "message": error.get("msg", ""),
         }
         for error in exc.errors
     ]
-    return JsonResponse({"detail": "the request is invalid", "errors": errors}, status=422)
+    return JsonResponse(error_body(request, 422, INVALID, errors), status=422)
+
+
+def _too_large(request: HttpRequest, exc: Any) -> HttpResponse:
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE or 0
+    detail = BODY_TOO_LARGE.format(limit=limit)
+    return JsonResponse(error_body(request, 413, detail), status=413)
+
+
+def _unreadable(request: HttpRequest, exc: Any) -> HttpResponse:
+    """A multipart body that cannot be parsed, or one with too many fields or files."""
+    return JsonResponse(error_body(request, 400, UNREADABLE), status=400)
 
 
 def _internal(request: HttpRequest, exc: Any) -> HttpResponse:
@@ -94,4 +123,7 @@ def _internal(request: HttpRequest, exc: Any) -> HttpResponse:
 api.add_exception_handler(HttpError, _http_error)
 api.add_exception_handler(Http404, _not_found)
 api.add_exception_handler(NinjaValidationError, _invalid)
+api.add_exception_handler(RequestDataTooBig, _too_large)
+api.add_exception_handler(MultiPartParserError, _unreadable)
+api.add_exception_handler(SuspiciousOperation, _unreadable)
 api.add_exception_handler(Exception, _internal)

@@ -12,12 +12,14 @@ from django.core.files.uploadedfile import UploadedFile
 from django.http import Http404, HttpRequest, HttpResponse
 from ninja import Router
 from ninja.errors import HttpError
+from ninja.errors import ValidationError as NinjaValidationError
 
 from api.auth import require_role
 from api.endpoints.common import LEADS, api_url
+from api.errors import error_body
 from api.idempotency import Answer, fingerprint, idempotent
 from api.schemas import BundleErrors, BundleImported, Error, UploadOut
-from rubrics.bundle.base import BundleImportError
+from rubrics.bundle.base import BundleImportConflict, BundleImportError
 from rubrics.bundle.uploads import (
     UNKNOWN_UPLOAD,
     bundle_submit,
@@ -35,6 +37,14 @@ WRONG_TYPE = (
 )
 TOO_LARGE = "the bundle is over the size limit of {limit:,} bytes"
 BUNDLE_INVALID = "the bundle is invalid: nothing was imported"
+CONFLICT = (
+    "another import changed this dataset at the same time: nothing was imported; send the "
+    "bundle again"
+)
+CONFLICT_RETRY_S = 1
+# The raw body's media types: JSON lines as they are, or any bytes (what clients generated
+# from the document send for a binary body).
+RAW_TYPES = ("application/x-ndjson", "application/octet-stream")
 
 router = Router()
 
@@ -76,7 +86,8 @@ def _read_body(request: HttpRequest) -> tuple[IO[bytes], int, str, str]:
     if content_type == "multipart/form-data":
         upload = request.FILES.get("file")
         if upload is None:
-            raise HttpError(422, NO_FILE)
+            # As any invalid request: its field named in ``errors``.
+            raise NinjaValidationError([{"loc": ("body", "file"), "msg": NO_FILE}])
         source: Any = upload
         filename = upload.name or ""
         if (upload.size or 0) > limit:
@@ -128,8 +139,11 @@ def _bundle_errors(exc: BundleImportError) -> dict[str, Any]:
     openapi_extra={
         "requestBody": {
             "required": True,
+            "description": "The bundle: JSON lines as the body (`application/x-ndjson`, or "
+            "`application/octet-stream` as generated clients send bytes), or a multipart "
+            "upload's `file` part",
             "content": {
-                "application/x-ndjson": {"schema": {"type": "string", "format": "binary"}},
+                **{kind: {"schema": {"type": "string", "format": "binary"}} for kind in RAW_TYPES},
                 "multipart/form-data": {
                     "schema": {
                         "type": "object",
@@ -145,7 +159,8 @@ def dataset_bundle(request: HttpRequest, name: str) -> HttpResponse:
     """Import a JSONL bundle into the dataset ``name`` (created if new), all or nothing, as
     the Import page does: 201 (new dataset) or 200 with what was imported, 422 with every
     error's line and field. A bundle over the worker threshold is imported by the worker:
-    202 with the upload's ``status_url``."""
+    202 with the upload's ``status_url``. 409 with ``Retry-After`` when another import
+    changed the dataset at the same time: nothing was imported, send it again."""
     user = require_role(request, "bundle import", *LEADS)
     stream, size, sha256, filename = _read_body(request)
 
@@ -153,6 +168,9 @@ def dataset_bundle(request: HttpRequest, name: str) -> HttpResponse:
         file = UploadedFile(file=stream, name=filename, size=size)
         try:
             summary = bundle_submit(actor=user, file=file, dataset_name=name)
+        except BundleImportConflict:
+            retry = {"Retry-After": str(CONFLICT_RETRY_S)}
+            return 409, error_body(request, 409, CONFLICT), retry
         except BundleImportError as exc:
             return 422, _bundle_errors(exc), {}
         if isinstance(summary, BundleUpload):  # the worker imports it

@@ -35,3 +35,24 @@ def run_or_404(run_id: int) -> JudgingRun:
         return run_get(run_id=run_id)
     except RunNotFound as error:
         raise Http404(str(error)) from None
+
+
+# A page's cursor: the id of the last row of the page before (an integer, opaque otherwise).
+CURSOR: dict[str, Any] = {
+    "ge": 1,
+    "le": 2**63 - 1,
+    "description": "Where the page starts: the `next_cursor` of the page before (or the "
+    "`cursor` of its `next` URL); none for the first page",
+}
+
+
+def next_page(request: HttpRequest, last: int | None, limit: int) -> dict[str, Any]:
+    """``next`` and ``next_cursor`` of a page whose last row is ``last`` (None at the end): the
+    URL of this request with ``cursor`` and ``limit`` set, every other parameter kept."""
+    if last is None:
+        return {"next": None, "next_cursor": None}
+    query = request.GET.copy()
+    query["cursor"] = str(last)
+    query["limit"] = str(limit)
+    url = request.build_absolute_uri(f"{request.path}?{query.urlencode()}")
+    return {"next": url, "next_cursor": last}

@@ -1,15 +1,17 @@
-"""``POST /runs``, ``GET /runs/{id}``, ``POST /runs/{id}/cancel`` and ``/resume``: a judging
-run started, read, stopped and resumed through the services the run pages call."""
+"""``GET /runs``, ``POST /runs``, ``GET /runs/{id}``, ``POST /runs/{id}/cancel`` and
+``/resume``: judging runs listed, and a run started, read, stopped and resumed through the
+services the run pages call."""
 
-from typing import Any
+from typing import Any, Literal
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from ninja import Router
+from ninja import Query, Router
 
 from api.auth import require_role
-from api.endpoints.common import LEADS, api_url, dataset_or_404, run_or_404
+from api.endpoints.common import CURSOR, LEADS, api_url, dataset_or_404, next_page, run_or_404
+from api.errors import error_body
 from api.idempotency import Answer, fingerprint, idempotent
-from api.schemas import Error, NotReady, PreflightOut, RunIn, RunOut
+from api.schemas import Error, NotReady, PreflightOut, RunIn, RunOut, RunPage
 from judging.models import JudgingRun
 from judging.runs import selectors as run_selectors
 from judging.runs import services as run_services
@@ -21,6 +23,9 @@ from rubrics.selectors import UNKNOWN_DATASET, UNKNOWN_PATCHES, dataset_resolve
 # How to judge the ready patches of a run the service refused (``RunNotReady``), said after
 # its message.
 ONLY_READY = 'Send "only_ready": true to judge the other {ready}.'
+RUNS_PAGE = 20
+RUNS_PAGE_MAX = 100
+RunStatus = Literal["queued", "running", "finished", "cancelled"]
 
 router = Router()
 
@@ -51,6 +56,25 @@ def _run_settings(payload: RunIn) -> dict[str, Any]:
     }
 
 
+@router.get("/runs", response={200: RunPage, 403: Error, 404: Error}, url_name="run_list")
+def run_list(
+    request: HttpRequest,
+    dataset: str | None = Query(None, description="Only this dataset's (name or slug)"),
+    status: RunStatus | None = Query(None, description="Only runs in this status"),  # noqa: B008
+    cursor: int | None = Query(None, **CURSOR),
+    limit: int = Query(RUNS_PAGE, ge=1, le=RUNS_PAGE_MAX),
+) -> dict[str, Any]:
+    """The judging runs, newest first, as ``GET /runs/{id}`` says each: of one ``dataset``
+    and in one ``status`` when given, ``limit`` at a time (at most 100). ``next`` is the
+    next page's URL and ``next_cursor`` its ``cursor``, null on the last page."""
+    require_role(request, "judging runs", *LEADS)
+    chosen = dataset_or_404(dataset) if dataset is not None else None
+    runs, last = run_selectors.runs_before(
+        dataset=chosen, status=status or "", before=cursor, limit=limit
+    )
+    return {"results": [_run_dict(request, run) for run in runs], **next_page(request, last, limit)}
+
+
 @router.post(
     "/runs",
     response={201: RunOut, 403: Error, 404: Error, 409: Error, 422: NotReady},
@@ -66,13 +90,13 @@ def run_create(request: HttpRequest, payload: RunIn) -> HttpResponse:
     def run() -> Answer:
         dataset = dataset_resolve(payload.dataset)
         if dataset is None:
-            return 404, {"detail": UNKNOWN_DATASET.format(name=payload.dataset)}, {}
+            return 404, error_body(request, 404, UNKNOWN_DATASET.format(name=payload.dataset)), {}
         patches = None
         if payload.patches is not None:
             patches, unknown = rubric_selectors.dataset_patches_named(dataset, payload.patches)
             if unknown:
                 detail = UNKNOWN_PATCHES.format(keys=", ".join(unknown), dataset=dataset.name)
-                return 422, {"detail": detail}, {}
+                return 422, error_body(request, 422, detail), {}
         try:
             created = run_services.run_create(
                 dataset=dataset,
@@ -92,7 +116,7 @@ def run_create(request: HttpRequest, payload: RunIn) -> HttpResponse:
             counts = {"total": preflight.total, "ready": preflight.ready}
             return 422, {"detail": detail, **counts, "missing": preflight.missing}, {}
         except run_services.RunError as error:
-            return 422, {"detail": str(error), "total": 0, "ready": 0, "missing": 0}, {}
+            return 422, error_body(request, 422, str(error)), {}
         body = _run_dict(request, run_or_404(created.pk))
         return 201, body, {"Location": body["url"]}
 
@@ -169,7 +193,7 @@ def run_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
         try:
             run_services.run_cancel(run=target, actor=user)
         except run_services.RunError as error:
-            return 409, {"detail": str(error)}, {}
+            return 409, error_body(request, 409, str(error)), {}
         return 200, _run_dict(request, run_or_404(run_id)), {}
 
     return idempotent(request, user, fingerprint(request), run)
@@ -190,7 +214,7 @@ def run_resume(request: HttpRequest, run_id: int, retry_failed: bool = False) ->
         try:
             run_services.run_resume(run=target, actor=user, retry_failed=retry_failed)
         except run_services.RunError as error:
-            return 409, {"detail": str(error)}, {}
+            return 409, error_body(request, 409, str(error)), {}
         return 200, _run_dict(request, run_or_404(run_id)), {}
 
     return idempotent(request, user, fingerprint(request, str(retry_failed)), run)

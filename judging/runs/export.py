@@ -5,8 +5,9 @@ team's verdict and every member's score; with ``final``, also the patch's final 
 human consensus where there is one (under the dataset's rule), otherwise the team's verdict,
 and which of the two it is. Records stream: the judgments are read in chunks
 of ``CHUNK_SIZE``, with one query for each chunk's member results, so a run of 10,000
-patches is never in memory at once. Answers of the offline provider are labelled with
-``OFFLINE_MARKER`` in every record: they are not an LLM's.
+patches is never in memory at once. Answers of the offline provider are marked in every
+record (``offline``, true) and labelled with ``OFFLINE_MARKER`` (``note``): they are not an
+LLM's.
 """
 
 import io
@@ -121,7 +122,8 @@ def _chunk_records(
 ) -> Iterator[Record]:
     team: list[str] = list(run.strategies)
     dataset = run.dataset.name
-    offline = OFFLINE_MARKER if run.provider == Provider.OFFLINE else ""
+    offline = run.provider == Provider.OFFLINE
+    note = OFFLINE_MARKER if offline else ""
     members = _members([row["pk"] for row in chunk], team)
     settled = (
         dataset_consensus(run.dataset, patch_ids=[row["patch_id"] for row in chunk])
@@ -156,6 +158,7 @@ def _chunk_records(
             reducer=run.reducer,
             error=row["error"],
             offline=offline,
+            note=note,
         )
         yield record
 
@@ -177,7 +180,7 @@ def csv_columns(run: JudgingRun, *, final: bool = False) -> list[str]:
     return [
         *columns,
         *("provider", "model", "context", "threshold", "scale_lo", "scale_hi", "reducer"),
-        *("error", "offline"),
+        *("error", "offline", "note"),
     ]
 
 

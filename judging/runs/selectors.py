@@ -66,6 +66,25 @@ def runs_page(*, page: int | str = 1) -> Page:
     return result
 
 
+def runs_before(
+    *, dataset: Dataset | None, status: str, before: int | None, limit: int
+) -> tuple[list[JudgingRun], int | None]:
+    """Up to ``limit`` judging runs (not rubric previews), newest first, of ``dataset`` and
+    with ``status`` when given, older than the run ``before`` when given; and the run to
+    continue before (None at the end). A page costs the same anywhere in the list."""
+    runs = JudgingRun.objects.filter(kind=JudgingRun.Kind.RUN).select_related("dataset")
+    if dataset is not None:
+        runs = runs.filter(dataset=dataset)
+    if status:
+        runs = runs.filter(status=status)
+    if before is not None:
+        runs = runs.filter(pk__lt=before)
+    page = list(runs.order_by("-pk")[: limit + 1])
+    more = len(page) > limit
+    page = page[:limit]
+    return page, (page[-1].pk if more else None)
+
+
 @dataclass(frozen=True)
 class RunProgress:
     total: int

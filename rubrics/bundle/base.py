@@ -48,6 +48,11 @@ class BundleImportError(Exception):
         super().__init__("\n".join(lines))
 
 
+class BundleImportConflict(BundleImportError):
+    """Another import changed the dataset at the same time; nothing was written, and the
+    same file imported again may well succeed."""
+
+
 @dataclass
 class KindCounts:
     created: int = 0

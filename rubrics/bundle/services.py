@@ -45,6 +45,7 @@ from rubrics.bundle.base import (
     DUPLICATE_IN_FILE,
     EMPTY_FILE,
     FILE_TOO_LARGE,
+    BundleImportConflict,
     BundleImportError,
     ImportContext,
     ImportSummary,
@@ -312,7 +313,7 @@ def bundle_import(
         with _seekable(source) as stream:
             return _import(stream, dataset, dataset_name, actor, filename, progress, written)
     except IntegrityError as exc:  # a concurrent import created the same rows first
-        raise BundleImportError([BundleError(None, None, CONCURRENT_IMPORT)]) from exc
+        raise BundleImportConflict([BundleError(None, None, CONCURRENT_IMPORT)]) from exc
 
 
 class _Stream:

@@ -3,14 +3,17 @@ rate limits and the OpenAPI document. The real-server test is ``test_pipeline.py
 
 import json
 from datetime import timedelta
+from unittest.mock import ANY
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import IntegrityError
 from django.test import Client
 from django.utils import timezone
 from openapi_spec_validator import validate
 from pytest_django.fixtures import Settings
 
+from api.endpoints.bundles import NO_FILE
 from api.idempotency import ABANDONED_MINUTES
 from api.models import IdempotentRequest
 from judging.models import JudgingRun
@@ -143,8 +146,47 @@ def test_a_bundle_as_a_multipart_upload(lead_api: TokenClient, lead: User) -> No
     )
     assert response.status_code == 201, response.content
     assert response.json()["counts"]["patch"]["created"] == 2
+    # Without its file part: the documented BundleErrors, the field named.
     missing = client.post("/api/v1/datasets/Multi/bundle", {"x": "1"}, headers=lead_api.headers)
-    assert missing.status_code == 415 or missing.status_code == 422
+    assert missing.status_code == 422
+    assert missing.json() == {
+        "detail": "the request is invalid",
+        "errors": [{"line": None, "field": "file", "message": NO_FILE}],
+        "more": 0,
+    }
+
+
+def test_a_bundle_another_import_raced_is_a_409_to_retry_not_a_422(
+    lead_api: TokenClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two imports of one dataset at once: the loser's rows collide with the winner's
+    (an IntegrityError inside the import). Nothing is wrong with its bundle: 409 with
+    Retry-After, so that a pipeline that treats 422 as final sends it again."""
+
+    def raced(*args: object) -> None:
+        raise IntegrityError("UNIQUE constraint failed: rubrics_bug.dataset_id, rubrics_bug.key")
+
+    monkeypatch.setattr("rubrics.bundle.services._import", raced)
+    response = lead_api.post("/api/v1/datasets/Raced/bundle", bundle_bytes(), NDJSON)
+    assert response.status_code == 409
+    assert int(response["Retry-After"]) >= 1
+    assert "send the bundle again" in response.json()["detail"]
+    monkeypatch.undo()
+    again = lead_api.post("/api/v1/datasets/Raced/bundle", bundle_bytes(), NDJSON)
+    assert again.status_code == 201
+
+
+def test_a_body_that_is_not_json_is_a_400_and_one_too_large_a_413(
+    demo: Dataset, lead_api: TokenClient, settings: Settings
+) -> None:
+    broken = lead_api.post("/api/v1/runs", b'{"dataset": ', "application/json")
+    assert broken.status_code == 400
+    assert broken.json() == {"detail": "Cannot parse request body"}
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 100
+    large = lead_api.post("/api/v1/runs", RUN | {"name": "x" * 200})
+    assert large.status_code == 413
+    assert large.json() == {"detail": "the body is over the size limit of 100 bytes"}
+    assert JudgingRun.objects.count() == 0
 
 
 def test_a_large_bundle_goes_to_the_worker_with_a_status_url(
@@ -170,9 +212,12 @@ def test_a_run_is_created_once_per_idempotency_key(demo: Dataset, lead_api: Toke
     assert second.json()["id"] == first.json()["id"]
     assert second["Idempotent-Replayed"] == "true"
     assert JudgingRun.objects.count() == 1
+    # Another request with the key conflicts with the first (409, and no Retry-After: this
+    # one will never be answered under that key).
     other = lead_api.post("/api/v1/runs", RUN | {"team": ["s1b"]}, headers=key)
-    assert other.status_code == 422
+    assert other.status_code == 409
     assert "different request" in other.json()["detail"]
+    assert not other.has_header("Retry-After")
     assert lead_api.post("/api/v1/runs", RUN).status_code == 201  # no key: a new run
     assert JudgingRun.objects.count() == 2
 
@@ -190,7 +235,7 @@ def test_a_reservation_left_without_an_answer_is_dropped_after_a_while(
     assert retried.status_code == 201, retried.content
     fresh = IdempotentRequest.objects.create(user=lead, key="running", fingerprint="x")
     waiting = lead_api.post("/api/v1/runs", RUN, headers={"Idempotency-Key": "running"})
-    assert waiting.status_code == 422  # a recent reservation still holds its key
+    assert waiting.status_code == 409  # a recent reservation still holds its key
     assert IdempotentRequest.objects.filter(pk=fresh.pk).exists()
 
 
@@ -209,6 +254,15 @@ def test_a_run_refused_by_its_preflight_and_by_its_settings(
     missing = lead_api.post("/api/v1/runs", {"team": "s1b"})
     assert missing.status_code == 422
     assert {e["field"] for e in missing.json()["errors"]} >= {"payload.dataset"} or missing.json()
+    long_key = {"Idempotency-Key": "k" * 256}
+    too_long = lead_api.post("/api/v1/runs", RUN, headers=long_key)
+    # Every 422 of POST /runs is a NotReady, whoever refused it: the counts are 0 when no
+    # pre-flight was made (a client generated from the document reads them all).
+    for response in (refused, unknown, patches, missing, too_long):
+        assert response.status_code == 422
+        assert set(response.json()) >= {"detail", "total", "ready", "missing"}, response.json()
+    assert refused.json()["total"] == 6
+    assert (missing.json()["total"], too_long.json()["total"]) == (0, 0)
     assert JudgingRun.objects.count() == 0
     chosen = lead_api.post("/api/v1/runs", RUN | {"patches": ["BUG-0-p0"], "team": ["s1b"]})
     assert chosen.status_code == 201
@@ -234,6 +288,35 @@ def test_a_run_is_read_cancelled_and_resumed(demo: Dataset, lead_api: TokenClien
     assert lead_api.get("/api/v1/runs/999999").status_code == 404
 
 
+def test_runs_are_listed_newest_first_by_dataset_and_status_a_page_at_a_time(
+    demo: Dataset, lead_api: TokenClient, reviewer: User
+) -> None:
+    ids = [lead_api.post("/api/v1/runs", RUN).json()["id"] for _ in range(3)]
+    lead_api.post(f"/api/v1/runs/{ids[0]}/cancel")
+    other = lead_api.post("/api/v1/datasets/Other/bundle", bundle_bytes(1, 1), NDJSON)
+    assert other.status_code == 201
+    elsewhere = lead_api.post("/api/v1/runs", RUN | {"dataset": "other"}).json()["id"]
+
+    first = lead_api.get("/api/v1/runs?limit=2").json()
+    assert [run["id"] for run in first["results"]] == [elsewhere, ids[2]]
+    assert first["results"][1] == lead_api.get(f"/api/v1/runs/{ids[2]}").json()
+    second = lead_api.get(first["next"].split("testserver")[1]).json()
+    assert [run["id"] for run in second["results"]] == [ids[1], ids[0]]
+    assert (second["next"], second["next_cursor"]) == (None, None)
+    assert lead_api.get(f"/api/v1/runs?limit=2&cursor={first['next_cursor']}").json() == second
+
+    def listed(query: str) -> list[int]:
+        return [run["id"] for run in lead_api.get(f"/api/v1/runs?{query}").json()["results"]]
+
+    assert listed("dataset=api-demo") == [ids[2], ids[1], ids[0]]
+    assert listed("dataset=API demo&status=cancelled") == [ids[0]]
+    assert listed("status=queued") == [elsewhere, ids[2], ids[1]]
+    assert lead_api.get("/api/v1/runs?dataset=nope").status_code == 404
+    assert lead_api.get("/api/v1/runs?status=lost").status_code == 422
+    assert lead_api.get("/api/v1/runs?limit=101").status_code == 422
+    assert TokenClient(token_for(reviewer)).get("/api/v1/runs").status_code == 403
+
+
 def test_verdicts_page_by_cursor(demo: Dataset, lead_api: TokenClient) -> None:
     created = lead_api.post("/api/v1/runs", RUN).json()
     url = f"/api/v1/runs/{created['id']}/verdicts?limit=4"
@@ -242,12 +325,23 @@ def test_verdicts_page_by_cursor(demo: Dataset, lead_api: TokenClient) -> None:
     assert first["next"]
     second = lead_api.get(first["next"].split("testserver")[1]).json()
     assert len(second["results"]) == 2
-    assert second["next"] is None
+    assert (second["next"], second["next_cursor"]) == (None, None)
     keys = [r["patch"] for r in first["results"] + second["results"]]
     assert keys == sorted(keys)
     assert len(set(keys)) == 6
+    # The cursor alone gives the same page as the URL.
+    again = lead_api.get(f"/api/v1/runs/{created['id']}/verdicts?limit=4&cursor=")
+    assert again.status_code == 422  # an integer or nothing
+    by_cursor = f"/api/v1/runs/{created['id']}/verdicts?limit=4&cursor={first['next_cursor']}"
+    assert lead_api.get(by_cursor).json() == second
+    # A cursor is an integer (422 otherwise, as any parameter of the wrong type), and one
+    # this API gave for the run (400 otherwise).
     bad = lead_api.get(f"/api/v1/runs/{created['id']}/verdicts?cursor=abc")
-    assert bad.status_code == 400
+    assert bad.status_code == 422
+    assert bad.json()["errors"] == [{"line": None, "field": "cursor", "message": ANY}]
+    other = lead_api.get(f"/api/v1/runs/{created['id']}/verdicts?cursor=999999")
+    assert other.status_code == 400
+    assert "not one this API gave" in other.json()["detail"]
 
 
 def test_the_agreement_report_as_json(demo: Dataset, lead_api: TokenClient) -> None:
@@ -261,7 +355,7 @@ def test_the_agreement_report_as_json(demo: Dataset, lead_api: TokenClient) -> N
 def test_errors_are_json_never_html(lead_api: TokenClient) -> None:
     for path, method, status in [
         ("/api/v1/nothing-here", "GET", 404),
-        ("/api/v1/runs", "GET", 405),
+        ("/api/v1/uploads/1", "POST", 405),
         ("/api/v1/datasets", "POST", 405),
         ("/api/v1/runs/abc", "GET", 422),
     ]:
@@ -339,6 +433,22 @@ def test_the_openapi_document_validates_and_lists_every_path(db: None) -> None:
     validate(document)
     assert sorted(document["paths"]) == sorted(PATHS)
     assert document["components"]["securitySchemes"]["ApiAuth"]["scheme"] == "bearer"
+    # What every operation may answer, and what every POST takes, is declared.
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            responses = operation["responses"]
+            assert {"401", "429"} <= set(responses), (method, path)
+            assert responses["429"]["headers"]["Retry-After"]["required"] is True
+            if method == "post":
+                names = [p["name"] for p in operation["parameters"]]
+                assert "Idempotency-Key" in names, path
+                assert {"409", "422"} <= set(responses), path
+            if "requestBody" in operation:
+                assert {"400", "413"} <= set(responses), path
+    runs = document["paths"]["/api/v1/runs"]["post"]["responses"]
+    assert runs["422"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/NotReady"
+    }
 
 
 # Each operation's id, as clients generated from the document name it: the ids come from the
@@ -349,6 +459,7 @@ OPERATION_IDS = {
     "post /api/v1/datasets/{name}/bundle": "api_endpoints_dataset_bundle",
     "get /api/v1/uploads/{upload_id}": "api_endpoints_upload_get",
     "get /api/v1/datasets/{name}/report": "api_endpoints_dataset_report",
+    "get /api/v1/runs": "api_endpoints_run_list",
     "post /api/v1/runs": "api_endpoints_run_create",
     "post /api/v1/runs/preflight": "api_endpoints_run_preflight",
     "get /api/v1/runs/{run_id}": "api_endpoints_run_get",

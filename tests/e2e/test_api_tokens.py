@@ -49,4 +49,4 @@ def test_a_user_creates_and_revokes_a_token_and_reads_the_docs(
     page.get_by_role("link", name="JSON API").click()
     expect(page.locator("#operation-index")).to_contain_text("/api/v1/runs/{run_id}/verdicts")
     expect(page.locator("#operation-index")).to_contain_text("/api/v1/runs/preflight")
-    expect(page.locator("#operation-index tbody tr")).to_have_count(10)
+    expect(page.locator("#operation-index tbody tr")).to_have_count(11)

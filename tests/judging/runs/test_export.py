@@ -87,7 +87,8 @@ def test_jsonl_records_carry_the_stored_values(judged: JudgingRun) -> None:
             "scale_hi": 5,
             "reducer": "mean",
             "error": judgment.error,
-            "offline": OFFLINE_MARKER,
+            "offline": True,
+            "note": OFFLINE_MARKER,
         }
         assert list(record["scores"]) == TEAM
     done = [r for r in records if r["bug"] == "BUG-0"]
@@ -142,7 +143,7 @@ def test_csv_has_a_column_per_member_in_team_order(judged: JudgingRun, tmp_path:
         assert row["rubric_verdict"] == judgment.results.get(strategy="rubric").verdict
         assert (row["provider"], row["context"], row["threshold"]) == ("offline", "golden", "3.0")
         assert (row["scale_lo"], row["scale_hi"]) == ("1.0", "5.0")
-        assert row["offline"] == OFFLINE_MARKER
+        assert (row["offline"], row["note"]) == ("True", OFFLINE_MARKER)
     failed = [row for row in rows if row["status"] == "failed"]
     assert len(failed) == 3
     assert all("has no golden rubric yet" in row["error"] for row in failed)
@@ -162,9 +163,9 @@ def test_a_pending_run_of_a_real_provider_has_no_offline_label(settings: Setting
         actor=None, dataset=dataset, strategies="s3,bleu", context="none", provider="openai"
     )
     records = [json.loads(line) for line in export("--run", str(run.pk)).splitlines()]
-    assert [(r["status"], r["score"], r["verdict"], r["offline"]) for r in records] == [
-        ("pending", None, None, ""),
-        ("pending", None, None, ""),
+    assert [(r["status"], r["score"], r["verdict"], r["offline"], r["note"]) for r in records] == [
+        ("pending", None, None, False, ""),
+        ("pending", None, None, False, ""),
     ]
     assert records[0]["scores"] == {"s3": None, "bleu": None}
     assert "rubric_verdict" not in records[0]  # the rubric judge is not in the team
