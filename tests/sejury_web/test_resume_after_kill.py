@@ -38,7 +38,8 @@ from judging.models import (
 )
 from judging.runs.services import run_create, run_rejection_themes_request
 from judging.runs.webhooks import DELIVERY_HEADER, delivery_open
-from rubrics.bundle.uploads import bundle_upload_queue, upload_progress
+from rubrics.bundle.upload_execution import progress_file
+from rubrics.bundle.uploads import bundle_upload_queue
 from rubrics.models import BundleImport, BundleUpload, Dataset, Patch, Rubric, RubricRevision
 from rubrics.review.services import rubric_draft_request
 from tests.judging.factories import bug_with_patches, finished_run
@@ -251,11 +252,9 @@ def crash(
                     file=SimpleUploadedFile("big.jsonl", _bundle()),
                     dataset_name="Uploaded",
                 )
-                _wait_for(
-                    lambda: 0 < upload_progress(_reload(upload)).percent < 100,
-                    "the upload to be half imported",
-                    logs,
-                )
+                # Killed as soon as the import writes its progress: early enough on any
+                # machine (the import takes a second or more), and it is an import under way.
+                _wait_for(lambda: _importing(upload), "the upload to be imported", logs)
                 os.kill(first.pid, signal.SIGKILL)
                 first.wait()
             assert _reload(upload).status == BundleUpload.Status.RUNNING, "killed too late"
@@ -316,6 +315,11 @@ def _system_user() -> Any:
 
 def _ready(log: Path) -> bool:
     return log.is_file() and " ready." in log.read_text(errors="replace")
+
+
+def _importing(upload: BundleUpload) -> bool:
+    upload = _reload(upload)
+    return upload.status == BundleUpload.Status.RUNNING and progress_file(upload).is_file()
 
 
 def _reload(upload: BundleUpload) -> BundleUpload:
