@@ -1,10 +1,12 @@
 """Benchmark: ``import_swebench`` on the full SWE-bench test split's size, three models.
 
-Run with ``.venv/bin/python bench/swebench_import.py [--instances 2294] [--models 3]``.
+Run with ``.venv/bin/python bench/swebench_import.py [--instances 2294] [--models 3] [--logs]``.
 It writes synthetic files of SWE-bench's shape and about its sizes (per instance: a problem
 statement of ~2 KB, a reference fix of ~1.5 KB, a test patch of ~4 KB, PASS_TO_PASS of
 ~3 KB, hints of ~1 KB), instances as JSON Lines, each model's predictions as JSON Lines
-(one in twenty empty) and each model's run report (``<model>.<run>.json``), then runs
+(one in twenty empty) and each model's run report (``<model>.<run>.json``; with ``--logs``,
+also the harness's logs folder, a ``report.json`` with its ``tests_status`` per evaluated
+instance, given as ``--results logs/run_evaluation/run1``), then runs
 ``manage.py import_swebench`` in a subprocess, in a throwaway SQLite database, with DEBUG
 off, twice (the second import changes nothing). Prints wall time and peak resident memory
 of each, and the same command's memory on a one-instance import as the baseline, with
@@ -37,7 +39,30 @@ def diff(path: str, n: int, lines: int) -> str:
     )
 
 
-def write_files(work: Path, instances: int, models: int) -> list[str]:
+def report_json(iid: str, n: int, resolved: bool) -> str:
+    """A per-instance report as ``get_eval_report`` writes it, with its tests_status."""
+    passing = [f"tests/test_mod{n}.py::test_case_{k}" for k in range(80)]
+    status = {
+        "FAIL_TO_PASS": {
+            "success": [f"tests/test_mod{n}.py::test_fix"] if resolved else [],
+            "failure": [] if resolved else [f"tests/test_mod{n}.py::test_fix"],
+        },
+        "PASS_TO_PASS": {"success": passing, "failure": []},
+        "FAIL_TO_FAIL": {"success": [], "failure": []},
+        "PASS_TO_FAIL": {"success": [], "failure": []},
+    }
+    report = {
+        "patch_is_None": False,
+        "patch_exists": True,
+        "patch_successfully_applied": True,
+        "resolved": resolved,
+        "infra_failure": False,
+        "tests_status": status,
+    }
+    return json.dumps({iid: report}, indent=4)
+
+
+def write_files(work: Path, instances: int, models: int, *, logs: bool = False) -> list[str]:
     """The files, and the command's arguments for them."""
     rng = random.Random(7)  # noqa: S311 (synthetic data, not secrets)
     ids = [f"proj{i % 12}__proj{i % 12}-{10000 + i}" for i in range(instances)]
@@ -80,11 +105,18 @@ def write_files(work: Path, instances: int, models: int) -> list[str]:
                     + "\n"
                 )
                 if not empty:
-                    (resolved if rng.random() < 0.3 else unresolved).append(iid)
+                    passes = rng.random() < 0.3
+                    (resolved if passes else unresolved).append(iid)
+                    if logs:
+                        folder = work / "logs" / "run_evaluation" / "run1" / f"org__model-{m}" / iid
+                        folder.mkdir(parents=True)
+                        (folder / "report.json").write_text(report_json(iid, n, passes))
         report = {"resolved_ids": resolved, "unresolved_ids": unresolved, "schema_version": 2}
         (work / f"org__model-{m}.run1.json").write_text(json.dumps(report))
         args += ["--predictions", str(work / f"preds-{m}.jsonl")]
         args += ["--results", str(work / f"org__model-{m}.run1.json")]
+    if logs:
+        args += ["--results", str(work / "logs" / "run_evaluation" / "run1")]
     return args
 
 
@@ -108,6 +140,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--instances", type=int, default=2294)
     parser.add_argument("--models", type=int, default=3)
+    parser.add_argument(
+        "--logs", action="store_true", help="also the harness's logs folder (report.json files)"
+    )
     options = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="sejury-bench-swebench-"))
     env = os.environ.copy()
@@ -120,8 +155,8 @@ def main() -> None:
     tiny = work / "tiny"
     tiny.mkdir()
     baseline_args = write_files(tiny, 1, 1)
-    args = write_files(work, options.instances, options.models)
-    sizes = sum(p.stat().st_size for p in work.glob("*.json*")) / 1e6
+    args = write_files(work, options.instances, options.models, logs=options.logs)
+    sizes = sum(p.stat().st_size for p in work.rglob("*.json*") if "var" not in p.parts) / 1e6
     print(f"files: {sizes:.1f} MB, {options.instances:,} instances × {options.models} models")
     _, baseline, _ = run(baseline_args, env, "bench-swebench-baseline")
     figures = []
