@@ -89,6 +89,7 @@ bench: install
 	$(PY) bench/rubric_feedback.py
 	$(PY) bench/bundle_import.py
 	$(PY) bench/swebench_import.py
+	$(PY) bench/input_memory.py
 	$(PY) bench/refine.py
 	$(PY) bench/prompt_cache.py
 	$(PY) bench/forecast.py

@@ -220,7 +220,7 @@ def _labelstudio_page(
         try:
             users = users_mapping(users_file.read()) if users_file else None
             summary = labelstudio_import(
-                source=upload.read(),
+                source=upload,
                 dataset=dataset,
                 campaign=campaign,
                 users=users,

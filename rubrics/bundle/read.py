@@ -25,6 +25,7 @@ already. Limits count characters, as the error says.
 
 import io
 import json
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
@@ -182,6 +183,9 @@ def shorten(value: object, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _bad_text(value: Any) -> str | None:
     """What makes a JSON value unstorable: a NUL or an unpaired surrogate in any string."""
     stack = [value]
@@ -190,9 +194,7 @@ def _bad_text(value: Any) -> str | None:
         if isinstance(item, str):
             if "\x00" in item:
                 return "a NUL character (\\u0000)"
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
+            if _SURROGATE.search(item):  # not item.encode(): a copy of a huge string
                 return "an unpaired surrogate (\\ud800–\\udfff), which is not Unicode"
         elif isinstance(item, dict):
             stack.extend(item.keys())
@@ -245,26 +247,61 @@ def read_lines(source: IO[bytes]) -> Iterator[tuple[int, int, bytes]]:
     """``(line number, byte offset, bytes)`` of each line of ``source``, one at a time.
 
     Reads from where ``source`` stands; a leading UTF-8 byte order mark is dropped. The
-    bytes keep their line end; :func:`parse_line` drops it.
+    bytes keep their line end; :func:`line_text` drops it. Once given, a line is the
+    caller's alone (a generator, or ``enumerate``, would hold it until the next): a caller
+    that drops it after :func:`line_text` holds a huge line twice at most, not three times.
     """
-    offset = 0
-    for number, raw in enumerate(source, start=1):
-        line = raw[3:] if number == 1 and raw.startswith(b"\xef\xbb\xbf") else raw
-        yield number, offset + len(raw) - len(line), line
-        offset += len(raw)
+    return _Lines(source)
+
+
+class _Lines:
+    def __init__(self, source: IO[bytes]) -> None:
+        self.readline = source.readline
+        self.number = 0
+        self.offset = 0
+
+    def __iter__(self) -> "_Lines":
+        return self
+
+    def __next__(self) -> tuple[int, int, bytes]:
+        raw = self.readline()
+        if not raw:
+            raise StopIteration
+        self.number += 1
+        start = self.offset
+        self.offset += len(raw)
+        if self.number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw, start = raw[3:], start + 3
+        return self.number, start, raw
+
+
+def line_text(number: int, raw: bytes, errors: ErrorSink) -> str | None:
+    """A line's text without its line end (decoded without copying the bytes first), or
+    None for a blank line or one that is not UTF-8 (added to ``errors``)."""
+    end = len(raw)
+    if raw.endswith(b"\n"):
+        end -= 1
+    if end and raw[end - 1] == 0x0D:  # "\r"
+        end -= 1
+    try:
+        text = str(memoryview(raw)[:end], "utf-8")
+    except UnicodeDecodeError as exc:
+        errors.append(BundleError(number, None, NOT_UTF8.format(byte=exc.start + 1)))
+        return None
+    return None if not text or text.isspace() else text
 
 
 def parse_line(number: int, raw: bytes, errors: ErrorSink) -> Record | None:
     """The record on a line, or None for a blank line or one with errors (added to
     ``errors``)."""
-    raw = raw.removesuffix(b"\n").removesuffix(b"\r")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        errors.append(BundleError(number, None, NOT_UTF8.format(byte=exc.start + 1)))
-        return None
-    if not text.strip():
-        return None
+    text = line_text(number, raw, errors)
+    return None if text is None else parse_text(number, text, errors)
+
+
+def parse_text(number: int, text: str, errors: ErrorSink) -> Record | None:
+    """The record of a line's text (:func:`line_text`), or None when it has errors (added
+    to ``errors``). Holds the text and what it parsed, nothing more: a huge value is refused
+    for its length afterwards, by the kind's fields."""
     try:
         obj = json_loads(text, object_pairs_hook=_object)
     except json.JSONDecodeError as exc:  # the line is the record's: say only the column

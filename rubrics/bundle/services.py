@@ -54,7 +54,14 @@ from rubrics.bundle.base import (
     registered_kinds,
     validate_shape,
 )
-from rubrics.bundle.read import BundleError, Record, parse_line, read_lines, shorten
+from rubrics.bundle.read import (
+    BundleError,
+    Record,
+    line_text,
+    parse_text,
+    read_lines,
+    shorten,
+)
 from rubrics.models import BundleImport, Dataset
 from rubrics.selectors import dataset_resolve
 
@@ -155,7 +162,12 @@ def _scan(stream: IO[bytes], errors: ErrorList, size: int, progress: Progress | 
         scan.line_kinds.append(0)
         if progress and number % 20000 == 0:
             progress("reading", SCAN_SHARE * scan.size / max(size, 1))
-        record = parse_line(number, raw, errors)
+        # The bytes go once decoded: a huge line is held as its text and what it parsed
+        # (2 × its size), not also as bytes (issue 27).
+        text = line_text(number, raw, errors)
+        del raw
+        record = None if text is None else parse_text(number, text, errors)
+        del text
         if record is None:
             continue
         scan.records += 1
@@ -193,7 +205,10 @@ def _mark_duplicates(stream: IO[bytes], scan: _Scan, errors: ErrorList) -> None:
     for number, _, raw in read_lines(stream):
         if number not in wanted:
             continue
-        record = parse_line(number, raw, [])
+        text = line_text(number, raw, [])
+        del raw  # as in _scan
+        record = None if text is None else parse_text(number, text, [])
+        del text
         assert record is not None
         kind = scan.kinds[scan.line_kinds[number - 1] - 1]
         blamed_field, what = kind.identity(record.data)
@@ -210,9 +225,13 @@ def _records_of(stream: IO[bytes], scan: _Scan, kind_index: int) -> Iterator[tup
     stream.seek(0)
     for number, _, raw in read_lines(stream):
         if scan.line_kinds[number - 1] == kind_index:
-            record = parse_line(number, raw, [])
+            size = len(raw)
+            text = line_text(number, raw, [])
+            del raw  # as in _scan
+            record = None if text is None else parse_text(number, text, [])
+            del text
             assert record is not None  # the scan parsed the same bytes
-            yield record, len(raw)
+            yield record, size
 
 
 def _check_and_write(

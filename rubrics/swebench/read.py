@@ -17,6 +17,7 @@ at the comma, and nothing is silently fixed). What can is yielded exactly as giv
 """
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
@@ -124,10 +125,16 @@ def json_error(exc: json.JSONDecodeError, file: str, *, line_offset: int = 0) ->
     )
 
 
+# A line with something other than blanks (and the byte order mark): found without copying.
+_NOT_BLANK = re.compile(rb"[^ \t\r\n\xef\xbb\xbf]")
+
+
 def decode(data: bytes, file: str, *, line: int = 1) -> tuple[str | None, SourceError | None]:
-    """``data`` as text (a UTF-8 byte order mark dropped), or where it is not UTF-8."""
+    """``data`` as text (a UTF-8 byte order mark dropped, without copying the bytes), or
+    where it is not UTF-8."""
+    start = 3 if data.startswith(b"\xef\xbb\xbf") else 0
     try:
-        return data.removeprefix(b"\xef\xbb\xbf").decode("utf-8"), None
+        return str(memoryview(data)[start:], "utf-8"), None
     except UnicodeDecodeError as exc:
         start = exc.start
         where = line + data.count(b"\n", 0, start)
@@ -162,11 +169,12 @@ def read_items(
     number = 0
     for raw in _lines(stream):
         number += 1
-        if raw.strip(b" \t\r\n\xef\xbb\xbf"):
+        if _NOT_BLANK.search(raw):
             break
     else:
         return  # an empty file
     first, _ = decode(raw, file, line=number)
+    del raw  # a huge line is held as its text and then its value, not also as bytes
     pairs = _Pairs()
     value: Any = None
     if first is not None:
@@ -174,13 +182,14 @@ def read_items(
             value = json_loads(first.removeprefix("\ufeff"), object_pairs_hook=pairs)
         except ValueError:
             value = None
+        del first
     if isinstance(value, dict) and not (keyed and _keyed(value) and _rest_is_blank(stream)):
         yield from _json_lines(stream, file, errors, pairs, first_line=number, first=value)
         return
-    # One JSON document: read it whole.
+    # One JSON document: read it whole (its text, not also its bytes, while it is read).
+    del value
     stream.seek(0)
-    data = stream.read()
-    text, problem = decode(data, file)
+    text, problem = decode(stream.read(), file)
     if text is None:
         assert problem is not None
         errors.append(problem)
@@ -218,9 +227,10 @@ def _json_lines(
     number = first_line
     for raw in _lines(stream):
         number += 1
-        if not raw.strip():
+        if not _NOT_BLANK.search(raw):
             continue
         text, problem = decode(raw, file, line=number)
+        del raw  # as in read_items: the text alone, then the value alone
         if text is None:
             assert problem is not None
             errors.append(problem)
@@ -234,6 +244,7 @@ def _json_lines(
         except ValueError as exc:  # a number too large for Python
             errors.append(SourceError(number, None, NOT_JSON.format(error=exc), file=file))
             continue
+        del text
         if item := _checked(value, number, file, errors, pairs):
             yield item
 
@@ -290,6 +301,7 @@ def _document(text: str, file: str, errors: SourceErrors, *, keyed: bool) -> Ite
             value, end = decoder.raw_decode(text, pos)
             if keyed and _keyed(value):
                 pairs.take()
+                del value  # read again member by member: not held whole beside them
                 yield from _members(text, pos, decoder, lines, file, errors, pairs)
             elif item := _checked(value, lines.at(pos), file, errors, pairs):
                 yield item

@@ -65,7 +65,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from rubrics.bundle.base import BundleImportError, ImportSummary, summary_text
+from rubrics.bundle.base import BundleImportError, ImportSummary, registered_kinds, summary_text
 from rubrics.bundle.bugs import MAX_TESTS_NOTE, MAX_TESTS_STATUS
 from rubrics.bundle.read import MAX_METADATA, BundleError, json_type, shorten
 from rubrics.bundle.services import Progress, bundle_import
@@ -194,12 +194,32 @@ def patch_key(instance_id: str, source: str) -> str:
     return f"{instance_id}@{safe}"
 
 
+_LINE = re.compile("\\S[^\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]*")
+
+
 def problem_title(statement: object) -> str:
-    """The first non-blank line of a problem statement, cut to ``TITLE_MAX`` characters."""
+    """The first non-blank line of a problem statement, cut to ``TITLE_MAX`` characters
+    (found without splitting the whole statement into lines)."""
     if not isinstance(statement, str):
         return ""
-    line = next((line.strip() for line in statement.splitlines() if line.strip()), "")
+    match = _LINE.search(statement)
+    if match is None:
+        return ""
+    line = statement[match.start() : min(match.end(), match.start() + TITLE_MAX + 1)].rstrip()
     return line if len(line) <= TITLE_MAX else line[: TITLE_MAX - 1] + "…"
+
+
+def _cut_to_limits(record: dict[str, Any]) -> None:
+    """Each text of ``record`` over its field's limit cut to one character past it: the
+    bundle import refuses it just as it would the whole (same line, field and message),
+    and a 60 MB value is not written out and read back again (issue 27: 3 × the file's
+    size at most, in memory)."""
+    kind = next((kind for kind in registered_kinds() if kind.name == record.get("kind")), None)
+    for name, value in record.items():
+        spec = kind.fields.get(name) if kind else None
+        limit = spec.max_length if spec else None
+        if limit is not None and isinstance(value, str) and len(value) > limit:
+            record[name] = value[: limit + 1]
 
 
 @dataclass
@@ -222,9 +242,11 @@ class _Bundle:
         return len(self.files) - 1
 
     def add(self, record: dict[str, Any], file_index: int, line: int) -> None:
-        data = (json.dumps(record) + "\n").encode()
+        _cut_to_limits(record)
+        data = json.dumps(record).encode()
         self.out.write(data)
-        self.size += len(data)
+        self.out.write(b"\n")
+        self.size += len(data) + 1
         self.origin_file.append(file_index)
         self.origin_line.append(line)
         self.kinds.append(0 if record["kind"] == "bug" else 1)

@@ -40,7 +40,7 @@ from django.db.models import Q
 from judging.annotations.bundle import UNKNOWN_LABEL
 from judging.models import Campaign, Label
 from rubrics.bundle.base import BundleImportError, KindCounts
-from rubrics.bundle.read import BundleError
+from rubrics.bundle.read import MAX_NOTE, BundleError
 from rubrics.bundle.services import bundle_import
 from rubrics.models import Dataset, Patch
 from sejury_web.audit import audit_record
@@ -410,15 +410,32 @@ class _RollBack(Exception):
     pass
 
 
+def _read_at_most(source: IO[bytes], size: int) -> bytes:
+    """Up to ``size`` bytes of ``source``, from where it stands (``read(size)`` would first
+    allocate them all, however short the file)."""
+    try:
+        here = source.tell()
+        left = source.seek(0, io.SEEK_END) - here
+        source.seek(here)
+    except (AttributeError, OSError, ValueError):  # not a file that seeks
+        return source.read(size)
+    return source.read(min(left, size))
+
+
 def _load(source: IO[bytes] | bytes) -> tuple[Any, list[LabelStudioError]]:
-    raw = source if isinstance(source, bytes) else source.read(settings.SEJURY_BUNDLE_MAX_BYTES + 1)
+    """The export's JSON. Given a file (not bytes), its bytes go once decoded: the text and
+    then what it parsed are held, 2 × the file's size, not also the bytes (issue 27)."""
     limit = settings.SEJURY_BUNDLE_MAX_BYTES
+    raw = source if isinstance(source, bytes) else _read_at_most(source, limit + 1)
     if len(raw) > limit:
         return None, [LabelStudioError(message=TOO_LARGE.format(limit=limit))]
     try:
-        return json_loads(raw.decode("utf-8-sig")), []
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         return None, [LabelStudioError(message=f"not UTF-8 text (byte {error.start})")]
+    del raw
+    try:
+        return json_loads(text), []
     except json.JSONDecodeError as error:
         message = NOT_JSON.format(error=error.msg, line=error.lineno, column=error.colno)
         return None, [LabelStudioError(message=message)]
@@ -459,6 +476,8 @@ def labelstudio_import(
     }
     new_annotators = sorted({u for u in usernames.values() if u.lower() not in existing})
     annotations, duplicates = _once_each(reader, usernames)
+    # A note over the label's limit is cut to one character past it: the bundle refuses it
+    # as it would the whole, without the lines holding a huge note again (issue 27).
     lines = [
         json.dumps(
             {
@@ -466,7 +485,7 @@ def labelstudio_import(
                 "patch": a.patch,
                 "annotator": usernames[a.who],
                 "label": a.label,
-                "note": a.note,
+                "note": a.note[: MAX_NOTE + 1],
             },
             ensure_ascii=False,
         )
