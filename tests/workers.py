@@ -42,7 +42,7 @@ def start_worker(
 def running_worker(log_path: Path, **kw: object) -> Iterator[subprocess.Popen[bytes]]:
     """A worker for the body of a ``with``, killed at its end: the test has seen what it came
     for, and a warm shutdown would only add seconds (the product's resume after a kill is
-    tested on its own, in ``tests/judging/runs/test_resume.py``)."""
+    tested on its own, in ``tests/sejury_web/test_resume_after_kill.py``)."""
     process = start_worker(log_path, **kw)  # type: ignore[arg-type]
     try:
         yield process

@@ -8,15 +8,18 @@ answers the first request of each kind and holds the rest, the webhook receiver 
 call, the upload is caught while it imports), the worker is killed, and a second worker,
 started on the same database and broker, must finish them all. On the SQLite broker the
 killed worker's messages are gone for good: only the database says what was left
-(``sejury_web.durable.jobs_resume_unfinished``). Batch-mode runs are killed on their own, in
-``tests/judging/runs/test_batch.py``; a run's results in detail in
-``tests/judging/runs/test_resume.py``.
+(``sejury_web.durable.jobs_resume_unfinished``). Nothing done before the kill is done again:
+no row is written twice, and no request behind a result, draft or theme written before the
+kill reaches the model again. Batch-mode runs are killed on their own, in
+``tests/judging/runs/test_batch.py``.
 """
 
+import json
 import os
 import signal
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -42,6 +45,7 @@ from rubrics.bundle.upload_execution import progress_file
 from rubrics.bundle.uploads import bundle_upload_queue
 from rubrics.models import BundleImport, BundleUpload, Dataset, Patch, Rubric, RubricRevision
 from rubrics.review.services import rubric_draft_request
+from sejury_web.llm.models import LLMCall
 from tests.judging.factories import bug_with_patches, finished_run
 from tests.rubrics.bundles import bug, jsonl, patch
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory
@@ -109,6 +113,13 @@ class Crash:
     webhook_run: JudgingRun
     receiver: Receiver
     logs: list[Path]
+    sent: Counter[str]  # how many times the model was asked each prompt, by its messages
+
+    def asked_once(self, call_id: int | None) -> bool:
+        """Whether the prompt of ``call_id`` (a call answered before the kill) reached the
+        model once only: the next worker did not ask it again."""
+        messages = LLMCall.objects.get(pk=call_id).messages
+        return self.sent[json.dumps(messages, sort_keys=True)] == 1
 
 
 def _wait_for(condition: Callable[[], bool], what: str, logs: list[Path]) -> None:
@@ -278,8 +289,14 @@ def crash(
             receiver.open.set()
             second = start_worker(logs[1], pool="threads", concurrency=8, env=env)
             _wait_for(lambda: _all_ended(jobs, upload), "every job to end", logs)
+            sent = Counter(
+                json.dumps(request.body["messages"], sort_keys=True)
+                for request in server.requests
+                if request.body
+            )
             yield Crash(
                 upload=_reload(upload),
+                sent=sent,
                 drafted_before=drafted_before,
                 sorted_before=sorted_before,
                 results_before=results_before,
@@ -367,7 +384,9 @@ def test_a_draft_batch_killed_mid_way_is_finished_keeping_the_draft_written_befo
         (r.pk, 0) for r in sorted(rubrics, key=lambda r: r.pk)
     ]  # one draft each, none twice
     for rubric_id, revision_id in crash.drafted_before.items():
-        assert revisions.get(rubric_id=rubric_id).pk == revision_id
+        revision = revisions.get(rubric_id=rubric_id)
+        assert revision.pk == revision_id
+        assert crash.asked_once(revision.llm_call_id)
 
 
 def test_a_sorting_killed_mid_way_sorts_the_rest_and_keeps_what_was_sorted(crash: Crash) -> None:
@@ -375,7 +394,9 @@ def test_a_sorting_killed_mid_way_sorts_the_rest_and_keeps_what_was_sorted(crash
     assert rows.count() == 2
     assert set(rows.values_list("status", flat=True)) == {RejectionTheme.Status.DONE}
     for pk, sorted_at in crash.sorted_before.items():
-        assert rows.get(pk=pk).sorted_at == sorted_at  # not sorted again
+        row = rows.get(pk=pk)
+        assert row.sorted_at == sorted_at  # not sorted again
+        assert crash.asked_once(row.llm_call_id)
 
 
 def test_a_run_killed_mid_way_is_finished_without_a_result_twice(crash: Crash) -> None:
@@ -384,10 +405,14 @@ def test_a_run_killed_mid_way_is_finished_without_a_result_twice(crash: Crash) -
     assert (
         list(PatchJudgment.objects.filter(run=run).values_list("status", flat=True)) == ["done"] * 3
     )
+    assert all(j.score is not None and j.verdict for j in PatchJudgment.objects.filter(run=run))
     results = StrategyResult.objects.filter(judgment__run=run)
-    assert results.count() == 3
+    assert results.count() == 3  # one per patch and member: none twice, none missing
+    assert crash.results_before
     for key, pk in crash.results_before.items():
-        assert results.get(judgment_id=key[0], strategy=key[1]).pk == pk
+        result = results.get(judgment_id=key[0], strategy=key[1])
+        assert result.pk == pk  # completed results untouched
+        assert crash.asked_once(result.call_ids[0])
 
 
 def test_a_webhook_call_killed_in_flight_is_made_again_under_the_same_delivery_id(
