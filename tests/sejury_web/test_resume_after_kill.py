@@ -189,9 +189,10 @@ def _jobs(receiver: Receiver) -> dict[str, Any]:
         actor=None, dataset=judged_bug.dataset, strategies=["s1b"], context="reference"
     )
     webhook_dataset = DatasetFactory(name="Called")
+    called: Patch = PatchFactory(bug=BugFactory(dataset=webhook_dataset))
     webhook_run = finished_run(
         webhook_dataset,
-        {PatchFactory(bug=BugFactory(dataset=webhook_dataset)): ("VALID", {})},
+        {called: ("VALID", {})},
         team=["s1b"],
         webhook_url=receiver.url,
     )
