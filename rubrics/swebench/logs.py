@@ -55,8 +55,11 @@ class Place:
 
 
 def place(name: str) -> Place | None:
-    """The run, model and instance a ``report.json``'s path names, if it has them."""
+    """The run, model and instance a ``report.json``'s path names, if it has them (in a
+    zip, its path in the zip: the zip's own name is no model)."""
     parts = PurePosixPath(name.replace("\\", "/")).parts
+    zips = [n for n, part in enumerate(parts[:-1]) if part.lower().endswith(".zip")]
+    parts = parts[zips[-1] + 1 :] if zips else parts
     if len(parts) < 3 or parts[-1] != REPORT_NAME:
         return None
     run_id = parts[-4] if len(parts) >= 4 and parts[-4] not in ("/", "") else None

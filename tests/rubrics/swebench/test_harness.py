@@ -280,3 +280,13 @@ def test_the_evidence_block_says_a_list_left_out_by_its_length() -> None:
     context = evidence.test_evidence(Patch(tests_status=status))
     html = render_to_string("components/_test_evidence.html", context)
     assert "3000 passing (names not kept: the list was too long)" in html
+
+
+def test_a_zip_of_one_model_s_folder_is_of_the_one_model_not_of_the_zip() -> None:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path in sorted((LOGS / "gpt-4-0613").rglob("report.json")):
+            archive.write(path, path.relative_to(LOGS / "gpt-4-0613").as_posix())
+    notes = run(predictions=("preds_gpt4.jsonl",), results=[NamedFile("gpt4.zip", buffer)])
+    assert outcomes()["django__django-11099"] == (False, "")
+    assert any(note.startswith("3 report.json files (per-instance report) of") for note in notes)
