@@ -189,10 +189,12 @@ def _jobs(receiver: Receiver) -> dict[str, Any]:
         actor=None, dataset=judged_bug.dataset, strategies=["s1b"], context="reference"
     )
     webhook_dataset = DatasetFactory(name="Called")
-    called: Patch = PatchFactory(bug=BugFactory(dataset=webhook_dataset))
+    called: dict[Any, tuple[str, dict[str, Any]]] = {
+        PatchFactory(bug=BugFactory(dataset=webhook_dataset)): ("VALID", {})
+    }
     webhook_run = finished_run(
         webhook_dataset,
-        {called: ("VALID", {})},
+        called,
         team=["s1b"],
         webhook_url=receiver.url,
     )
