@@ -16,6 +16,7 @@ zip, counted as they are read (a zip's stated sizes are not trusted).
 """
 
 import zipfile
+import zlib
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -39,6 +40,17 @@ TOO_LARGE = (
     "(SEJURY_BUNDLE_MAX_BYTES): give the reports of fewer model runs at a time"
 )
 LOOSE = "{count} report.json files"
+# What reading a damaged zip raises (a mangled archive, found by fuzzing: zlib's error for a
+# bad deflate stream, EOFError and ValueError for cut or inconsistent headers).
+ZIP_ERRORS = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    NotImplementedError,
+    OSError,
+    EOFError,
+    ValueError,
+    zlib.error,
+)
 
 
 @dataclass(frozen=True)
@@ -90,7 +102,7 @@ def zip_reports(stream: IO[bytes], name: str, errors: SourceErrors) -> list[tupl
                     errors.append(SourceError(None, None, TOO_LARGE.format(limit=limit), file=name))
                     return []
                 found.append((f"{name}/{member.filename}", data))
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, OSError) as exc:
+    except ZIP_ERRORS as exc:
         errors.append(SourceError(None, None, NOT_A_ZIP.format(error=exc), file=name))
         return []
     if not found:

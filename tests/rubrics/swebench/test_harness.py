@@ -4,6 +4,7 @@ Parquet instances (``fixtures/make_parquet.py``)."""
 
 import io
 import json
+import random
 import zipfile
 from pathlib import Path
 
@@ -12,8 +13,9 @@ from django.template.loader import render_to_string
 from django.test import override_settings
 
 from rubrics.models import Bug, Patch
-from rubrics.swebench.logs import NO_REPORTS, NOT_A_ZIP, TOO_LARGE
+from rubrics.swebench.logs import NO_REPORTS, NOT_A_ZIP, TOO_LARGE, zip_reports
 from rubrics.swebench.parquet import NOT_PARQUET
+from rubrics.swebench.read import SourceErrors
 from rubrics.swebench.services import NamedFile, SwebenchImportError, swebench_import
 from rubrics.templatetags import evidence
 from tests.rubrics.swebench.helpers import FIXTURES, named
@@ -290,3 +292,14 @@ def test_a_zip_of_one_model_s_folder_is_of_the_one_model_not_of_the_zip() -> Non
     notes = run(predictions=("preds_gpt4.jsonl",), results=[NamedFile("gpt4.zip", buffer)])
     assert outcomes()["django__django-11099"] == (False, "")
     assert any(note.startswith("3 report.json files (per-instance report) of") for note in notes)
+
+
+def test_a_damaged_zip_is_refused_as_a_zip_whatever_the_damage() -> None:
+    data = logs_zip().stream.read()
+    rng = random.Random(27)  # noqa: S311 (damage, not secrets)
+    for _ in range(300):
+        damaged = bytearray(data)
+        for _ in range(rng.randint(1, 8)):
+            damaged[rng.randrange(4, len(damaged))] = rng.randrange(256)
+        errors = SourceErrors(5)
+        zip_reports(io.BytesIO(bytes(damaged)), "z.zip", errors)  # raises nothing
