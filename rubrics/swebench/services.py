@@ -335,7 +335,7 @@ class _Tally:
 def _items(named: NamedFile, errors: SourceErrors, *, keyed: bool) -> Iterator[Item]:
     """The records of a SWE-bench file: Parquet, JSON Lines or a JSON document."""
     if is_parquet(named.stream):
-        return parquet_items(named.stream, named.name, errors)
+        return parquet_items(named.stream, named.name, errors, skip=RETRIEVAL_FIELDS)
     return read_items(named.stream, named.name, errors, keyed=keyed)
 
 

@@ -8,6 +8,8 @@ import random
 import zipfile
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from django.template.loader import render_to_string
 from django.test import override_settings
@@ -232,9 +234,6 @@ def test_a_broken_parquet_file_is_refused_as_parquet_not_as_utf8() -> None:
 
 
 def test_an_error_in_a_parquet_instance_names_its_row() -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     rows = [{"instance_id": "a__b-1", "problem_statement": "x", "patch": "not a diff"}]
     buffer = io.BytesIO()
     pq.write_table(pa.Table.from_pylist(rows), buffer)
@@ -303,3 +302,27 @@ def test_a_damaged_zip_is_refused_as_a_zip_whatever_the_damage() -> None:
             damaged[rng.randrange(4, len(damaged))] = rng.randrange(256)
         errors = SourceErrors(5)
         zip_reports(io.BytesIO(bytes(damaged)), "z.zip", errors)  # raises nothing
+
+
+@override_settings(SEJURY_BUNDLE_MAX_BYTES=15_000)
+def test_parquet_is_refused_by_its_uncompressed_size_before_a_row_is_read() -> None:
+    # instances_bm25.parquet: 22.6 KB of columns uncompressed, 9.2 KB of them the retrieval
+    # text, which is not read; a column of 20 MB of one letter compresses to a few KB.
+    run(predictions=(), results=[], instances="instances_bm25.parquet")
+    assert Bug.objects.count() == 4
+    rows = [{"instance_id": "a__b-1", "problem_statement": "x" * 20_000_000, "patch": "p"}]
+    buffer = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(rows), buffer, compression="zstd")
+    assert buffer.tell() < 100_000
+    buffer.seek(0)
+    with pytest.raises(SwebenchImportError) as caught:
+        swebench_import(
+            instances=NamedFile("bomb.parquet", buffer),
+            predictions=[],
+            results=[],
+            dataset_name="d",
+            actor=None,
+        )
+    (error,) = caught.value.errors
+    assert error.message.startswith("its columns hold 20,0")
+    assert "over the import's size limit of 15,000 bytes" in error.message
