@@ -75,6 +75,14 @@ class SourceErrors:
         return self.count - len(self.kept)
 
 
+@dataclass(frozen=True)
+class NamedFile:
+    """An uploaded or opened file, with the name errors give it."""
+
+    name: str
+    stream: IO[bytes]
+
+
 @dataclass
 class Item:
     """One record of a file: the line it starts on, its object, and (in a JSON object keyed

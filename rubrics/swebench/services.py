@@ -37,21 +37,14 @@ Mapping
   patch's ``tests_status`` (the test evidence; over 100,000 characters, its longest lists
   of passing tests give way to their length, in ``left_out``). The per-instance reports of
   a folder or a zip are one report per model run (:mod:`rubrics.swebench.logs`); with the
-  run's report of the same model they are one report, which must agree with them. A report
-  is of one model run. When the predictions have one source, every report is of it; when they have
-  several, a report is of the source its content names (``model_name_or_path``) or its file
-  name starts with, as the harness names its run report ``<model>.<run_id>.json`` (``/`` in
-  the model's name as ``__``), or, for per-instance reports, the folder they are in (a
-  folder of a model with no predictions here is not read, and a note says so); a report
-  that names none of them is refused, since another model's results would be wrong, and so
-  are two reports of one source. A source without a
+  run's report of the same model they are one report, which must agree with them. Which
+  source a report is of: :mod:`rubrics.swebench.reports`. A source without a
   report gets ``tests_pass`` null, as does every patch of a source its report does not
   mention. An import states what its files say: re-importing predictions without their
   results sets their ``tests_pass`` back to null.
 """
 
 import hashlib
-import io
 import json
 import re
 import tempfile
@@ -66,20 +59,13 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from rubrics.bundle.base import BundleImportError, ImportSummary, registered_kinds, summary_text
-from rubrics.bundle.bugs import MAX_TESTS_NOTE, MAX_TESTS_STATUS
+from rubrics.bundle.bugs import MAX_TESTS_NOTE
 from rubrics.bundle.read import MAX_METADATA, BundleError, json_type, shorten
 from rubrics.bundle.services import Progress, bundle_import
-from rubrics.swebench.logs import is_zip, per_instance_grouped, zip_reports
 from rubrics.swebench.parquet import is_parquet, parquet_items
-from rubrics.swebench.read import Item, SourceError, SourceErrors, read_items, read_json
-from rubrics.swebench.results import (
-    Outcome,
-    Report,
-    TestsStatus,
-    combined,
-    named_source,
-    report_read,
-)
+from rubrics.swebench.read import Item, NamedFile, SourceError, SourceErrors, read_items
+from rubrics.swebench.reports import reports_by_source, results_read, tests_status_fitted
+from rubrics.swebench.results import Outcome, Report
 
 NOTHING_GIVEN = "give an instances file, a predictions file, or both"
 MISSING = "missing required field"
@@ -89,14 +75,6 @@ TOO_LARGE = (
     "the records made from these files are over the import's size limit of {limit:,} bytes "
     "(SEJURY_BUNDLE_MAX_BYTES): import the instances, then the predictions, in several parts"
 )
-NO_SOURCE = (
-    "the predictions have {count} sources ({sources}) and this report does not say which "
-    "one it is of: name the file <model>.<run_id>.json as the harness does (the model's "
-    "'/' as '__'), give report.json files in their folders (a zip of "
-    "logs/run_evaluation/<run_id>), or import each model's predictions with its own report"
-)
-TWO_REPORTS = "a second results report of {source!r}; the first is {first}"
-PARQUET_RESULTS = "a Parquet file is not a results report: give the harness's JSON reports"
 EMPTY_NOTE = "{count} prediction{s} had no patch (an empty model_patch) and {were} not imported{by}"
 LEFT_OUT_NOTE = (
     "{count} instance{s} had metadata over {limit:,} characters: {fields} left out of it "
@@ -105,9 +83,6 @@ LEFT_OUT_NOTE = (
 REPORT_NOTE = (
     "{file} ({form} report) of {source}: tests pass for {passed}, fail for {failed}{why_failed}, "
     "not evaluated for {not_evaluated}{why_not}, not in the report for {absent}"
-)
-OTHER_MODEL_NOTE = (
-    "{folder}: per-instance reports of {model}, which no prediction here is of, were not read"
 )
 RETRIEVAL_NOTE = (
     "{count} instance{s} had a 'text' field (the BM25 retrieval prompt: the problem "
@@ -121,13 +96,6 @@ LANGUAGE = "python"
 BULKY_FIELDS = ("PASS_TO_PASS", "test_patch", "FAIL_TO_PASS", "hints_text")
 # Always left out: the BM25 retrieval datasets' prompt (problem statement and files).
 RETRIEVAL_FIELDS = ("text",)
-# Of a tests_status over its limit, left out first: passing tests before failing ones.
-TESTS_STATUS_BULKY = (
-    ("PASS_TO_PASS", "success"),
-    ("FAIL_TO_PASS", "success"),
-    ("PASS_TO_PASS", "failure"),
-    ("FAIL_TO_PASS", "failure"),
-)
 INSTANCE_MAIN = {"instance_id", "problem_statement", "patch"}
 
 # Bundle field → the SWE-bench field it was made from, by record kind.
@@ -157,14 +125,6 @@ LINE_REFERENCES = (
     re.compile(r"(first given on )line (\d+)$"),
     re.compile(r"(is itself invalid \()line (\d+)(\))$"),
 )
-
-
-@dataclass(frozen=True)
-class NamedFile:
-    """An uploaded or opened file, with the name errors give it."""
-
-    name: str
-    stream: IO[bytes]
 
 
 @dataclass
@@ -365,89 +325,6 @@ def _sources(predictions: list[NamedFile]) -> set[str]:
     return found
 
 
-def _results_read(results: list[NamedFile], errors: SourceErrors) -> list[Report]:
-    """Every results file's report, a zip's ``report.json`` files each one, the
-    per-instance reports of each model run merged."""
-    reports = []
-    for named in results:
-        if is_parquet(named.stream):
-            errors.append(SourceError(None, None, PARQUET_RESULTS, file=named.name))
-            continue
-        if is_zip(named.stream):
-            members = [
-                NamedFile(name, io.BytesIO(data))
-                for name, data in zip_reports(named.stream, named.name, errors)
-            ]
-        else:
-            members = [named]
-        for member in members:
-            data = read_json(member.stream, member.name, errors)
-            if data is not None and (report := report_read(data, member.name, errors)):
-                reports.append(report)
-    return per_instance_grouped(reports, errors)
-
-
-RUN_LEVEL = ("run", "experiments")
-# A run's report and its per-instance reports are one report.
-PAIRED = ({"run", "per-instance"}, {"experiments", "per-instance"})
-
-
-def _reports_by_source(
-    reports: list[Report], sources: set[str], errors: SourceErrors
-) -> tuple[dict[str, Report], list[str]]:
-    """Each source's report, and notes of the per-instance reports of other models."""
-    by_source: dict[str, Report] = {}
-    notes = []
-    for report in reports:
-        source = named_source(report, sources)
-        if source is None and report.model_dir is not None and sources:
-            # A folder of the harness's logs names its model: not one of these.
-            notes.append(OTHER_MODEL_NOTE.format(folder=report.file, model=report.model_dir))
-            continue
-        if source is None and len(sources) == 1:
-            source = next(iter(sources))
-        if source is None:
-            if sources:
-                shown = ", ".join(sorted(shorten(s, 40) for s in sources)[:5])
-                message = NO_SOURCE.format(count=len(sources), sources=shown)
-                errors.append(SourceError(None, None, message, file=report.file))
-            continue
-        first = by_source.get(source)
-        if first is None:
-            by_source[source] = report
-        elif {first.form, report.form} in PAIRED:
-            run, per_instance = (first, report) if first.form in RUN_LEVEL else (report, first)
-            by_source[source] = combined(run, per_instance, errors)
-        else:
-            message = TWO_REPORTS.format(source=source, first=first.file)
-            errors.append(SourceError(None, None, message, file=report.file))
-    return by_source, notes
-
-
-def _tests_status_fitted(status: TestsStatus | None) -> dict[str, Any] | None:
-    """``status`` within its limit: its longest lists of passing tests, then of failing
-    ones, replaced by their length (in ``left_out``) until it fits."""
-    if status is None:
-        return None
-
-    def size(value: dict[str, Any]) -> int:
-        return len(json.dumps(value, ensure_ascii=False))
-
-    fitted: dict[str, Any] = {name: dict(lists) for name, lists in status.items()}
-    if size(fitted) <= MAX_TESTS_STATUS:
-        return fitted
-    left_out: dict[str, int] = {}
-    fitted["left_out"] = left_out
-    for name, part in TESTS_STATUS_BULKY:
-        tests = fitted.get(name, {}).get(part)
-        if tests:
-            left_out[f"{name}.{part}"] = len(tests)
-            fitted[name][part] = []
-            if size(fitted) <= MAX_TESTS_STATUS:
-                break
-    return fitted
-
-
 def _predictions(
     predictions: list[NamedFile],
     bundle: _Bundle,
@@ -488,7 +365,7 @@ def _predictions(
                 "diff": diff,
                 "source": source,
                 "tests_pass": outcome.tests_pass,
-                "tests_status": _tests_status_fitted(
+                "tests_status": tests_status_fitted(
                     report.tests_status.get(instance_id) if report else None
                 ),
                 "tests_note": shorten(outcome.note, MAX_TESTS_NOTE),
@@ -595,9 +472,9 @@ def swebench_import(
     errors = SourceErrors(settings.SEJURY_BUNDLE_MAX_ERRORS)
     if instances is None and not predictions:
         raise SwebenchImportError([SourceError(None, None, NOTHING_GIVEN)])
-    reports = _results_read(results, errors)
+    reports = results_read(results, errors)
     sources = _sources(predictions)
-    by_source, other_models = _reports_by_source(reports, sources, errors)
+    by_source, other_models = reports_by_source(reports, sources, errors)
     tally = _Tally()
     with tempfile.TemporaryFile() as out:
         bundle = _Bundle(out)
