@@ -86,6 +86,7 @@ bench: install
 	$(PY) bench/llm_throughput.py
 	$(PY) bench/judging_throughput.py
 	$(PY) bench/agreement_report.py
+	$(PY) bench/load.py
 	$(PY) bench/rubric_feedback.py
 	$(PY) bench/bundle_import.py
 	$(PY) bench/swebench_import.py

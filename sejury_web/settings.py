@@ -61,6 +61,10 @@ MIDDLEWARE = [
     # First: an API request over the largest body is refused before anything reads it.
     "api.body_limit.BodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Static files from STATIC_ROOT (after collectstatic), compressed and with cache headers,
+    # by whatever serves the app (gunicorn): no proxy rule needed. Before the rest, as
+    # WhiteNoise asks, so a file costs no session or database work.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "sejury_web.security.SecurityHeadersMiddleware",
     # Errors under /api/v1/ as JSON, never the HTML error pages.
     "api.errors.JsonErrorsMiddleware",
@@ -172,6 +176,12 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
+STATIC_ROOT.mkdir(exist_ok=True)  # WhiteNoise warns at start-up about a missing one
+# collectstatic also writes a gzipped copy of each file, which WhiteNoise serves to browsers.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
 
 SESSION_COOKIE_HTTPONLY = True
 # Behind an HTTPS proxy (SEJURY_HTTPS=1): secure cookies, and trust the proxy's scheme header.
