@@ -184,11 +184,14 @@ class ForecastOut(Schema):
     seconds: float = Field(description="How long the forecast took")
 
 
+RunStatus = Literal["queued", "running", "finished", "cancelled"]
+
+
 class RunOut(Schema):
     id: int
     name: str
     dataset: str
-    status: str
+    status: RunStatus
     team: list[str]
     context: str
     provider: str
@@ -287,3 +290,289 @@ class VerdictPage(Schema):
         description="The next page's `cursor`, for a client that passes the parameters "
         "itself; null on the last page"
     )
+
+
+# -- the agreement report (judging.reports.export.report_dict) ------------------------------
+
+
+class FigureOut(Schema):
+    """A number of the report: its value (null when undefined), bootstrap interval, the
+    patches it rests on, and whether they are too few to trust it."""
+
+    value: float | None
+    ci_lo: float | None
+    ci_hi: float | None
+    n: int
+    small_sample: bool
+
+
+class ReportDataset(Schema):
+    name: str
+    slug: str
+
+
+class ReportCampaign(Schema):
+    id: int
+    name: str
+
+
+class ReportIntervals(Schema):
+    method: str
+    level: float
+    resamples: int
+    seed: int
+    small_sample_below: int
+
+
+class ReportConsensus(Schema):
+    rule: str
+    description: str
+    adjudicated_always_wins: bool
+    unanimous_only: bool
+
+
+class ReportCalibration(Schema):
+    id: int
+    campaign: str
+    team: list[str]
+    patches_left_out: int
+
+
+class ReportRun(Schema):
+    id: int
+    name: str
+    team: list[str]
+    context: str
+    provider: str
+    model: str
+    status: RunStatus
+    offline: bool = Field(description="The offline heuristic's run: not an LLM")
+    note: str = Field(description="The offline heuristic's label when `offline`, else empty")
+    chosen_by_default: bool
+    calibration: ReportCalibration | None
+
+
+class AnnotatorRow(Schema):
+    annotator: str
+    labels: int
+    unsure: int
+    kappa_vs_consensus: FigureOut
+    weight: float | None
+
+
+class HumanColumn(Schema):
+    bugs: FigureOut
+    patches: FigureOut
+    unanimous: FigureOut
+    alpha: FigureOut
+    fleiss: FigureOut
+    ac1: FigureOut
+    weighted_kappa: FigureOut
+    consensus_valid: FigureOut
+    consensus_invalid: FigureOut
+    awaiting: FigureOut
+    unanimous_count: int
+    fleiss_labels_per_patch: int | None
+    labels: dict[str, float | None]
+    annotators: list[AnnotatorRow]
+
+
+class AnnotatorPair(Schema):
+    a: str
+    b: str
+    kappa: FigureOut
+
+
+class PairsOut(Schema):
+    pairs: list[AnnotatorPair]
+    mean: FigureOut
+    median: float | None
+    mean_ac1: FigureOut
+
+
+class ReportHumans(Schema):
+    annotators: list[str]
+    columns: dict[str, HumanColumn]
+    pairs: PairsOut
+    pairwise_mean_kappa: dict[str, FigureOut]
+
+
+class BenchmarkOut(Schema):
+    n: int
+    accuracy: FigureOut
+    kappa: FigureOut
+    ac1: FigureOut
+    mcc: FigureOut
+    precision: FigureOut
+    recall: FigureOut
+    f1: FigureOut
+    npv: FigureOut
+    confusion: dict[str, int] = Field(description="tp, fp, fn, tn (VALID is positive)")
+    prevalence_valid: FigureOut
+    baselines: dict[str, dict[str, float | None]] = Field(
+        description="Each baseline's expected metrics, by name"
+    )
+
+
+class ReliabilityBinOut(Schema):
+    score_lo: float
+    score_hi: float
+    patches: int
+    mean_score: float | None
+    valid_share: FigureOut
+
+
+class JudgeOut(Schema):
+    run: int
+    patches_with_consensus: int
+    calibration_patches_left_out: int
+    without_verdict: dict[str, int]
+    benchmarks: dict[str, BenchmarkOut]
+    reliability_b_full: list[ReliabilityBinOut]
+    reliability_scores_off_scale: int
+
+
+class RoutingAtRandom(Schema):
+    accuracy: float | None
+    kappa: float | None
+
+
+class RoutingPointOut(Schema):
+    share: float
+    routed: int
+    accuracy: FigureOut
+    kappa: FigureOut
+    random: RoutingAtRandom
+
+
+class RoutingOut(Schema):
+    run: int
+    order: str
+    patches: int
+    kappa_target: float
+    share_reaching_target: float | None
+    share_reaching_target_at_random: float | None
+    points: list[RoutingPointOut]
+
+
+class ValidityFrom(Schema):
+    consensus: int
+    run: int
+    unknown: int
+
+
+class ValidAtKRow(Schema):
+    source: str
+    k: int
+    bugs: int
+    candidates: int
+    passing: int
+    tests_unknown: int
+    pass_at_k: FigureOut
+    valid_at_k: FigureOut
+    validity_from: ValidityFrom
+
+
+class ValidAtKOut(Schema):
+    validity: str
+    run: int | None
+    interval: str
+    rows: list[ValidAtKRow]
+
+
+class ThemeSource(Schema):
+    rejected: int
+    sorted: int
+
+
+class ThemeCell(Schema):
+    patches: int
+    share: float | None
+
+
+class ThemeRow(Schema):
+    theme: str
+    label: str
+    patches: int
+    share: float | None
+    by_source: dict[str, ThemeCell]
+
+
+class ThemeExample(Schema):
+    patch: str
+    bug: str
+    source: str
+    judgment: int
+    member: str
+    rationale: str
+    offline: bool
+
+
+class RejectionThemesOut(Schema):
+    run: int
+    patches: str
+    justification: str
+    offline: bool = Field(description="Some rows were sorted by the offline heuristic")
+    offline_sorted: int = Field(description="The rows the offline heuristic sorted")
+    note: str = Field(description="The offline heuristic's label when `offline`, else empty")
+    prompt_version: str
+    prompt_versions_used: list[str]
+    rejected: int
+    sorted: int
+    failed: int
+    pending: int
+    not_sorted: int
+    share_of: str
+    sources: dict[str, ThemeSource]
+    themes: list[ThemeRow]
+    examples: dict[str, list[ThemeExample]]
+
+
+class JudgeAnnotator(Schema):
+    annotator: str
+    kappa: FigureOut
+
+
+class HumanJudgeOut(Schema):
+    run: int
+    patches: int
+    judge_annotator: list[JudgeAnnotator]
+    judge_mean: FigureOut
+    judge_mean_ac1: FigureOut
+    judge_median: float | None
+    annotator_pairs: PairsOut
+
+
+class BreakdownRow(Schema):
+    group: str
+    patches: int
+    unanimous: FigureOut
+    weighted_kappa: FigureOut
+    valid_rate: FigureOut
+    runs: dict[str, BenchmarkOut] = Field(description="Each run's benchmark, by run id")
+
+
+class BreakdownOut(Schema):
+    groups: list[str]
+    rows: list[BreakdownRow]
+
+
+class AgreementReportOut(Schema):
+    """The agreement report, as the report page's JSON download: a key per section."""
+
+    dataset: ReportDataset
+    campaign: ReportCampaign | None
+    patches_in_scope: int
+    intervals: ReportIntervals
+    consensus: ReportConsensus
+    baselines: dict[str, str]
+    runs: list[ReportRun]
+    humans: ReportHumans
+    judges: list[JudgeOut]
+    routing: list[RoutingOut]
+    valid_at_k: ValidAtKOut
+    rejection_themes: RejectionThemesOut | None = Field(
+        description="Why the run rejected test-passing patches; null until someone asks"
+    )
+    human_judge: list[HumanJudgeOut]
+    breakdowns: dict[str, BreakdownOut]

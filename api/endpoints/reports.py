@@ -2,7 +2,6 @@
 download."""
 
 import dataclasses
-from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from ninja import Query, Router
@@ -10,7 +9,7 @@ from ninja.errors import HttpError
 
 from api.auth import require_role
 from api.endpoints.common import LEADS, dataset_or_404
-from api.schemas import Error
+from api.schemas import AgreementReportOut, Error
 from judging.reports.export import report_dict
 from judging.reports.selectors import (
     ReportError,
@@ -24,7 +23,7 @@ router = Router()
 
 @router.get(
     "/datasets/{name}/report",
-    response={200: dict[str, Any], 400: Error, 403: Error, 404: Error},
+    response={200: AgreementReportOut, 400: Error, 403: Error, 404: Error},
     url_name="dataset_report",
 )
 def dataset_report(

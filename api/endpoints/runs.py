@@ -2,7 +2,7 @@
 ``/resume``: judging runs listed, and a run started, read, stopped and resumed through the
 services the run pages call."""
 
-from typing import Any, Literal
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from ninja import Query, Router
@@ -11,7 +11,7 @@ from api.auth import require_role
 from api.endpoints.common import CURSOR, LEADS, api_url, dataset_or_404, next_page, run_or_404
 from api.errors import error_body
 from api.idempotency import Answer, fingerprint, idempotent
-from api.schemas import Error, NotReady, PreflightOut, RunIn, RunOut, RunPage
+from api.schemas import Error, NotReady, PreflightOut, RunIn, RunOut, RunPage, RunStatus
 from judging.models import JudgingRun
 from judging.runs import selectors as run_selectors
 from judging.runs import services as run_services
@@ -25,7 +25,6 @@ from rubrics.selectors import UNKNOWN_DATASET, UNKNOWN_PATCHES, dataset_resolve
 ONLY_READY = 'Send "only_ready": true to judge the other {ready}.'
 RUNS_PAGE = 20
 RUNS_PAGE_MAX = 100
-RunStatus = Literal["queued", "running", "finished", "cancelled"]
 
 router = Router()
 

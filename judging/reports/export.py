@@ -192,7 +192,8 @@ def rejection_themes_dict(themes: RejectionThemes | None) -> dict[str, Any] | No
         "justification": (
             "the rubric member's when it said INVALID, else the lowest-scoring member's"
         ),
-        "offline": themes.offline,
+        "offline": themes.offline > 0,
+        "offline_sorted": themes.offline,
         "note": OFFLINE_MARKER if themes.offline else "",
         "prompt_version": themes.prompt_version,
         "prompt_versions_used": themes.prompt_versions,

@@ -182,7 +182,7 @@ def test_the_json_and_csv_carry_the_table(small: Small, lead_client: Client) -> 
             assert cell["patches"] == expected[theme, source]
     assert themes["root_cause"]["share"] == 2 / 3
     assert data["examples"]["root_cause"][0]["patch"] == "P2"
-    assert data["offline"] == 0
+    assert (data["offline"], data["offline_sorted"], data["note"]) == (False, 0, "")
     rows = list(csv.DictReader(io.StringIO(lead_client.get(url + "&format=csv").content.decode())))
     cells = {
         (row["figure"], row["column"]): row["value"]
