@@ -185,28 +185,22 @@ def _labels_by_patch(patch_ids: Iterable[int]) -> dict[int, list[GivenLabel]]:
     return labels
 
 
-def adjudication_queue(*, dataset: Dataset, campaign: Campaign | None = None) -> AdjudicationQueue:
-    """The dataset's patches whose labels give no consensus under the rule in force, and the
-    adjudicated ones (optionally a campaign's only)."""
+def adjudication_queue_outline(
+    *, dataset: Dataset, campaign: Campaign | None = None
+) -> AdjudicationQueue:
+    """The queue as ``adjudication_queue``, in its order, with only what the order needs: each
+    patch's id and keys (and its bug's), its consensus; no label and no adjudication. The
+    page reads those of the window it shows (``queue_window``): thousands of patches wait
+    in a large dataset, ten are shown."""
     consensus, counts = _consensus(dataset, campaign)
     shown = [c for c in consensus.values() if c.state not in FROM_LABELS]
-    ids = [c.patch_id for c in shown]
-    # Without their diffs: the page shows a window of the queue, whose diffs it reads alone.
     patches = (
-        Patch.objects.select_related("bug__dataset", "dataset")
-        .defer("diff", "bug__reference_patch")
-        .in_bulk(ids)
+        Patch.objects.select_related("bug")
+        .only("id", "key", "sort_key", "bug__id", "bug__key", "bug__sort_key")
+        .order_by()
+        .in_bulk([c.patch_id for c in shown])
     )
-    adjudications = Adjudication.objects.select_related("decided_by").in_bulk(
-        ids, field_name="patch_id"
-    )
-    labels = _labels_by_patch(ids)
-    items = [
-        AdjudicationItem(
-            patches[c.patch_id], c, labels.get(c.patch_id, []), adjudications.get(c.patch_id)
-        )
-        for c in shown
-    ]
+    items = [AdjudicationItem(patches[c.patch_id], c, [], None) for c in shown]
     return AdjudicationQueue(
         dataset=dataset,
         campaign=campaign,
@@ -219,6 +213,42 @@ def adjudication_queue(*, dataset: Dataset, campaign: Campaign | None = None) ->
             key=adjudicated_order,
         ),
         counts=counts,
+    )
+
+
+def _filled(items: list[AdjudicationItem]) -> list[AdjudicationItem]:
+    """``items`` with their patches whole (with bug and dataset, without diffs), labels and
+    adjudications, in four queries."""
+    ids = [item.patch.pk for item in items]
+    if not ids:
+        return []
+    # Without their diffs: the page shows a window of the queue, whose diffs it reads alone.
+    patches = (
+        Patch.objects.select_related("bug__dataset", "dataset")
+        .defer("diff", "bug__reference_patch")
+        .in_bulk(ids)
+    )
+    adjudications = Adjudication.objects.select_related("decided_by").in_bulk(
+        ids, field_name="patch_id"
+    )
+    labels = _labels_by_patch(ids)
+    return [
+        AdjudicationItem(
+            patches[item.patch.pk],
+            item.consensus,
+            labels.get(item.patch.pk, []),
+            adjudications.get(item.patch.pk),
+        )
+        for item in items
+    ]
+
+
+def adjudication_queue(*, dataset: Dataset, campaign: Campaign | None = None) -> AdjudicationQueue:
+    """The dataset's patches whose labels give no consensus under the rule in force, and the
+    adjudicated ones (optionally a campaign's only), each with its labels and adjudication."""
+    outline = adjudication_queue_outline(dataset=dataset, campaign=campaign)
+    return dataclasses.replace(
+        outline, waiting=_filled(outline.waiting), adjudicated=_filled(outline.adjudicated)
     )
 
 
@@ -264,7 +294,7 @@ def queue_window(
         start = max(bisect.bisect_left(places, order(known[before])) - size, 0)
     shown = items[start : start + size]
     return QueueWindow(
-        items=shown,
+        items=_filled(shown),  # an outline's items get their labels and adjudications
         first=start + 1 if shown else 0,
         total=len(items),
         before=shown[0].patch.pk if shown and start > 0 else None,

@@ -128,7 +128,7 @@ def _queue_context(
 ) -> dict[str, Any]:
     """The queue page at ``place`` (``_place``); ``refused`` is a patch id and its form, shown
     with its errors, and ``rule_form`` a refused change of the rule."""
-    queue = selectors.adjudication_queue(dataset=dataset, campaign=campaign)
+    queue = selectors.adjudication_queue_outline(dataset=dataset, campaign=campaign)
     if rule_form is None:
         initial = {"rule": queue.rule, "campaign": campaign.pk if campaign else None}
         rule_form = ConsensusRuleForm(initial=initial)

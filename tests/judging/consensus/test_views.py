@@ -6,7 +6,9 @@ import re
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from judging.consensus.rules import ConsensusRule
@@ -244,3 +246,27 @@ def test_the_queue_is_paged_with_counts_majority_diff_and_shortcuts(lead_client:
     html = lead_client.get(queue_url(dataset), {"show": "adjudicated"}).content.decode()
     assert re.findall(r'data-patch-key="([^"]+)"', html) == ["D-10-p"]
     assert 'id="adjudication-tab-adjudicated" href' in html
+
+
+def test_the_queue_page_reads_labels_and_adjudications_of_its_window_only(
+    lead_client: Client,
+) -> None:
+    """Issue 27 item 9: a 10,000-patch dataset has thousands of waiting patches; the page
+    read every one's labels, adjudication and whole patch to show ten (1.4 s)."""
+    dataset = DatasetFactory(slug="many-waiting")
+    for n in range(PER_PAGE + 5):
+        patch = PatchFactory(bug=BugFactory(dataset=dataset, key=f"W-{n:02d}"), key=f"W-{n:02d}-p")
+        for rater, label in enumerate((VALID, INVALID)):
+            AnnotationFactory(patch=patch, annotator=UserFactory(username=f"w{rater}"), label=label)
+    with CaptureQueriesContext(connection) as queries:
+        html = lead_client.get(queue_url(dataset)).content.decode()
+    assert len(waiting_keys(html)) == PER_PAGE
+    whole = [
+        query["sql"]
+        for query in queries.captured_queries
+        if query["sql"].startswith('SELECT "judging_adjudication"."id"')
+        or '"judging_annotation"."note"' in query["sql"]
+    ]
+    assert len(whole) == 2, whole
+    for sql in whole:  # the window's patches, not the queue's
+        assert len(re.search(r" IN \(([^)]*)\)", sql)[1].split(",")) == PER_PAGE, sql
