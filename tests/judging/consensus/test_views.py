@@ -269,4 +269,6 @@ def test_the_queue_page_reads_labels_and_adjudications_of_its_window_only(
     ]
     assert len(whole) == 2, whole
     for sql in whole:  # the window's patches, not the queue's
-        assert len(re.search(r" IN \(([^)]*)\)", sql)[1].split(",")) == PER_PAGE, sql
+        ids = re.search(r" IN \(([^)]*)\)", sql)
+        assert ids is not None, sql
+        assert len(ids[1].split(",")) == PER_PAGE, sql
