@@ -68,6 +68,9 @@ class UploadOut(Schema):
     more_errors: int
     import_id: int | None
     counts: dict[str, KindCountsOut] | None
+    last_progress_at: str | None = Field(
+        default=None, description="When the import last moved (its progress, else its start)"
+    )
 
 
 class RunIn(Schema):
@@ -204,6 +207,11 @@ class RunOut(Schema):
     created_at: str
     started_at: str | None
     finished_at: str | None
+    last_progress_at: str | None = Field(
+        default=None,
+        description="When the run last moved (a result stored, a patch finished), else its "
+        "start: a running run whose last progress is minutes old has no worker",
+    )
     counts: Counts
     spend: Spend
     url: str

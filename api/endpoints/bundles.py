@@ -68,6 +68,7 @@ def _upload_dict(request: HttpRequest, upload: BundleUpload) -> dict[str, Any]:
         "size": upload.size,
         "phase": progress.phase,
         "percent": progress.percent,
+        "last_progress_at": progress.moved_at.isoformat() if progress.moved_at else None,
         "status_url": api_url(request, "upload_get", upload.pk),
         "errors": [
             {"line": e.line, "field": e.field, "message": e.message}

@@ -216,6 +216,9 @@ def run_summary(run: JudgingRun) -> dict[str, Any]:
         "created_at": _time(run.created_at),
         "started_at": _time(run.started_at),
         "finished_at": _time(run.finished_at),
+        # When the run last moved (a result, a patch finished): a client polling a run that
+        # says "running" sees whether anything is happening.
+        "last_progress_at": _time(progress.moved_at),
         "counts": {
             "total": progress.total,
             "done": progress.done,

@@ -6,10 +6,11 @@ import os
 import re
 import time
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -19,6 +20,7 @@ from rubrics.bundle.upload_execution import progress_file, upload_file
 from rubrics.models import BundleUpload, Rubric
 from rubrics.review.services import rubric_draft_request
 from sejury_web.templatetags.durations import ago, stalled
+from tests.api.helpers import TokenClient, token_for
 from tests.judging.factories import bug_with_patches
 from tests.rubrics.factories import BugFactory
 
@@ -143,3 +145,25 @@ def test_a_webhook_call_pending_since_long_says_nothing_is_moving(lead_client: C
     assert "queued <time" in card
     assert ">4 min ago</time>" in card
     assert "Nothing has moved since: is a worker running?" in card
+
+
+def test_the_api_says_when_an_upload_and_a_run_last_moved(
+    lead: User, settings: Any, tmp_path: Any
+) -> None:
+    api = TokenClient(token_for(lead))
+    upload = _running_upload(settings, tmp_path, progress_age=3 * 60 + 5)
+    body = api.get(f"/api/v1/uploads/{upload.pk}").json()
+    moved = datetime.fromisoformat(body["last_progress_at"])
+    assert timedelta(minutes=3) < timezone.now() - moved < timedelta(minutes=4)
+
+    bug = bug_with_patches(1)
+    run = JudgingRun.objects.create(
+        dataset=bug.dataset, strategies=["s1b"], context="reference", provider="offline",
+        model="m", status=JudgingRun.Status.RUNNING,
+    )  # fmt: skip
+    finished = timezone.now() - timedelta(minutes=7)
+    PatchJudgment.objects.create(run=run, patch=bug.patches.get(), status="done")
+    PatchJudgment.objects.filter(run=run).update(finished_at=finished)
+    JudgingRun.objects.filter(pk=run.pk).update(created_at=finished - timedelta(minutes=1))
+    body = api.get(f"/api/v1/runs/{run.pk}").json()
+    assert datetime.fromisoformat(body["last_progress_at"]) == finished
