@@ -82,6 +82,7 @@ def _operation(method: str, operation: dict[str, Any]) -> None:
             operation["parameters"] = [*parameters, IDEMPOTENCY_KEY]
         _error(responses, "409", retry_after=False)
         _error(responses, "422")
+    operation["responses"] = dict(sorted(responses.items()))  # by status, as readers look
 
 
 def document_errors(document: dict[str, Any]) -> dict[str, Any]:
