@@ -29,6 +29,17 @@ from tests.sejury_web.llm.fake_servers import GeminiServer, OpenAIServer
 from tests.sejury_web.llm.helpers import Provided, point_at
 from tests.workers import running_worker
 
+# Tests that start a real worker, a browser or a server, or take the machine to themselves:
+# each takes seconds where most take milliseconds.
+SLOW_MARKERS = ("alone", "worker", "e2e")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slow tests first, so that the quick ones fill in the end under pytest-xdist,
+    instead of a slow test starting last while the other processes have nothing left to do.
+    (The sort is stable: each kind keeps its order.)"""
+    items.sort(key=lambda item: not any(item.get_closest_marker(m) for m in SLOW_MARKERS))
+
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item) -> Iterator[object]:
