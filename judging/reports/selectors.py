@@ -13,11 +13,22 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 
 from django.contrib.auth.models import User
+from django.db.models import Count, Max, Q, Sum
 
 from judging.annotations.selectors import CampaignNotFound, campaign_get, campaign_patch_ids
 from judging.calibration.selectors import calibration_patch_ids
 from judging.consensus.rules import ConsensusRule, consensus_rule_for, dataset_consensus
-from judging.models import Campaign, Context, JudgingRun, PatchJudgment, RejectionTheme
+from judging.models import (
+    Adjudication,
+    Annotation,
+    Calibration,
+    Campaign,
+    Context,
+    JudgingRun,
+    PatchJudgment,
+    RejectionTheme,
+)
+from judging.reports import read_cache
 from judging.reports.figures import PatchRecord, Sampling
 from judging.reports.humans import HumanSection, human_section
 from judging.reports.judges import (
@@ -38,7 +49,7 @@ from judging.reports.scope import Scope
 from judging.reports.valid_at_k import Candidate, ValidAtK, valid_at_k
 from judging.runs.selectors import UNKNOWN_RUN
 from judging.runs.uncertainty import margin_order
-from rubrics.models import Dataset, Patch
+from rubrics.models import Bug, Dataset, Patch
 
 FOREIGN_RUN = "run {run} judged {other}, not {dataset}"
 FOREIGN_CAMPAIGN = "campaign {campaign} labels {other}, not {dataset}"
@@ -253,6 +264,60 @@ def run_rejection_themes(run: JudgingRun) -> RejectionThemes:
 
 
 @dataclasses.dataclass(frozen=True)
+class _Inputs:
+    """What every section of a report is computed from, but the runs: its reads, and their
+    arrays."""
+
+    read: _Read
+    annotators: set[int]  # everyone with a label in scope
+    names: dict[int, str]
+    scope: Scope
+
+
+def _inputs(
+    dataset: Dataset, patch_ids: set[int] | None, rule: ConsensusRule, sampling: Sampling
+) -> _Inputs:
+    read = _records(dataset, patch_ids, rule)
+    annotators = {annotator for record in read.records for annotator in record.labels}
+    names = dict(User.objects.filter(pk__in=annotators).values_list("pk", "username"))
+    scope = Scope(read.records, Replicates.draw(len(read.records), sampling))
+    return _Inputs(read, annotators, names, scope)
+
+
+def _version(dataset: Dataset, patch_ids: set[int] | None) -> tuple[object, ...]:
+    """What changes whenever the report's records would: per kind of row read, how many
+    there are and the newest change (a deleted row lowers the count, a changed one moves the
+    date), and the campaign's patches."""
+    return (
+        Patch.objects.filter(dataset=dataset).aggregate(n=Count("id"), at=Max("updated_at")),
+        Bug.objects.filter(dataset=dataset).aggregate(at=Max("updated_at")),
+        Annotation.objects.filter(patch__dataset=dataset).aggregate(
+            n=Count("id"), at=Max("updated_at")
+        ),
+        Adjudication.objects.filter(patch__dataset=dataset).aggregate(
+            n=Count("id"), at=Max("decided_at")
+        ),
+        None if patch_ids is None else hash(frozenset(patch_ids)),
+    )
+
+
+def _verdicts_version(dataset: Dataset, runs: Sequence[JudgingRun]) -> tuple[object, ...]:
+    """What changes whenever the runs' verdicts or calibrations would (verdicts have no
+    change date: their finishing date, count by status and sum of scores)."""
+    if not runs:
+        return ()
+    done = Q(status=PatchJudgment.Status.DONE)
+    return (
+        PatchJudgment.objects.filter(run__in=runs).aggregate(
+            n=Count("id"), done=Count("id", filter=done), at=Max("finished_at"), sum=Sum("score")
+        ),
+        Calibration.objects.filter(campaign__dataset=dataset).aggregate(
+            n=Count("id"), at=Max("created_at")
+        ),
+    )
+
+
+@dataclasses.dataclass(frozen=True)
 class ReportShell:
     """What the report page shows before any figure: its scope, runs and consensus rule."""
 
@@ -304,14 +369,26 @@ def agreement_report(
         chosen = default_runs(dataset) if runs is None else list(runs)
     patch_ids = campaign_patch_ids(campaign) if campaign else None
     rule = consensus_rule_for(dataset, campaign)
-    read = _records(dataset, patch_ids, rule)
-    records, candidates = read.records, read.candidates
+    # Read once while the data is unchanged: the page's four sections, and every view of it.
+    inputs = read_cache.remembered(
+        ("records", dataset.pk, dataset.created_at, campaign and campaign.pk, rule, sampling),
+        _version(dataset, patch_ids),
+        lambda: _inputs(dataset, patch_ids, rule, sampling),
+    )
+    read, names, scope = inputs.read, inputs.names, inputs.scope
+    candidates = read.candidates
     in_scope = len(candidates)
-    annotator_ids = {annotator for record in records for annotator in record.labels}
-    names = dict(User.objects.filter(pk__in=annotator_ids).values_list("pk", "username"))
-    ordered = sorted(annotator_ids, key=lambda pk: (names.get(pk, ""), pk))
-    run_verdicts, spreads = _run_verdicts(chosen)
-    scope = Scope(records, Replicates.draw(len(records), sampling))
+    ordered = sorted(inputs.annotators, key=lambda pk: (names.get(pk, ""), pk))
+    kept_verdicts, spreads = read_cache.remembered(
+        ("verdicts", dataset.pk, dataset.created_at, tuple(run.pk for run in chosen)),
+        _verdicts_version(dataset, chosen),
+        lambda: _run_verdicts(chosen),
+    )
+    # The runs as asked for now (their names, thresholds), with the verdicts read.
+    run_verdicts = [
+        dataclasses.replace(verdicts, run=run)
+        for verdicts, run in zip(kept_verdicts, chosen, strict=True)
+    ]
     first_run = run_verdicts[0] if run_verdicts else None
     runs_in_scope = [(run, RunMasks.of(scope, run)) for run in run_verdicts]
     return AgreementReport(

@@ -50,6 +50,7 @@ from judging.reports.judges import NOT_IN_RUN
 from judging.reports.selectors import (
     FOREIGN_CAMPAIGN,
     FOREIGN_RUN,
+    SECTIONS,
     ReportError,
     agreement_report,
     default_runs,
@@ -355,8 +356,9 @@ def test_runs_and_campaigns_of_another_dataset_are_refused(small: Small) -> None
     )
     with pytest.raises(ReportError, match=UNKNOWN_RUN.format(run=999_999)):
         report_runs(dataset=small.dataset, run_ids=["999999"])
-    with pytest.raises(ReportError, match="must be a number"):
-        report_runs(dataset=small.dataset, run_ids=["x"])
+    for not_an_id in ("x", str(2**63), "99999999999999999999", "-1", "²"):
+        with pytest.raises(ReportError, match="must be a whole number from 1 to"):
+            report_runs(dataset=small.dataset, run_ids=[not_an_id])
     campaign = Campaign.objects.create(dataset=other, name="Elsewhere")
     with pytest.raises(ReportError) as error:
         report_campaign(dataset=small.dataset, campaign_id=campaign.pk)
@@ -376,8 +378,36 @@ def test_the_report_costs_the_same_queries_at_any_size(small: Small) -> None:
     with CaptureQueriesContext(connection) as many:
         report = agreement_report(small.dataset, runs=runs, sampling=Sampling(resamples=10))
     assert report.humans.column(LABELLED).patches.value == 48
-    assert len(many) == len(few) <= 12, [q["sql"] for q in many.captured_queries]
+    # 12 reads at most, and the 6 aggregates that tell whether kept reads are still current.
+    assert len(many) == len(few) <= 18, [q["sql"] for q in many.captured_queries]
     assert SMALL_SAMPLE == 30
+
+
+def test_a_report_read_again_reads_no_label_until_one_changes(small: Small) -> None:
+    """The page's four sections, and every view of it, read the records once while the data
+    is unchanged (only the aggregates that say so); a changed label is read at once."""
+    runs, sampling = [small.golden], Sampling(resamples=10)
+    first = agreement_report(small.dataset, runs=runs, sampling=sampling)
+    with CaptureQueriesContext(connection) as again:
+        for section in SECTIONS:
+            agreement_report(small.dataset, runs=runs, sampling=sampling, sections=[section])
+    per_patch = (
+        'FROM "judging_annotation"',
+        'FROM "judging_patchjudgment"',
+        'FROM "rubrics_patch"',
+    )
+    reads = [
+        query["sql"]
+        for query in again.captured_queries
+        if any(table in query["sql"] for table in per_patch) and "COUNT(" not in query["sql"]
+    ]
+    assert reads == []
+    annotation = Annotation.objects.filter(patch__dataset=small.dataset).first()
+    assert annotation is not None
+    annotation.label = I if annotation.label == V else V
+    annotation.save()
+    changed = agreement_report(small.dataset, runs=runs, sampling=sampling)
+    assert changed.humans != first.humans
 
 
 def test_the_report_sorts_no_row_it_reads_per_patch(small: Small) -> None:
