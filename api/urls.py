@@ -12,7 +12,7 @@ from api.endpoints import api
 
 pages = [
     path("tokens/", views.token_list, name="tokens"),
-    path("tokens/<int:token_id>/revoke/", views.token_revoke_view, name="token_revoke"),
+    path("tokens/<id:token_id>/revoke/", views.token_revoke_view, name="token_revoke"),
     path("v1/docs", views.docs, name="docs"),
 ]
 

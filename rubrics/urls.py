@@ -14,7 +14,7 @@ urlpatterns = [
     path("datasets/import/", views.bundle_upload, name="bundle_upload"),
     path("datasets/import/swebench/", views.swebench_upload, name="swebench_upload"),
     path(
-        "datasets/import/<int:upload_id>/", views.bundle_upload_status, name="bundle_upload_status"
+        "datasets/import/<id:upload_id>/", views.bundle_upload_status, name="bundle_upload_status"
     ),
     path("datasets/<slug:slug>/", views.dataset_detail, name="dataset_detail"),
     path("diffs/more/", views.diff_more, name="diff_more"),
@@ -28,7 +28,7 @@ urlpatterns = [
         name="rubric_draft_dataset",
     ),
     path(
-        "datasets/<slug:slug>/rubrics/drafts/<int:batch_id>/",
+        "datasets/<slug:slug>/rubrics/drafts/<id:batch_id>/",
         draft_views.draft_batch,
         name="draft_batch",
     ),

@@ -8,9 +8,14 @@ class SejuryWebConfig(AppConfig):
 
     def ready(self) -> None:
         from celery.signals import worker_ready
+        from django.urls import register_converter
 
         from .durable import jobs_resume_unfinished
+        from .ids import IdConverter
         from .roles import roles_sync
+
+        # ``<id:…>``, every URL's row id: registered before any URLconf is read.
+        register_converter(IdConverter, "id")
 
         # A starting worker finishes what a killed one left, every kind the apps registered.
         worker_ready.connect(jobs_resume_unfinished, weak=False, dispatch_uid="sejury_web.resume")

@@ -15,7 +15,7 @@ from ninja.errors import HttpError
 from ninja.errors import ValidationError as NinjaValidationError
 
 from api.auth import require_role
-from api.endpoints.common import LEADS, api_url
+from api.endpoints.common import LEADS, Id, api_url
 from api.errors import error_body
 from api.idempotency import Answer, fingerprint, idempotent
 from api.schemas import BundleErrors, BundleImported, Error, UploadOut
@@ -198,7 +198,7 @@ def dataset_bundle(request: HttpRequest, name: str) -> HttpResponse:
 @router.get(
     "/uploads/{upload_id}", response={200: UploadOut, 403: Error, 404: Error}, url_name="upload_get"
 )
-def upload_get(request: HttpRequest, upload_id: int) -> dict[str, Any]:
+def upload_get(request: HttpRequest, upload_id: Id) -> dict[str, Any]:
     """A large bundle's import by the worker: ``queued``, ``running`` (with its progress),
     ``done`` (with its counts) or ``failed`` (with its errors' lines and fields)."""
     require_role(request, "bundle import", *LEADS)

@@ -1,16 +1,21 @@
 """What the operations of several domains share: who may call them, their absolute URLs, and
 the dataset or run a path names (a 404 with the one wording of each when none is)."""
 
-from typing import Any
+from typing import Annotated, Any
 
 from django.http import Http404, HttpRequest
 from django.urls import reverse
+from ninja import Field
 
 from judging.models import JudgingRun
 from judging.runs.selectors import RunNotFound, run_get
 from rubrics.models import Dataset
 from rubrics.selectors import UNKNOWN_DATASET, dataset_resolve
+from sejury_web.ids import MAX_ID
 from sejury_web.roles import Role
+
+# A row id in a path or a query: past 64 bits (or below 1) it is a 422, before any query.
+Id = Annotated[int, Field(ge=1, le=MAX_ID)]
 
 LEADS = (Role.LEAD,)
 BROWSERS = (Role.LEAD, Role.REVIEWER)

@@ -8,7 +8,7 @@ from ninja import Query, Router
 from ninja.errors import HttpError
 
 from api.auth import require_role
-from api.endpoints.common import LEADS, dataset_or_404
+from api.endpoints.common import LEADS, Id, dataset_or_404
 from api.schemas import AgreementReportOut, Error
 from judging.reports.export import report_dict
 from judging.reports.selectors import (
@@ -29,8 +29,8 @@ router = Router()
 def dataset_report(
     request: HttpRequest,
     name: str,
-    campaign: int | None = None,
-    run: list[int] = Query([]),  # noqa: B008 - ninja's way to declare a repeated query parameter
+    campaign: Id | None = None,
+    run: list[Id] = Query([]),  # noqa: B008 - ninja's way to declare a repeated query parameter
 ) -> HttpResponse:
     """The agreement report of the dataset as JSON, as the report page's JSON download: of
     one ``campaign``'s patches if given, and of the runs ``run`` (repeat it; by default the

@@ -8,7 +8,15 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from ninja import Query, Router
 
 from api.auth import require_role
-from api.endpoints.common import CURSOR, LEADS, api_url, dataset_or_404, next_page, run_or_404
+from api.endpoints.common import (
+    CURSOR,
+    LEADS,
+    Id,
+    api_url,
+    dataset_or_404,
+    next_page,
+    run_or_404,
+)
 from api.errors import error_body
 from api.idempotency import Answer, fingerprint, idempotent
 from api.schemas import Error, NotReady, PreflightOut, RunIn, RunOut, RunPage, RunStatus
@@ -171,7 +179,7 @@ def _not_ready(detail: str, preflight: Preflight | None = None) -> JsonResponse:
 
 
 @router.get("/runs/{run_id}", response={200: RunOut, 403: Error, 404: Error}, url_name="run_get")
-def run_get(request: HttpRequest, run_id: int) -> dict[str, Any]:
+def run_get(request: HttpRequest, run_id: Id) -> dict[str, Any]:
     """The run: its ``status`` (queued, running, finished, cancelled), counts and spend."""
     require_role(request, "judging runs", *LEADS)
     return _run_dict(request, run_or_404(run_id))
@@ -182,7 +190,7 @@ def run_get(request: HttpRequest, run_id: int) -> dict[str, Any]:
     response={200: RunOut, 403: Error, 404: Error, 409: Error},
     url_name="run_cancel",
 )
-def run_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
+def run_cancel(request: HttpRequest, run_id: Id) -> HttpResponse:
     """Stop the run: no new model call starts; finished verdicts stay. 409 when it has
     ended already."""
     user = require_role(request, "judging runs", *LEADS)
@@ -203,7 +211,7 @@ def run_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
     response={200: RunOut, 403: Error, 404: Error, 409: Error},
     url_name="run_resume",
 )
-def run_resume(request: HttpRequest, run_id: int, retry_failed: bool = False) -> HttpResponse:
+def run_resume(request: HttpRequest, run_id: Id, retry_failed: bool = False) -> HttpResponse:
     """Judge the run's pending patches again (and its failed ones with ``retry_failed``).
     409 when there is none."""
     user = require_role(request, "judging runs", *LEADS)

@@ -8,7 +8,7 @@ from ninja import Query, Router
 from ninja.errors import HttpError
 
 from api.auth import require_role
-from api.endpoints.common import CURSOR, LEADS, next_page, run_or_404
+from api.endpoints.common import CURSOR, LEADS, Id, next_page, run_or_404
 from api.schemas import Error, VerdictPage
 from judging.models import PatchJudgment
 from judging.runs.export import verdict_page
@@ -28,7 +28,7 @@ router = Router()
 )
 def run_verdicts(
     request: HttpRequest,
-    run_id: int,
+    run_id: Id,
     cursor: int | None = Query(None, **CURSOR),
     limit: int = Query(PAGE_SIZE, ge=1, le=PAGE_SIZE_MAX),
     final: bool = False,

@@ -13,7 +13,7 @@ from judging.models import Campaign, JudgingRun, Label
 from rubrics.forms import DatasetChoiceField
 from rubrics.models import Dataset
 from rubrics.selectors import dataset_list
-from sejury_web.forms import split_keys
+from sejury_web.forms import ModelIdsField, split_keys
 
 NOTE_MAX_LENGTH = 5000
 # The tests filter's choices, and the value each stands for in the campaign's filters.
@@ -26,7 +26,7 @@ TESTS_CHOICES = [
 TESTS_VALUES: dict[str, bool | None] = {"pass": True, "fail": False, "unknown": None}
 
 
-class AnnotatorsField(forms.ModelMultipleChoiceField):
+class AnnotatorsField(ModelIdsField):
     def label_from_instance(self, obj: Any) -> str:
         return str(obj.username)
 

@@ -6,6 +6,7 @@ from django import forms
 
 from judging.calibration.selectors import RunCoverage, calibration_campaigns, calibration_runs
 from judging.models import Campaign, JudgingRun
+from sejury_web.ids import is_id
 from sejury_web.llm import OFFLINE_MARKER, Provider
 
 NO_TEAM = "pick a team"
@@ -36,7 +37,7 @@ class CalibrationPickForm(forms.Form):
         self.fields["campaign"].queryset = campaigns  # type: ignore[attr-defined]
         self.coverage: list[RunCoverage] = []
         campaign_id = str(self.data.get("campaign", ""))
-        if campaign_id.isdigit():
+        if is_id(campaign_id):
             campaign = campaigns.filter(pk=int(campaign_id)).first()
             if campaign is not None:
                 self.coverage = calibration_runs(campaign)

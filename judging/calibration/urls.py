@@ -7,5 +7,5 @@ from judging.calibration import views
 urlpatterns: list[URLPattern] = [
     path("calibration/", views.calibration, name="calibration"),
     path("calibration/choose/", views.calibration_choose, name="calibration_choose"),
-    path("calibration/<int:calibration_id>/", views.calibration_detail, name="calibration_detail"),
+    path("calibration/<id:calibration_id>/", views.calibration_detail, name="calibration_detail"),
 ]

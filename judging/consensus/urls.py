@@ -9,7 +9,7 @@ urlpatterns: list[URLPattern] = [
     path("adjudication/<slug:slug>/", views.adjudication_queue, name="adjudication_queue"),
     path("adjudication/<slug:slug>/rule/", views.consensus_rule_set, name="consensus_rule_set"),
     path(
-        "adjudication/<slug:slug>/patches/<int:patch_id>/",
+        "adjudication/<slug:slug>/patches/<id:patch_id>/",
         views.adjudication_save,
         name="adjudication_save",
     ),

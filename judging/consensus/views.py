@@ -28,6 +28,7 @@ from judging.models import Campaign, DisagreementTheme, Label
 from rubrics.models import Dataset, Patch
 from rubrics.selectors import dataset_get
 from sejury_web.htmx import AuthenticatedHtmxRequest
+from sejury_web.ids import id_parse, is_id
 from sejury_web.roles import Role, role_required
 
 RECORDED = "Recorded the consensus of {patch}: {label}."
@@ -52,7 +53,7 @@ def _campaign(dataset: Dataset, value: Any) -> Campaign | None:
     if value in (None, ""):
         return None
     try:
-        return selectors.dataset_campaign(dataset=dataset, campaign_id=int(value))
+        return selectors.dataset_campaign(dataset=dataset, campaign_id=id_parse(value))
     except (ValueError, Campaign.DoesNotExist):
         raise Http404(f"{dataset} has no campaign {value}") from None
 
@@ -68,10 +69,7 @@ def _queue_url(
 
 
 def _cursor(value: Any) -> int | None:
-    try:
-        return int(value) if value not in (None, "") else None
-    except ValueError:
-        return None
+    return int(value) if is_id(value) else None
 
 
 def _place(data: Any) -> dict[str, Any]:

@@ -50,10 +50,10 @@ from judging.reports.valid_at_k import Candidate, ValidAtK, valid_at_k
 from judging.runs.selectors import UNKNOWN_RUN
 from judging.runs.uncertainty import margin_order
 from rubrics.models import Bug, Dataset, Patch
+from sejury_web.ids import id_parse
 
 FOREIGN_RUN = "run {run} judged {other}, not {dataset}"
 FOREIGN_CAMPAIGN = "campaign {campaign} labels {other}, not {dataset}"
-NOT_AN_ID = "{what} must be a number, not {value!r}"
 
 HUMANS, JUDGES, HUMAN_JUDGE, BREAKDOWN = "humans", "judges", "human_judge", "breakdowns"
 SECTIONS = (HUMANS, JUDGES, HUMAN_JUDGE, BREAKDOWN)
@@ -88,13 +88,10 @@ class AgreementReport:
 
 
 def _ids(values: Iterable[int | str], what: str) -> list[int]:
-    ids = []
-    for value in values:
-        try:
-            ids.append(int(value))
-        except (TypeError, ValueError):
-            raise ReportError(NOT_AN_ID.format(what=what, value=value)) from None
-    return list(dict.fromkeys(ids))
+    try:
+        return list(dict.fromkeys(id_parse(value, what=what) for value in values))
+    except ValueError as error:
+        raise ReportError(str(error)) from None
 
 
 def report_campaign(*, dataset: Dataset, campaign_id: int | str | None) -> Campaign | None:

@@ -51,6 +51,7 @@ from judging.strategies.reducers import REDUCERS
 from rubrics.selectors import rubric_get
 from sejury_web.audit import audit_history
 from sejury_web.htmx import AuthenticatedHtmxRequest
+from sejury_web.ids import is_id
 from sejury_web.llm import OFFLINE_MARKER, Provider
 from sejury_web.llm.models_table import family_for
 from sejury_web.llm.usage import model_profile
@@ -308,7 +309,7 @@ def _live_rows_seen(values: list[str]) -> dict[int, int]:
     seen: dict[int, int] = {}
     for value in values:
         pk, _, ended = value.partition(":")
-        if pk.isdigit() and ended.isdigit():
+        if is_id(pk) and ended.isascii() and ended.isdigit() and len(ended) < 10:
             seen[int(pk)] = int(ended)
     return seen
 

@@ -38,6 +38,7 @@ from judging.models import (
     StrategyResult,
 )
 from rubrics.models import Bug, Dataset, Patch, Rubric
+from sejury_web.ids import IdConverter
 from sejury_web.llm.models import LLMCall
 from sejury_web.roles import Role
 from sejury_web.users import user_create
@@ -214,7 +215,7 @@ def _named_patterns(
         ints = {
             name
             for name, converter in getattr(pattern.pattern, "converters", {}).items()
-            if isinstance(converter, IntConverter)
+            if isinstance(converter, IntConverter | IdConverter)
         }
         if isinstance(pattern, URLResolver):
             inner = f"{namespace}{pattern.namespace}:" if pattern.namespace else namespace
