@@ -49,19 +49,25 @@ class RunRow:
 
 
 def runs_page(*, page: int | str = 1) -> Page:
-    """Judging runs (not rubric previews), newest first, as ``RunRow``s."""
+    """Judging runs (not rubric previews), newest first, as ``RunRow``s: the page's runs, then
+    their verdicts counted in one grouped query over those runs only (counting in the list's
+    own query grouped every verdict of every run, for the page and again for its count)."""
     finished = [PatchJudgment.Status.DONE, PatchJudgment.Status.FAILED]
-    runs: QuerySet[Any] = (
+    runs = (
         JudgingRun.objects.filter(kind=JudgingRun.Kind.RUN)
         .select_related("dataset", "created_by")
-        .annotate(
-            total=Count("judgments"),
-            finished=Count("judgments", filter=Q(judgments__status__in=finished)),
-        )
         .order_by("-created_at", "-id")
     )
     result = Paginator(runs, RUNS_PER_PAGE).get_page(page)
-    rows: list[Any] = [RunRow(run, run.total, run.finished) for run in result.object_list]
+    shown = list(result.object_list)
+    counts = {
+        row["run_id"]: (row["total"], row["finished"])
+        for row in PatchJudgment.objects.filter(run__in=shown)
+        .order_by()
+        .values("run_id")
+        .annotate(total=Count("id"), finished=Count("id", filter=Q(status__in=finished)))
+    }
+    rows: list[Any] = [RunRow(run, *counts.get(run.pk, (0, 0))) for run in shown]
     result.object_list = rows
     return result
 

@@ -608,3 +608,20 @@ def _escaped(text: str) -> str:
     from django.utils.html import escape
 
     return str(escape(text))
+
+
+def test_the_run_list_counts_the_verdicts_of_its_page_only(
+    lead_client: Client, dataset: Dataset
+) -> None:
+    """Issue 27 item 9: the list grouped every verdict of every run, for the page and again
+    for the paginator's count; now the page's runs are read, then their verdicts counted."""
+    one = judged(dataset, {"P-0-a": (90.0, "VALID", [100, 80, 90]), "P-1-a": (None, "", [0, 0, 0])})
+    two = judged(dataset, {"P-2-b": (10.0, "INVALID", [0, 20, 10])})
+    PatchJudgment.objects.create(run=two, patch=dataset.patches.get(key="P-0-b"))  # pending
+    with CaptureQueriesContext(connection) as queries:
+        html = lead_client.get(reverse("judging:run_list")).content.decode()
+    assert '100% <span class="muted">(2/2)</span>' in html  # done and failed are finished
+    assert '50% <span class="muted">(1/2)</span>' in html
+    grouped = [q["sql"] for q in queries.captured_queries if "GROUP BY" in q["sql"]]
+    assert len(grouped) == 1, grouped
+    assert f"IN ({one.pk}, {two.pk})" in grouped[0] or f"IN ({two.pk}, {one.pk})" in grouped[0]
