@@ -18,9 +18,7 @@ from itertools import chain
 from numbers import Real
 from typing import Any, Literal
 
-import krippendorff
 import numpy as np
-from scipy import stats
 
 SMALL_SAMPLE = 30  # fewer items than this: the report says its intervals are wide
 WEIGHTS = (None, "linear", "quadratic")
@@ -165,6 +163,8 @@ def krippendorff_alpha(
     pairable = matrix[:, (~np.isnan(matrix)).sum(axis=0) >= 2]
     if np.unique(pairable[~np.isnan(pairable)]).size < 2:
         return None
+    import krippendorff  # here, not at the top: see kendall_tau_b
+
     alpha = float(krippendorff.alpha(reliability_data=matrix, level_of_measurement=level))
     return alpha if math.isfinite(alpha) else None
 
@@ -240,6 +240,10 @@ def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float | None:
     inputs = _correlation_inputs("kendall_tau_b", x, y)
     if inputs is None:
         return None
+    # Imported here: scipy.stats takes a second to import, and the report page, its command
+    # and every web process import this module for its definitions without calling these.
+    from scipy import stats
+
     tau = float(stats.kendalltau(*inputs, variant="b").statistic)
     return tau if math.isfinite(tau) else None
 
@@ -249,6 +253,8 @@ def spearman_rho(x: Sequence[float], y: Sequence[float]) -> float | None:
     inputs = _correlation_inputs("spearman_rho", x, y)
     if inputs is None:
         return None
+    from scipy import stats  # see kendall_tau_b
+
     rho = float(stats.spearmanr(*inputs).statistic)
     return rho if math.isfinite(rho) else None
 

@@ -4,6 +4,8 @@ import csv
 import io
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -96,3 +98,17 @@ def test_clear_errors(small: Small) -> None:
         run_command("--dataset", "small", "--run", str(small.golden.pk), "--no-runs")
     with pytest.raises(CommandError, match=BAD_RESAMPLES.format(resamples=0)):
         run_command("--dataset", "small", "--resamples", "0")
+
+
+def test_the_command_and_the_page_do_not_import_scipy_stats() -> None:
+    """scipy.stats takes a second to import (issue 27 item 9: the command's 4.5 s): the
+    report needs none of it, only the plain definitions' τ-b and ρ, which import it."""
+    code = (
+        "import sys, django; django.setup();"
+        "import judging.management.commands.agreement_report, judging.reports.views;"
+        "print(sorted(m for m in ('scipy.stats', 'krippendorff') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.strip() == "[]", done.stderr
