@@ -292,7 +292,10 @@ class Walk:
 NASTY = "\u202e漢字\x00" + "x" * 3000 + "[" * 1000  # NUL, right-to-left, CJK, long, unbalanced
 # Each alone in each parameter: past 64 bits; isdigit() but not int(); in an "id:count"; text.
 VALUES = [PAST_INT64, "²", f"{PAST_INT64}:²", NASTY]
-POSTED = [PAST_INT64, "²", NASTY]
+# A posted form is validated field by field (Django's forms check every field): each field
+# alone with these, then all fields at once with each of TOGETHER.
+POSTED = [PAST_INT64, NASTY]
+TOGETHER = ["²", "-1", "1e999", ""]
 REFUSED = (302, 403, 404)
 LOGOUT = "/accounts/logout/"
 CSRF = "csrfmiddlewaretoken"  # the test client does not check it
@@ -336,6 +339,11 @@ def walk_route(walk: Walk, reading: Reading, route: Route, world: dict[str, str]
                 walk.send(how, target, data={**good, name: value})
             new = reading.take() - {n for h, r, n in walk.done if (h, r) == (how, pattern)}
             queue += sorted(new - set(queue) - {CSRF})
+        if how == "post" and (how, pattern, "") not in walk.done:
+            walk.done.add((how, pattern, ""))
+            names = [n for h, r, n in sorted(walk.done) if (h, r) == (how, pattern) and n]
+            for value in TOGETHER:
+                walk.send(how, target, data={**good, **dict.fromkeys(names, value)})
         for name in sorted(files):
             for filename, content in HOSTILE_FILES:
                 walk.send(
