@@ -7,7 +7,8 @@ reads are kept here, in memory, by what they read (dataset, campaign, runs, samp
 the data's *version*: a few aggregates (counts, newest change) cheap to ask for, that change
 whenever a label, adjudication, patch, verdict or calibration does. A read whose version
 changed, or older than ``SECONDS`` (which bounds what no version sees, a renamed annotator),
-is read again. Each process keeps its own ``SIZE`` most recent reads.
+is read again. Each process keeps its own ``SIZE`` most recent reads, and the figures
+computed from them (small) the same way.
 """
 
 import threading
@@ -16,34 +17,43 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
-SIZE = 4
+SIZE = 4  # reads: the records and arrays of a 10,000-patch report are about 20 MB
 SECONDS = 300.0
 
 T = TypeVar("T")
 _lock = threading.Lock()
-_entries: OrderedDict[Hashable, tuple[Hashable, float, Any]] = OrderedDict()
+_kinds: dict[str, OrderedDict[Hashable, tuple[Hashable, float, Any]]] = {}
 
 
-def remembered(key: Hashable, version: Hashable, compute: Callable[[], T]) -> T:
+def remembered(
+    key: Hashable,
+    version: Hashable,
+    compute: Callable[[], T],
+    *,
+    kind: str = "reads",
+    size: int = SIZE,
+) -> T:
     """What ``compute()`` gave for ``key`` at this ``version``, computing it if nothing is
-    kept, or if what is kept is of another version or too old."""
+    kept, or if what is kept is of another version or too old. Each ``kind`` keeps its
+    ``size`` most recent values."""
     now = time.monotonic()
     with _lock:
-        entry = _entries.get(key)
+        entries = _kinds.setdefault(kind, OrderedDict())
+        entry = entries.get(key)
         if entry is not None and entry[0] == version and now - entry[1] < SECONDS:
-            _entries.move_to_end(key)
+            entries.move_to_end(key)
             kept: T = entry[2]
             return kept
     value = compute()
     with _lock:
-        _entries[key] = (version, now, value)
-        _entries.move_to_end(key)
-        while len(_entries) > SIZE:
-            _entries.popitem(last=False)
+        entries[key] = (version, now, value)
+        entries.move_to_end(key)
+        while len(entries) > size:
+            entries.popitem(last=False)
     return value
 
 
 def forget() -> None:
-    """Drop every kept read."""
+    """Drop every kept value."""
     with _lock:
-        _entries.clear()
+        _kinds.clear()

@@ -267,7 +267,6 @@ class _Inputs:
 
     read: _Read
     annotators: set[int]  # everyone with a label in scope
-    names: dict[int, str]
     scope: Scope
 
 
@@ -276,9 +275,8 @@ def _inputs(
 ) -> _Inputs:
     read = _records(dataset, patch_ids, rule)
     annotators = {annotator for record in read.records for annotator in record.labels}
-    names = dict(User.objects.filter(pk__in=annotators).values_list("pk", "username"))
     scope = Scope(read.records, Replicates.draw(len(read.records), sampling))
-    return _Inputs(read, annotators, names, scope)
+    return _Inputs(read, annotators, scope)
 
 
 def _version(dataset: Dataset, patch_ids: set[int] | None) -> tuple[object, ...]:
@@ -367,18 +365,20 @@ def agreement_report(
     patch_ids = campaign_patch_ids(campaign) if campaign else None
     rule = consensus_rule_for(dataset, campaign)
     # Read once while the data is unchanged: the page's four sections, and every view of it.
+    version, verdicts_version = _version(dataset, patch_ids), _verdicts_version(dataset, chosen)
     inputs = read_cache.remembered(
         ("records", dataset.pk, dataset.created_at, campaign and campaign.pk, rule, sampling),
-        _version(dataset, patch_ids),
+        version,
         lambda: _inputs(dataset, patch_ids, rule, sampling),
     )
-    read, names, scope = inputs.read, inputs.names, inputs.scope
+    read, scope = inputs.read, inputs.scope
     candidates = read.candidates
-    in_scope = len(candidates)
+    # Asked each time (a few rows): a renamed annotator shows at once.
+    names = dict(User.objects.filter(pk__in=inputs.annotators).values_list("pk", "username"))
     ordered = sorted(inputs.annotators, key=lambda pk: (names.get(pk, ""), pk))
     kept_verdicts, spreads = read_cache.remembered(
         ("verdicts", dataset.pk, dataset.created_at, tuple(run.pk for run in chosen)),
-        _verdicts_version(dataset, chosen),
+        verdicts_version,
         lambda: _run_verdicts(chosen),
     )
     # The runs as asked for now (their names, thresholds), with the verdicts read.
@@ -387,16 +387,68 @@ def agreement_report(
         for verdicts, run in zip(kept_verdicts, chosen, strict=True)
     ]
     first_run = run_verdicts[0] if run_verdicts else None
-    runs_in_scope = [(run, RunMasks.of(scope, run)) for run in run_verdicts]
+    # The figures too, while the reads and the runs (every field) are the same: a section
+    # viewed again is drawn, not computed.
+    figures = read_cache.remembered(
+        (
+            "figures", dataset.pk, dataset.created_at, campaign and campaign.pk, rule, sampling,
+            tuple(_fields(run) for run in chosen), tuple(ordered), frozenset(wanted),
+        ),
+        (version, verdicts_version),
+        lambda: _figures(scope, ordered, run_verdicts, spreads, read, wanted, sampling),
+        kind="figures",
+        size=4 * len(SECTIONS),
+    )  # fmt: skip
     return AgreementReport(
         dataset=dataset,
         campaign=campaign,
         runs=run_verdicts,
         runs_by_default=by_default,
         annotators={pk: names.get(pk, f"user {pk}") for pk in ordered},
-        patches_in_scope=in_scope,
+        patches_in_scope=len(candidates),
         rule=rule,
         sampling=sampling,
+        humans=figures.humans,
+        judges=figures.judges,
+        routing=figures.routing,
+        human_judge=figures.human_judge,
+        breakdowns=figures.breakdowns,
+        valid_at_k=figures.valid_at_k,
+        valid_at_k_run=first_run,
+        rejection_themes=_rejection_themes(first_run, candidates)
+        if BREAKDOWN in wanted and first_run is not None
+        else None,
+    )
+
+
+def _fields(run: JudgingRun) -> str:
+    """Every stored field of ``run``, as text: a run changed in any way is another key."""
+    return repr([getattr(run, field.attname) for field in run._meta.concrete_fields])
+
+
+@dataclasses.dataclass(frozen=True)
+class _Figures:
+    humans: HumanSection | None
+    judges: list[JudgeColumn] | None
+    routing: list[RoutingCurve] | None
+    human_judge: list[HumanJudgeAgreement] | None
+    breakdowns: list[Breakdown] | None
+    valid_at_k: list[ValidAtK] | None
+
+
+def _figures(
+    scope: Scope,
+    ordered: list[int],
+    run_verdicts: list[RunVerdicts],
+    spreads: dict[int, dict[int, float | None]],
+    read: _Read,
+    wanted: set[str],
+    sampling: Sampling,
+) -> _Figures:
+    """The sections asked for (the others None), from the report's reads."""
+    first_run = run_verdicts[0] if run_verdicts else None
+    runs_in_scope = [(run, RunMasks.of(scope, run)) for run in run_verdicts]
+    return _Figures(
         humans=human_section(scope, ordered) if HUMANS in wanted else None,
         judges=[judge_column(scope, *run) for run in runs_in_scope] if JUDGES in wanted else None,
         routing=[
@@ -411,11 +463,7 @@ def agreement_report(
         breakdowns=[breakdown(scope, key, runs_in_scope) for key in BREAKDOWNS]
         if BREAKDOWN in wanted
         else None,
-        valid_at_k=valid_at_k(scope, candidates, first_run, sampling=sampling)
+        valid_at_k=valid_at_k(scope, read.candidates, first_run, sampling=sampling)
         if BREAKDOWN in wanted
-        else None,
-        valid_at_k_run=first_run,
-        rejection_themes=_rejection_themes(first_run, candidates)
-        if BREAKDOWN in wanted and first_run is not None
         else None,
     )

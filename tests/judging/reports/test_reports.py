@@ -19,6 +19,7 @@ Run "reference" (offline): P1 V, P2 V, P3 V, P4 I, P5 I, P6 I, P7 pending, P8 I.
 """
 
 import itertools
+from typing import Any
 
 import krippendorff
 import numpy as np
@@ -44,6 +45,7 @@ from judging.models import (
     JudgingRun,
     PatchJudgment,
 )
+from judging.reports import selectors
 from judging.reports.figures import Sampling
 from judging.reports.humans import B_CLEAR, B_FULL, LABELLED
 from judging.reports.judges import NOT_IN_RUN
@@ -51,6 +53,7 @@ from judging.reports.selectors import (
     FOREIGN_CAMPAIGN,
     FOREIGN_RUN,
     SECTIONS,
+    AgreementReport,
     ReportError,
     agreement_report,
     default_runs,
@@ -453,3 +456,38 @@ def test_no_consensus_at_all_is_not_unanimous_only(small: Small) -> None:
     humans = present(agreement_report(small.dataset, runs=[]).humans)
     assert humans.column(B_FULL).patches.value == 0
     assert humans.unanimous_only is False
+
+
+def test_a_section_viewed_again_is_drawn_from_its_figures_until_a_run_or_name_changes(
+    small: Small, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under load, many leads view the same report: a section's figures are computed once
+    while its reads and runs are the same; a renamed run or annotator shows at once."""
+    computed: list[int] = []
+    column = selectors.judge_column
+
+    def counted(*args: Any) -> Any:
+        computed.append(1)
+        return column(*args)
+
+    monkeypatch.setattr(selectors, "judge_column", counted)
+    sampling = Sampling(resamples=10)
+
+    def judges() -> AgreementReport:
+        run = JudgingRun.objects.get(pk=small.golden.pk)  # as a new request reads it
+        return agreement_report(
+            small.dataset, runs=[run], sampling=sampling, sections=[selectors.JUDGES]
+        )
+
+    first = judges()
+    assert judges().judges == first.judges
+    assert computed == [1]
+    JudgingRun.objects.filter(pk=small.golden.pk).update(name="Renamed run")
+    renamed = judges()
+    assert computed == [1, 1]
+    assert renamed.judges is not None
+    assert renamed.judges[0].run.run.name == "Renamed run"
+    annotator = next(iter(small.annotators.values()))
+    annotator.username = "renamed-annotator"
+    annotator.save()
+    assert "renamed-annotator" in judges().annotators.values()
