@@ -21,6 +21,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from enum import StrEnum
 
+from django.db.models import Count, Max
+
 from judging.models import Adjudication, Annotation, Campaign, Label
 
 # ConsensusRule lives in rubrics (a dataset holds one); the rest of judging imports it here.
@@ -156,3 +158,17 @@ def dataset_consensus(
         patch_id: patch_consensus(patch_id, labels.get(patch_id, {}), decided.get(patch_id), rule)
         for patch_id in sorted(labels.keys() | decided.keys())
     }
+
+
+def consensus_version(dataset: Dataset) -> tuple[object, ...]:
+    """What changes whenever ``dataset_consensus`` would answer otherwise: how many labels and
+    adjudications the dataset has and their newest change (a deleted one lowers the count, a
+    changed one moves the date). For a reader that keeps what it computed from them."""
+    return (
+        Annotation.objects.filter(patch__dataset=dataset).aggregate(
+            n=Count("id"), at=Max("updated_at")
+        ),
+        Adjudication.objects.filter(patch__dataset=dataset).aggregate(
+            n=Count("id"), at=Max("decided_at")
+        ),
+    )

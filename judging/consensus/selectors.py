@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Max, QuerySet
 
 from judging.annotations.selectors import campaign_patch_ids
 from judging.consensus.rules import (
@@ -28,10 +28,12 @@ from judging.consensus.rules import (
     PatchConsensus,
     State,
     consensus_rule_for,
+    consensus_version,
     dataset_consensus,
 )
 from judging.models import Adjudication, Annotation, Campaign, DisagreementTheme, Label
-from rubrics.models import Dataset, Patch
+from judging.reports import read_cache
+from rubrics.models import Bug, Dataset, Patch
 
 CAMPAIGN_ELSEWHERE = "campaign {campaign} is on dataset {other}, not {dataset}"
 
@@ -191,7 +193,30 @@ def adjudication_queue_outline(
     """The queue as ``adjudication_queue``, in its order, with only what the order needs: each
     patch's id and keys (and its bug's), its consensus; no label and no adjudication. The
     page reads those of the window it shows (``queue_window``): thousands of patches wait
-    in a large dataset, ten are shown."""
+    in a large dataset, ten are shown.
+
+    Kept by the process while the labels, adjudications and patches are unchanged (as the
+    agreement report keeps its reads: ``judging.reports.read_cache``): a lead paging through
+    the queue, or several leads, do not compute every patch's consensus for each window."""
+    campaign_check(dataset=dataset, campaign=campaign)
+    patch_ids = None if campaign is None else campaign_patch_ids(campaign)
+    version = (
+        consensus_version(dataset),
+        Patch.objects.filter(dataset=dataset).aggregate(n=Count("id"), at=Max("updated_at")),
+        Bug.objects.filter(dataset=dataset).aggregate(at=Max("updated_at")),
+        None if patch_ids is None else hash(frozenset(patch_ids)),
+    )
+    rule = consensus_rule_for(dataset, campaign)
+    outline = read_cache.remembered(
+        ("outline", dataset.pk, dataset.created_at, campaign and campaign.pk, rule),
+        version,
+        lambda: _outline(dataset, campaign),
+        kind="adjudication",
+    )
+    return dataclasses.replace(outline, dataset=dataset, campaign=campaign)
+
+
+def _outline(dataset: Dataset, campaign: Campaign | None) -> AdjudicationQueue:
     consensus, counts = _consensus(dataset, campaign)
     shown = [c for c in consensus.values() if c.state not in FROM_LABELS]
     patches = (

@@ -17,10 +17,13 @@ from django.db.models import Count, Max, Q, Sum
 
 from judging.annotations.selectors import CampaignNotFound, campaign_get, campaign_patch_ids
 from judging.calibration.selectors import calibration_patch_ids
-from judging.consensus.rules import ConsensusRule, consensus_rule_for, dataset_consensus
+from judging.consensus.rules import (
+    ConsensusRule,
+    consensus_rule_for,
+    consensus_version,
+    dataset_consensus,
+)
 from judging.models import (
-    Adjudication,
-    Annotation,
     Calibration,
     Campaign,
     Context,
@@ -286,12 +289,7 @@ def _version(dataset: Dataset, patch_ids: set[int] | None) -> tuple[object, ...]
     return (
         Patch.objects.filter(dataset=dataset).aggregate(n=Count("id"), at=Max("updated_at")),
         Bug.objects.filter(dataset=dataset).aggregate(at=Max("updated_at")),
-        Annotation.objects.filter(patch__dataset=dataset).aggregate(
-            n=Count("id"), at=Max("updated_at")
-        ),
-        Adjudication.objects.filter(patch__dataset=dataset).aggregate(
-            n=Count("id"), at=Max("decided_at")
-        ),
+        consensus_version(dataset),
         None if patch_ids is None else hash(frozenset(patch_ids)),
     )
 

@@ -14,7 +14,7 @@ from django.urls import reverse
 from judging.consensus.rules import ConsensusRule
 from judging.consensus.services import CAMPAIGN_CONSENSUS_RULE, DATASET_CONSENSUS_RULE
 from judging.consensus.views import PER_PAGE
-from judging.models import Campaign, Label
+from judging.models import Annotation, Campaign, Label
 from rubrics.models import Dataset, Patch
 from sejury_web.audit import audit_events
 from sejury_web.models import AuditEvent
@@ -272,3 +272,32 @@ def test_the_queue_page_reads_labels_and_adjudications_of_its_window_only(
         ids = re.search(r" IN \(([^)]*)\)", sql)
         assert ids is not None, sql
         assert len(ids[1].split(",")) == PER_PAGE, sql
+
+
+def test_the_queue_read_again_computes_no_consensus_until_a_label_changes(
+    lead_client: Client,
+) -> None:
+    """A lead paging through a large queue: every patch's consensus is computed once while
+    the labels and adjudications are the same (a few aggregates say so)."""
+    dataset = DatasetFactory(slug="kept-queue")
+    for n in range(3):
+        patch = PatchFactory(bug=BugFactory(dataset=dataset, key=f"K-{n}"), key=f"K-{n}-p")
+        for rater, label in enumerate((VALID, INVALID)):
+            AnnotationFactory(patch=patch, annotator=UserFactory(username=f"k{rater}"), label=label)
+    lead_client.get(queue_url(dataset))
+    with CaptureQueriesContext(connection) as again:
+        html = lead_client.get(queue_url(dataset)).content.decode()
+    every_label = [
+        q["sql"]
+        for q in again.captured_queries
+        if 'FROM "judging_annotation"' in q["sql"]
+        and "COUNT(" not in q["sql"]
+        and '"judging_annotation"."note"' not in q["sql"]  # the window's own labels
+    ]
+    assert every_label == []
+    assert len(waiting_keys(html)) == 3
+    changed = Annotation.objects.get(patch__key="K-0-p", label=INVALID)
+    changed.label = VALID  # now unanimous: it leaves the queue at once
+    changed.save()
+    html = lead_client.get(queue_url(dataset)).content.decode()
+    assert waiting_keys(html) == ["K-1-p", "K-2-p"]
