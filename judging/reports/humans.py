@@ -129,7 +129,7 @@ def human_column(scope: Scope, mask: Mask, name: str) -> HumanColumn:
     consensus = scope.consensus[mask & scope.with_consensus]
     with_consensus = len(consensus)
     unanimous = scope.flag_counts(mask, scope.unanimous)
-    bugs = {scope.records[index].bug_id for index in np.flatnonzero(mask)}
+    bugs = np.unique(scope.bug_ids[mask])
     return HumanColumn(
         name=name,
         bugs=count(len(bugs)),

@@ -83,8 +83,8 @@ class RunMasks:
     def of(cls, scope: Scope, run: RunVerdicts) -> "RunMasks":
         kept = ~scope.mask(run.excluded)
         with_verdict = scope.mask(run.verdicts)
-        invalid = np.array(
-            [run.verdicts.get(record.patch_id) == "INVALID" for record in scope.records], bool
+        invalid = scope.mask(
+            {patch_id for patch_id, verdict in run.verdicts.items() if verdict == "INVALID"}
         )
         return cls(kept=kept, judged=kept & with_verdict, verdict_invalid=invalid)
 
@@ -177,11 +177,10 @@ def reliability(
     patches the consensus found VALID (a reliability diagram), on ``mask``'s patches with a
     score and a consensus. A score off the scale is left out and counted."""
     lo, hi = run.run.scale_lo, run.run.scale_hi
-    scored = np.array([record.patch_id in run.scores for record in scope.records], bool)
-    members = np.flatnonzero(mask & scored & scope.with_consensus)
+    members = np.flatnonzero(mask & scope.mask(run.scores) & scope.with_consensus)
     if not (hi > lo) or not len(members):
         return Reliability([], 0)
-    scores = np.array([run.scores[scope.records[index].patch_id] for index in members], float)
+    scores = np.array([run.scores[patch_id] for patch_id in scope.ids(members)], float)
     on_scale = np.isfinite(scores) & (scores >= lo) & (scores <= hi)
     outside = int((~on_scale).sum())
     members, scores = members[on_scale], scores[on_scale]
@@ -228,8 +227,8 @@ def judge_column(scope: Scope, run: RunVerdicts, masks: RunMasks) -> JudgeColumn
     """One run against the consensus on B_full and B_clear, and what it leaves out."""
     kept = masks.kept & scope.with_consensus
     without = Counter(
-        run.statuses.get(scope.records[index].patch_id, NOT_IN_RUN)
-        for index in np.flatnonzero(kept & ~masks.judged)
+        run.statuses.get(patch_id, NOT_IN_RUN)
+        for patch_id in scope.ids(np.flatnonzero(kept & ~masks.judged))
     )
     full = kept & masks.judged
     clear = full & scope.unanimous
@@ -328,8 +327,8 @@ def breakdown(scope: Scope, key: str, runs: Sequence[tuple[RunVerdicts, RunMasks
     "(no source)"). With one group only, the main tables say it all: no rows."""
     missing = NO_GROUP.format(key=BREAKDOWNS[key].lower().replace("patch ", ""))
     groups: dict[str, list[int]] = defaultdict(list)
-    for index, record in enumerate(scope.records):
-        groups[getattr(record, key) or missing].append(index)
+    for index, value in enumerate(scope.groups[key]):
+        groups[value or missing].append(index)
     rows = []
     for group, members in sorted(groups.items()) if len(groups) > 1 else ():
         mask = np.zeros(len(scope), bool)

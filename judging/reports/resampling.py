@@ -11,6 +11,7 @@ A figure's sums over its patches are then one sparse product with that matrix: t
 (labels or pairs counted) × replicates, never a Python loop over resamples × patches.
 """
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -78,15 +79,16 @@ class Replicates:
         things (and items[k], default ns[k], for whether it has an interval): the
         percentiles of every column at once."""
         tail = (1.0 - self.level) / 2.0 * 100.0
-        bounds = percentiles(values[1:], (tail, 100.0 - tail))
+        lows, highs = percentiles(values[1:], (tail, 100.0 - tail)).tolist()
+        points = np.asarray(values[0], np.float64).tolist()  # plain floats: one pass
         figures = []
         for column, (n, count) in enumerate(zip(ns, ns if items is None else items, strict=True)):
-            point = float(values[0, column])
-            if not np.isfinite(point):
+            point = points[column]
+            if not math.isfinite(point):
                 figures.append(Figure(None, n))
                 continue
-            low, high = bounds[:, column]
-            ci = (float(low), float(high)) if count >= 2 and np.isfinite(low) else None
+            low = lows[column]
+            ci = (low, highs[column]) if count >= 2 and math.isfinite(low) else None
             figures.append(Figure(point, n, ci))
         return figures
 

@@ -69,11 +69,8 @@ def routing_curve(
     uncertain first (a patch without a rank, say without a score, comes last)."""
     members = np.flatnonzero(masks.judged & scope.with_consensus)
     last = len(ranks)
-    order = sorted(
-        members.tolist(),
-        key=lambda index: (ranks.get(scope.records[index].patch_id, last), index),
-    )
-    members = np.array(order, dtype=np.int64)
+    rank = np.array([ranks.get(patch_id, last) for patch_id in scope.ids(members)], np.int64)
+    members = members[np.lexsort((members, rank))]  # by rank, then index
     consensus_invalid = scope.consensus[members] == 0
     judged = vectorized.confusion_cell(masks.verdict_invalid[members], consensus_invalid)
     perfect = np.where(consensus_invalid, TN, TP)

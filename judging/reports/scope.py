@@ -1,8 +1,9 @@
 """A report's patches as arrays, and the tallies its sections compute their figures from.
 
-``Scope`` turns the ``PatchRecord`` list into arrays once (a patch index per record, a row
-per label) and answers, for a set of patches given as a boolean mask, the count tables of
-``vectorized`` for every replicate of ``resampling``: label profiles, confusion tables of
+``Scope`` holds a report's patches as arrays (a patch index per patch, a row per label),
+built from a report's read (``Scope.of_columns``) or from a ``PatchRecord`` list, and
+answers, for a set of patches given as a boolean mask, the count tables of ``vectorized``
+for every replicate of ``resampling``: label profiles, confusion tables of
 each annotator against the consensus, of each annotator pair, of a judge against the
 consensus or against each annotator. Subsets are masks; nothing loops over patches in
 Python after the arrays are built.
@@ -13,6 +14,12 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from judging.consensus.rules import (
+    MAJORITY_SHARE,
+    MIN_DECISIVE_LABELS,
+    MIN_MAJORITY_LABELS,
+    ConsensusRule,
+)
 from judging.models import Label
 from judging.reports.figures import Figure, PatchRecord
 from judging.reports.resampling import IntArray, Replicates
@@ -24,33 +31,129 @@ NO_CONSENSUS, INVALID, VALID = -1, 0, 1
 CODES: dict[str, int] = {Label.VALID: 0, Label.INVALID: 1, Label.UNSURE: 2}
 
 
+def consensus_columns(
+    valid: IntArray, invalid: IntArray, adjudicated: np.ndarray, rule: ConsensusRule
+) -> tuple[np.ndarray, Mask]:
+    """``judging.consensus.rules.patch_consensus`` over arrays: per patch, from its decisive
+    labels (``valid`` and ``invalid`` counts) and a lead's label (``adjudicated``: ``VALID``,
+    ``INVALID`` or ``NO_CONSENSUS`` for none), its consensus (the same codes) and whether it
+    is unanimous (``PatchConsensus.is_unanimous``). The same rule, for a report's 10,000
+    patches at once: ``tests/judging/reports/test_scope.py`` checks every count against it."""
+    decisive = valid + invalid
+    agreed = (decisive >= MIN_DECISIVE_LABELS) & ((valid == 0) | (invalid == 0))
+    agreed_code = np.where(invalid == 0, VALID, INVALID)
+    consensus = np.where(agreed, agreed_code, NO_CONSENSUS)
+    if rule == ConsensusRule.MAJORITY:
+        # Two thirds of three or more: never a tie, so the larger count is the label.
+        numerator, denominator = MAJORITY_SHARE
+        majority = (
+            ~agreed
+            & (decisive >= MIN_MAJORITY_LABELS)
+            & (np.maximum(valid, invalid) * denominator >= numerator * decisive)
+        )
+        consensus = np.where(majority, np.where(valid > invalid, VALID, INVALID), consensus)
+    decided = adjudicated != NO_CONSENSUS
+    consensus = np.where(decided, adjudicated, consensus).astype(np.int8)
+    unanimous = np.where(decided, agreed & (agreed_code == adjudicated), agreed)
+    return consensus, unanimous
+
+
 class Scope:
-    """The records of one report, as arrays over patch indices 0 … N − 1 (record order)."""
+    """The patches of one report, as arrays over patch indices 0 … N − 1 (ascending patch id
+    in a report's read; record order from ``PatchRecord`` lists)."""
 
     def __init__(self, records: Sequence[PatchRecord], replicates: Replicates) -> None:
-        if replicates.patches != len(records):
-            raise ValueError("Scope: the replicates draw from another number of patches")
-        self.records = list(records)
-        self.replicates = replicates
-        size = len(records)
-        self.consensus = np.full(size, NO_CONSENSUS, np.int8)
-        self.unanimous = np.zeros(size, bool)
+        """The scope of ``records`` (each with its labels and consensus)."""
         label_patch: list[int] = []
         label_annotator: list[int] = []
         label_code: list[int] = []
         for index, record in enumerate(records):
-            if record.consensus:
-                self.consensus[index] = VALID if record.consensus == Label.VALID else INVALID
-            self.unanimous[index] = record.unanimous
             for annotator, label in sorted(record.labels.items()):
                 label_patch.append(index)
                 label_annotator.append(annotator)
                 label_code.append(CODES[label])
-        self.label_patch: IntArray = np.array(label_patch, np.int64)
-        self.label_code: IntArray = np.array(label_code, np.int64)
-        ids = np.array(label_annotator, np.int64)
-        self.annotators: IntArray = np.unique(ids)  # ids, ascending; labels hold positions
-        self.label_annotator: IntArray = np.searchsorted(self.annotators, ids)
+        self._build(
+            patch_ids=np.array([record.patch_id for record in records], np.int64),
+            bug_ids=np.array([record.bug_id for record in records], np.int64),
+            groups={
+                "bug_type": [record.bug_type for record in records],
+                "source": [record.source for record in records],
+            },
+            consensus=np.array(
+                [
+                    (VALID if record.consensus == Label.VALID else INVALID)
+                    if record.consensus
+                    else NO_CONSENSUS
+                    for record in records
+                ],
+                np.int8,
+            ),
+            unanimous=np.array([record.unanimous for record in records], bool),
+            label_patch=np.array(label_patch, np.int64),
+            label_annotator=np.array(label_annotator, np.int64),
+            label_code=np.array(label_code, np.int64),
+            replicates=replicates,
+        )
+
+    @classmethod
+    def of_columns(
+        cls,
+        *,
+        patch_ids: IntArray,
+        bug_ids: IntArray,
+        groups: dict[str, list[str]],
+        consensus: np.ndarray,
+        unanimous: Mask,
+        label_patch: IntArray,
+        label_annotator: IntArray,
+        label_code: IntArray,
+        replicates: Replicates,
+    ) -> "Scope":
+        """The scope of patches given as columns: per patch its id, bug id, the breakdowns'
+        values (``groups``: bug type and source), its consensus (``VALID``, ``INVALID`` or
+        ``NO_CONSENSUS``) and unanimity; per label its patch index, annotator id and code
+        (``CODES``), sorted by patch index then annotator id. What a report's read builds,
+        without an object per patch."""
+        scope = cls.__new__(cls)
+        scope._build(
+            patch_ids=patch_ids,
+            bug_ids=bug_ids,
+            groups=groups,
+            consensus=consensus,
+            unanimous=unanimous,
+            label_patch=label_patch,
+            label_annotator=label_annotator,
+            label_code=label_code,
+            replicates=replicates,
+        )
+        return scope
+
+    def _build(
+        self,
+        *,
+        patch_ids: IntArray,
+        bug_ids: IntArray,
+        groups: dict[str, list[str]],
+        consensus: np.ndarray,
+        unanimous: Mask,
+        label_patch: IntArray,
+        label_annotator: IntArray,
+        label_code: IntArray,
+        replicates: Replicates,
+    ) -> None:
+        size = len(patch_ids)
+        if replicates.patches != size:
+            raise ValueError("Scope: the replicates draw from another number of patches")
+        self.replicates = replicates
+        self.patch_ids: IntArray = patch_ids
+        self.bug_ids: IntArray = bug_ids
+        self.groups = groups
+        self.consensus = consensus
+        self.unanimous = unanimous
+        self.label_patch: IntArray = label_patch
+        self.label_code: IntArray = label_code
+        self.annotators: IntArray = np.unique(label_annotator)  # ids; labels hold positions
+        self.label_annotator: IntArray = np.searchsorted(self.annotators, label_annotator)
         self.labelled: Mask = np.bincount(self.label_patch, minlength=size) > 0
         self.with_consensus: Mask = self.consensus != NO_CONSENSUS
         decisive = self.label_code < 2
@@ -62,11 +165,17 @@ class Scope:
         self._memo: dict[tuple[str, bytes], Any] = {}
 
     def __len__(self) -> int:
-        return len(self.records)
+        return len(self.patch_ids)
 
     def mask(self, patch_ids: set[int] | frozenset[int] | Mapping[int, Any]) -> Mask:
         """The patches whose id is in ``patch_ids``."""
-        return np.array([record.patch_id in patch_ids for record in self.records], bool)
+        wanted = np.fromiter(patch_ids, np.int64, count=len(patch_ids))
+        return np.isin(self.patch_ids, wanted)
+
+    def ids(self, indices: IntArray) -> list[int]:
+        """The patch ids at ``indices``."""
+        result: list[int] = self.patch_ids[indices].tolist()
+        return result
 
     def figure(self, values: Array, n: int, *, items: int | None = None) -> Figure:
         return self.replicates.figure(values, n, items=items)

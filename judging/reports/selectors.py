@@ -11,28 +11,28 @@ by ``humans`` and ``judges``. A page can ask for some sections only: each loads 
 
 import dataclasses
 from collections.abc import Iterable, Sequence
+from typing import Any
 
+import numpy as np
 from django.contrib.auth.models import User
 from django.db.models import Count, Max, Q, Sum
 
 from judging.annotations.selectors import CampaignNotFound, campaign_get, campaign_patch_ids
 from judging.calibration.selectors import calibration_patch_ids
-from judging.consensus.rules import (
-    ConsensusRule,
-    consensus_rule_for,
-    consensus_version,
-    dataset_consensus,
-)
+from judging.consensus.rules import ConsensusRule, consensus_rule_for, consensus_version
 from judging.models import (
+    Adjudication,
+    Annotation,
     Calibration,
     Campaign,
     Context,
     JudgingRun,
+    Label,
     PatchJudgment,
     RejectionTheme,
 )
 from judging.reports import read_cache
-from judging.reports.figures import PatchRecord, Sampling
+from judging.reports.figures import Sampling
 from judging.reports.humans import HumanSection, human_section
 from judging.reports.judges import (
     BREAKDOWNS,
@@ -48,7 +48,7 @@ from judging.reports.judges import (
 from judging.reports.rejections import ROW_FIELDS, RejectionThemes, rejection_themes, with_texts
 from judging.reports.resampling import Replicates
 from judging.reports.routing_curve import RoutingCurve, routing_curve
-from judging.reports.scope import Scope
+from judging.reports.scope import CODES, INVALID, NO_CONSENSUS, VALID, Scope, consensus_columns
 from judging.reports.valid_at_k import Candidate, ValidAtK, valid_at_k
 from judging.runs.selectors import UNKNOWN_RUN
 from judging.runs.uncertainty import margin_order
@@ -143,46 +143,85 @@ def run_choices(dataset: Dataset) -> list[JudgingRun]:
 
 @dataclasses.dataclass(frozen=True)
 class _Read:
-    """What a report reads of its scope, once: the records, every patch as a valid@k
-    candidate, and every patch's key (the uncertainty ordering's last tie-break)."""
+    """What a report reads of its scope, once: its patches with labels or an adjudication as
+    a ``Scope`` (without its replicates), every patch as a valid@k candidate, and every
+    patch's key (the uncertainty ordering's last tie-break)."""
 
-    records: list[PatchRecord]
+    columns: dict[str, Any]  # ``Scope.of_columns``'s arguments, but the replicates
     candidates: list[Candidate]
     keys: dict[int, str]
 
 
+def _positions(ids: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each of ``values`` is in ``ids`` (ascending, unique), and which are there."""
+    if not len(ids):
+        return np.zeros(0, np.int64), np.zeros(len(values), bool)
+    where = np.minimum(np.searchsorted(ids, values), len(ids) - 1)
+    found = ids[where] == values
+    return where[found], found
+
+
 def _records(dataset: Dataset, patch_ids: set[int] | None, rule: ConsensusRule) -> _Read:
-    """The scope's patches with labels or an adjudication, and every patch of the scope as
-    a valid@k candidate, in three queries that sort nothing (the records follow patch ids,
-    as the consensus does)."""
+    """The scope's patches with labels or an adjudication, as columns in ascending patch id
+    (as ``dataset_consensus`` orders them), with their consensus under ``rule``; and every
+    patch of the scope as a valid@k candidate: four queries that sort nothing, and no object
+    per patch or label."""
     patches = list(
         Patch.objects.filter(dataset=dataset)
         .order_by()
         .values_list("id", "bug_id", "bug__bug_type", "source", "tests_pass", "key")
     )
     facts = {row[0]: row for row in patches if patch_ids is None or row[0] in patch_ids}
-    records = []
-    for patch_id, consensus in dataset_consensus(dataset, rule=rule).items():
-        fact = facts.get(patch_id)
-        if fact is None:
-            continue
-        records.append(
-            PatchRecord(
-                patch_id=patch_id,
-                bug_id=fact[1],
-                bug_type=fact[2],
-                source=fact[3],
-                labels=consensus.labels,
-                decisive=consensus.decisive,
-                consensus=consensus.consensus,
-                unanimous=consensus.is_unanimous,
-            )
-        )
+    labels = list(
+        Annotation.objects.filter(patch__dataset=dataset)
+        .order_by()
+        .values_list("patch_id", "annotator_id", "label")
+    )
+    decided = list(
+        Adjudication.objects.filter(patch__dataset=dataset)
+        .order_by()
+        .values_list("patch_id", "label")
+    )
+    label_ids = np.array([row[0] for row in labels], np.int64)
+    decided_ids = np.array([row[0] for row in decided], np.int64)
+    ids = np.union1d(label_ids, decided_ids)  # ascending, once each
+    ids = ids[np.isin(ids, np.fromiter(facts, np.int64, count=len(facts)))]
+    # Each label's patch index, its annotator and code, sorted by patch then annotator.
+    label_patch, found = _positions(ids, label_ids)
+    label_annotator = np.array([row[1] for row in labels], np.int64)[found]
+    label_code = np.array([CODES[row[2]] for row in labels], np.int64)[found]
+    order = np.lexsort((label_annotator, label_patch))
+    label_patch, label_annotator = label_patch[order], label_annotator[order]
+    label_code = label_code[order]
+    size = len(ids)
+    adjudicated = np.full(size, NO_CONSENSUS, np.int8)
+    decided_place, found = _positions(ids, decided_ids)
+    adjudicated[decided_place] = np.array(
+        [
+            (VALID if label == Label.VALID else INVALID) if label else NO_CONSENSUS
+            for _, label in decided
+        ],
+        np.int8,
+    )[found]
+    valid = np.bincount(label_patch[label_code == 0], minlength=size)
+    invalid = np.bincount(label_patch[label_code == 1], minlength=size)
+    consensus, unanimous = consensus_columns(valid, invalid, adjudicated, rule)
+    rows = [facts[patch_id] for patch_id in ids.tolist()]
+    columns = {
+        "patch_ids": ids,
+        "bug_ids": np.array([row[1] for row in rows], np.int64),
+        "groups": {"bug_type": [row[2] for row in rows], "source": [row[3] for row in rows]},
+        "consensus": consensus,
+        "unanimous": unanimous,
+        "label_patch": label_patch,
+        "label_annotator": label_annotator,
+        "label_code": label_code,
+    }
     candidates = [
         Candidate(patch_id, bug_id, source, tests_pass)
         for patch_id, bug_id, _, source, tests_pass, _ in facts.values()
     ]
-    return _Read(records, candidates, {row[0]: row[5] for row in patches})
+    return _Read(columns, candidates, {row[0]: row[5] for row in patches})
 
 
 def uncertainty_ranks(
@@ -277,9 +316,9 @@ def _inputs(
     dataset: Dataset, patch_ids: set[int] | None, rule: ConsensusRule, sampling: Sampling
 ) -> _Inputs:
     read = _records(dataset, patch_ids, rule)
-    annotators = {annotator for record in read.records for annotator in record.labels}
-    scope = Scope(read.records, Replicates.draw(len(read.records), sampling))
-    return _Inputs(read, annotators, scope)
+    size = len(read.columns["patch_ids"])
+    scope = Scope.of_columns(**read.columns, replicates=Replicates.draw(size, sampling))
+    return _Inputs(read, set(scope.annotators.tolist()), scope)
 
 
 def _version(dataset: Dataset, patch_ids: set[int] | None) -> tuple[object, ...]:
