@@ -233,6 +233,9 @@ class Rubric(models.Model):
         help_text="Who asked for confirmation of the current revision.",
     )
     draft_error = models.TextField(blank=True)
+    # Which queued draft task may write the draft: each request or resume takes the next, and
+    # a task of an older one does nothing (rubrics.review.drafting.rubric_draft_write).
+    draft_attempt = models.PositiveIntegerField(default=0)
     draft_call_id = models.BigIntegerField(null=True, blank=True)  # the failed LLMCall
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

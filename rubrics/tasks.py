@@ -17,11 +17,17 @@ def _draft_failed(rubric_id: int, *, error: str, **_: str) -> None:
 
 @durable_task(name="rubrics.draft_rubric", on_failure=_draft_failed)
 def rubric_draft_write_task(
-    rubric_id: int, *, provider: str = "", model: str = "", reasoning: str = ""
+    rubric_id: int,
+    *,
+    provider: str = "",
+    model: str = "",
+    reasoning: str = "",
+    attempt: int | None = None,
 ) -> str:
-    """Draft one rubric; a second delivery finds the draft written and does nothing."""
+    """Draft one rubric; a second delivery finds the draft written, or a newer attempt
+    queued, and does nothing."""
     rubric = rubric_draft_write(
-        rubric_id=rubric_id, provider=provider, model=model, reasoning=reasoning
+        rubric_id=rubric_id, provider=provider, model=model, reasoning=reasoning, attempt=attempt
     )
     return rubric.status
 

@@ -18,15 +18,24 @@ DRAFT_UNUSABLE = "the model's draft could not be used: {error}"
 
 
 def rubric_draft_write(
-    *, rubric_id: int, provider: str = "", model: str = "", reasoning: str = ""
+    *,
+    rubric_id: int,
+    provider: str = "",
+    model: str = "",
+    reasoning: str = "",
+    attempt: int | None = None,
 ) -> Rubric:
     """Draft the rubric through the LLM layer (the task's body); idempotent.
 
-    The model is called outside any transaction. If another worker wrote the draft
-    meanwhile, this one's answer is dropped (it stays in the LLM log and cache).
+    A task of an ``attempt`` older than the rubric's does nothing: a newer one was queued
+    (by a starting worker) and writes it. The model is called outside any transaction. If
+    another worker wrote the draft meanwhile, this one's answer is dropped (it stays in the
+    LLM log and cache).
     """
     rubric = Rubric.objects.select_related("bug").get(pk=rubric_id)
     if rubric.current_number >= 0:
+        return rubric
+    if attempt is not None and attempt != rubric.draft_attempt:
         return rubric
     request = dataclasses.replace(
         draft_request(

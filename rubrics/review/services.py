@@ -11,6 +11,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
+from django.db.models import F
 
 from rubrics.models import Bug, DraftBatch, Rubric, RubricEvent, RubricRevision, Theme
 from rubrics.review.disagreements import rubric_disagreements
@@ -104,22 +105,24 @@ def rubric_draft_request(
             model=model,
             reasoning=reasoning,
         )
-        queued: list[int] = []
+        queued: list[Rubric] = []
         for bug in bugs:
             rubric, created = Rubric.objects.get_or_create(bug=bug, variant=variant)
             if created or rubric.status == Rubric.Status.DRAFT_FAILED:
                 rubric.status = Rubric.Status.DRAFTING
                 rubric.draft_error = ""
-                rubric.save(update_fields=["status", "draft_error", "updated_at"])
-                queued.append(rubric.pk)
+                rubric.draft_attempt += 1
+                rubric.save(update_fields=["status", "draft_error", "draft_attempt", "updated_at"])
+                queued.append(rubric)
             batch.rubrics.add(rubric)
-        for rubric_id in queued:
+        for rubric in queued:
             enqueue_on_commit(
                 rubric_draft_write_task,
-                rubric_id,
+                rubric.pk,
                 provider=provider,
                 model=model,
                 reasoning=reasoning,
+                attempt=rubric.draft_attempt,
             )
     return batch
 
@@ -128,7 +131,9 @@ def rubric_drafts_resume_unfinished() -> list[int]:
     """Queue again every draft still being written, with the model of the last batch that
     asked for it: a worker starting calls this, so that a draft a killed worker was writing
     is written when a worker is back (a second writer's draft is dropped, never doubled).
-    Returns the rubrics."""
+    Each is queued as the next attempt, so the task queued before (still in the queue when
+    a draft was asked for just before the worker started) does nothing instead of asking
+    the model a second time. Returns the rubrics."""
     rubrics = (
         Rubric.objects.filter(status=Rubric.Status.DRAFTING, current_number__lt=0)
         .prefetch_related("batches")
@@ -137,12 +142,15 @@ def rubric_drafts_resume_unfinished() -> list[int]:
     resumed = []
     for rubric in rubrics:
         batch = max(rubric.batches.all(), key=lambda b: (b.created_at, b.pk), default=None)
+        Rubric.objects.filter(pk=rubric.pk).update(draft_attempt=F("draft_attempt") + 1)
+        rubric.refresh_from_db(fields=["draft_attempt"])
         enqueue_on_commit(
             rubric_draft_write_task,
             rubric.pk,
             provider=batch.provider if batch else "",
             model=batch.model if batch else "",
             reasoning=batch.reasoning if batch else "",
+            attempt=rubric.draft_attempt,
         )
         resumed.append(rubric.pk)
     return resumed

@@ -10,8 +10,10 @@ from django.test import Client
 from django.urls import reverse
 
 from rubrics.models import DraftBatch, Rubric
-from rubrics.review.services import NO_BUGS, rubric_draft_request
+from rubrics.review.drafting import rubric_draft_write
+from rubrics.review.services import NO_BUGS, rubric_draft_request, rubric_drafts_resume_unfinished
 from rubrics.selectors import UNKNOWN_BUGS
+from sejury_web.llm.models import LLMCall
 from tests.rubrics.factories import BugFactory, DatasetFactory
 
 pytestmark = pytest.mark.django_db
@@ -119,3 +121,23 @@ def test_the_page_and_draft_rubrics_refuse_alike(reviewer_client: Client) -> Non
     with pytest.raises(CommandError, match=NO_BUGS):
         call_command("draft_rubrics", "--dataset", empty.slug)
     assert not DraftBatch.objects.exists()
+
+
+def test_a_draft_asked_for_before_a_worker_starts_asks_the_model_once() -> None:
+    """The task queued by the request and the one a starting worker queues again are both
+    delivered: only the newer attempt drafts; the older does nothing, not a second call."""
+    bug = BugFactory()
+    rubric_draft_request(bugs=[bug], variant="templated", actor=None, provider="offline")
+    [first] = Rubric.objects.filter(bug=bug).values_list("draft_attempt", flat=True)
+
+    assert rubric_drafts_resume_unfinished() == [Rubric.objects.get(bug=bug).pk]
+    rubric = Rubric.objects.get(bug=bug)
+    assert rubric.draft_attempt == first + 1
+
+    stale = rubric_draft_write(rubric_id=rubric.pk, provider="offline", attempt=first)
+    assert stale.status == Rubric.Status.DRAFTING
+    assert not LLMCall.objects.exists()
+
+    written = rubric_draft_write(rubric_id=rubric.pk, provider="offline", attempt=first + 1)
+    assert written.current_number == 0
+    assert LLMCall.objects.count() == 1
