@@ -100,13 +100,16 @@ def test_clear_errors(small: Small) -> None:
         run_command("--dataset", "small", "--resamples", "0")
 
 
-def test_the_command_and_the_page_do_not_import_scipy_stats() -> None:
+def test_the_command_and_the_page_do_not_import_scipy_stats_or_sqlalchemy() -> None:
     """scipy.stats takes a second to import (issue 27 item 9: the command's 4.5 s): the
-    report needs none of it, only the plain definitions' τ-b and ρ, which import it."""
+    report needs none of it, only the plain definitions' τ-b and ρ, which import it. Nor
+    SQLAlchemy, half a second more: only what connects to the SQLite broker or result store
+    imports it (``sejury_web.broker``)."""
     code = (
         "import sys, django; django.setup();"
         "import judging.management.commands.agreement_report, judging.reports.views;"
-        "print(sorted(m for m in ('scipy.stats', 'krippendorff') if m in sys.modules))"
+        "heavy = ('scipy.stats', 'krippendorff', 'sqlalchemy');"
+        "print(sorted(m for m in heavy if m in sys.modules))"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
