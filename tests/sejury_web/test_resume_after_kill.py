@@ -122,7 +122,11 @@ class Crash:
         return self.sent[json.dumps(messages, sort_keys=True)] == 1
 
 
-def _wait_for(condition: Callable[[], bool], what: str, logs: list[Path]) -> None:
+def _wait_for(
+    condition: Callable[[], bool], what: str, logs: list[Path], every: float = 0.1
+) -> None:
+    """Ask ``condition`` (a few queries) ``every`` seconds: more often would take CPU from
+    the worker it waits for."""
     deadline = time.monotonic() + WAIT
     while not condition():
         if time.monotonic() > deadline:
@@ -130,7 +134,7 @@ def _wait_for(condition: Callable[[], bool], what: str, logs: list[Path]) -> Non
                 if log.is_file():
                     print(log.read_text(errors="replace")[-4000:])
             raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
+        time.sleep(every)
 
 
 def _receiver(state: Receiver) -> ThreadingHTTPServer:
@@ -268,7 +272,8 @@ def crash(
                 )
                 # Killed as soon as the import writes its progress: early enough on any
                 # machine (the import takes a second or more), and it is an import under way.
-                _wait_for(lambda: _importing(upload), "the upload to be imported", logs)
+                # Asked often: the import may be most of the way through when it first says so.
+                _wait_for(lambda: _importing(upload), "the upload to be imported", logs, 0.01)
                 os.kill(first.pid, signal.SIGKILL)
                 first.wait()
             assert _reload(upload).status == BundleUpload.Status.RUNNING, "killed too late"
