@@ -87,20 +87,27 @@ def routing_curve(
     judged_routed = np.cumsum(scope.tally(members, first * 4 + judged, size).reshape(by_share), 1)
     perfect_routed = np.cumsum(scope.tally(members, first * 4 + perfect, size).reshape(by_share), 1)
     run_counts = scope.tally(members, judged, 4)
-    points = []
-    for position, (share, routed) in enumerate(zip(SHARES, routed_counts, strict=True)):
-        counts = run_counts - judged_routed[:, position] + perfect_routed[:, position]
-        figures = vectorized.binary(counts)
-        mix = routed / n if n else 0.0
-        expected = vectorized.binary(mix * perfect_counts + (1 - mix) * judge_counts)
-        points.append(
-            RoutingPoint(
-                share=share,
-                routed=routed,
-                accuracy=scope.figure(figures["accuracy"], n),
-                kappa=scope.figure(figures["kappa"], n),
-                random_accuracy=_defined(float(expected["accuracy"])),
-                random_kappa=_defined(float(expected["kappa"])),
-            )
+    # Every share at once: (R + 1, shares, 4), then accuracy and κ of each, one interval
+    # pass over all of their columns.
+    counts = run_counts[:, None, :] - judged_routed + perfect_routed
+    accuracy = vectorized.ratio(counts[..., TP] + counts[..., TN], counts.sum(axis=-1))
+    shares = len(SHARES)
+    figures = scope.figures(
+        np.concatenate([accuracy, vectorized.kappa(counts)], axis=1), [n] * (2 * shares)
+    )
+    mixes = np.array([[routed / n if n else 0.0] for routed in routed_counts])
+    expected = mixes * perfect_counts + (1 - mixes) * judge_counts
+    random_accuracy = vectorized.ratio(expected[:, TP] + expected[:, TN], expected.sum(axis=-1))
+    random_kappa = vectorized.kappa(expected)
+    points = [
+        RoutingPoint(
+            share=share,
+            routed=routed,
+            accuracy=figures[position],
+            kappa=figures[shares + position],
+            random_accuracy=_defined(float(random_accuracy[position])),
+            random_kappa=_defined(float(random_kappa[position])),
         )
+        for position, (share, routed) in enumerate(zip(SHARES, routed_counts, strict=True))
+    ]
     return RoutingCurve(run=run, patches=n, points=points)
