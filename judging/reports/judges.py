@@ -110,15 +110,16 @@ def expected_confusion(name: str, prevalence: float, n: int) -> np.ndarray:
     return np.array([p * p, p * (1 - p), (1 - p) * p, (1 - p) ** 2]) * n
 
 
-def _metric_figures(counts: np.ndarray, scope: Scope) -> dict[str, Figure]:
+def _metric_figures(counts: np.ndarray, scope: Scope) -> tuple[dict[str, Figure], Figure]:
+    """Every metric of ``METRICS`` and the VALID rate, their intervals in one pass."""
     tp, fp, fn, tn = (int(value) for value in counts[0])
     n = tp + fp + fn + tn
     denominators = {"precision": tp + fp, "recall": tp + fn, "npv": tn + fn}
     values = vectorized.binary(counts)
-    stacked = np.stack([values[key] for key in METRICS], axis=1)
-    ns = [denominators.get(key, n) for key in METRICS]
-    figures = scope.figures(stacked, ns, items=[n] * len(METRICS))
-    return dict(zip(METRICS, figures, strict=True))
+    stacked = np.stack([values[key] for key in (*METRICS, "prevalence")], axis=1)
+    ns = [denominators.get(key, n) for key in METRICS] + [n]
+    *figures, prevalence = scope.figures(stacked, ns, items=[n] * (len(METRICS) + 1))
+    return dict(zip(METRICS, figures, strict=True)), prevalence
 
 
 def benchmark_result(scope: Scope, name: str, mask: Mask, masks: RunMasks) -> BenchmarkResult:
@@ -128,7 +129,7 @@ def benchmark_result(scope: Scope, name: str, mask: Mask, masks: RunMasks) -> Be
     counts = scope.consensus_cells(chosen, masks.verdict_invalid)
     tp, fp, fn, tn = (int(value) for value in counts[0])
     n = tp + fp + fn + tn
-    prevalence = scope.figure(vectorized.binary(counts)["prevalence"], n)
+    metrics, prevalence = _metric_figures(counts, scope)
     baselines = {}
     if prevalence.value is not None:
         for baseline in BASELINES:
@@ -144,7 +145,7 @@ def benchmark_result(scope: Scope, name: str, mask: Mask, masks: RunMasks) -> Be
     return BenchmarkResult(
         name=name,
         n=n,
-        metrics=_metric_figures(counts, scope),
+        metrics=metrics,
         confusion={"tp": tp, "fp": fp, "fn": fn, "tn": tn},
         prevalence=prevalence,
         baselines=baselines,
