@@ -320,8 +320,10 @@ def _body(response: Any) -> str:
     return str(response.content.decode())
 
 
+# Whole pages, and the fragments htmx asks for: two tests, which pytest-xdist runs side by side.
+@pytest.mark.parametrize("headers", [{}, {"HTTP_HX_REQUEST": "true"}], ids=["page", "htmx"])
 def test_an_annotator_sees_no_verdict_no_model_output_and_no_other_label(
-    world: dict[str, Any], annotator: User
+    world: dict[str, Any], annotator: User, headers: dict[str, str]
 ) -> None:
     client = Client()
     client.force_login(annotator)
@@ -329,27 +331,26 @@ def test_an_annotator_sees_no_verdict_no_model_output_and_no_other_label(
     pages = []
     keys = list(Patch.objects.values_list("key", flat=True))
     for name, url in every_url():
-        for headers in ({}, {"HTTP_HX_REQUEST": "true"}):
-            response = client.get(url, **headers)
-            visited[url] = response.status_code
-            if response.status_code in REFUSED | REDIRECTS:
-                continue
-            assert response.status_code == 200, (name, url, response.status_code)
-            html = _body(response)
-            leaked = [secret for secret in SECRETS if secret in html]
-            assert not leaked, f"{url} ({name}) shows {leaked}"
-            named = [key for key in keys if key in html or key in url]
-            assert not named, f"{url} ({name}) names the patches {named}"
-            if name.startswith("judging:"):
-                # By construction: the page's own context holds plain values, from which no
-                # template could reach another annotator's label or a verdict.
-                found = {
-                    key: list(_model_values(value))
-                    for key, value in _context(response).items()
-                    if key not in CONTEXT_PROCESSOR_KEYS
-                }
-                assert not any(found.values()), (url, {k: v for k, v in found.items() if v})
-            pages.append(html)
+        response = client.get(url, **headers)
+        visited[url] = response.status_code
+        if response.status_code in REFUSED | REDIRECTS:
+            continue
+        assert response.status_code == 200, (name, url, response.status_code)
+        html = _body(response)
+        leaked = [secret for secret in SECRETS if secret in html]
+        assert not leaked, f"{url} ({name}) shows {leaked}"
+        named = [key for key in keys if key in html or key in url]
+        assert not named, f"{url} ({name}) names the patches {named}"
+        if name.startswith("judging:"):
+            # By construction: the page's own context holds plain values, from which no
+            # template could reach another annotator's label or a verdict.
+            found = {
+                key: list(_model_values(value))
+                for key, value in _context(response).items()
+                if key not in CONTEXT_PROCESSOR_KEYS
+            }
+            assert not any(found.values()), (url, {k: v for k, v in found.items() if v})
+        pages.append(html)
     # The crawl reached the annotator's own pages, the labelling pages among them.
     campaign: Campaign = world["campaign"]
     own = reverse("judging:annotate", args=[campaign.pk, 1])
