@@ -17,7 +17,10 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from sejury_web.nul import NUL_IN_VALUE, NulRefusalMiddleware
+
 API_PREFIX = "/api/v1/"
+INVALID = "the request is invalid"
 log = logging.getLogger(__name__)
 
 
@@ -91,3 +94,14 @@ class JsonErrorsMiddleware:
 def detail_of(response: HttpResponse) -> str:
     """The message of a JSON error (for tests and logs)."""
     return str(json.loads(response.content).get("detail", ""))
+
+
+class ApiNulRefusalMiddleware(NulRefusalMiddleware):
+    """``sejury_web.nul``'s refusal, with the API's 422 for a query parameter holding a NUL:
+    the operation's error body, the parameter in ``errors``."""
+
+    def refuse_parameter(self, request: HttpRequest, name: str) -> HttpResponse:
+        if not is_api_path(request.path):
+            return super().refuse_parameter(request, name)
+        errors = [{"line": None, "field": name, "message": f"{name} {NUL_IN_VALUE}"}]
+        return JsonResponse(error_body(request, 422, INVALID, errors), status=422)

@@ -4,6 +4,9 @@ those of the OpenAPI document's ``components``, which pipelines may have generat
 from typing import Literal
 
 from ninja import Field, Schema
+from pydantic import field_validator
+
+from sejury_web.nul import NUL, NUL_IN_VALUE
 
 
 class LineError(Schema):
@@ -107,6 +110,15 @@ class RunIn(Schema):
         "calls answered within 24 hours (see the documentation's *Batch mode* page). A server "
         "without a batch API is refused with 422 before anything is sent.",
     )
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_nul(cls, value: object) -> object:
+        """No text holds a NUL: nothing could store it (``sejury_web.nul``)."""
+        texts = value if isinstance(value, list) else [value]
+        if any(isinstance(text, str) and NUL in text for text in texts):
+            raise ValueError(NUL_IN_VALUE)
+        return value
 
 
 class Counts(Schema):

@@ -15,6 +15,11 @@ nests 6 deep, a SWE-bench record 3) and far below Python's recursion limit, so w
 can be written, dumped and walked again deeper in a call stack without reaching it. The
 limit is checked on every value read, not left to the stack: a value 900 levels deep parses
 at the top of a short stack and would fail later, elsewhere.
+
+A string holding a NUL (``\\u0000``) or an unpaired surrogate is refused too, unless the
+caller reports it itself (``unstorable=True``, with :func:`unstorable_text`): PostgreSQL
+cannot store the first, UTF-8 cannot encode the second, and either would fail the import
+later, at the database, instead of at its line.
 """
 
 import json
@@ -32,6 +37,32 @@ NOT_JSON_CONSTANT = "{name} is not valid JSON"
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[{]|[\]}]|-?[0-9][0-9.eE+-]*|NaN|-?Infinity')
 
 PairsHook = Callable[[list[tuple[str, Any]]], Any]
+
+NUL_TEXT = "a NUL character (\\u0000)"
+SURROGATE_TEXT = "an unpaired surrogate (\\ud800–\\udfff), which is not Unicode"
+UNSTORABLE = "a string holds {what}"
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# Where such a string is in the text: the escape (a NUL's, or any surrogate's).
+_UNSTORABLE_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2})")
+
+
+def unstorable_text(value: Any) -> str | None:
+    """What makes a JSON value unstorable, if anything: a NUL or an unpaired surrogate in one
+    of its strings (keys included). Walked without recursion."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return NUL_TEXT
+            if _SURROGATE.search(item):  # not item.encode(): a copy of a huge string
+                return SURROGATE_TEXT
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
 
 
 class JsonRefused(json.JSONDecodeError):
@@ -105,12 +136,15 @@ def _deeper_than_limit(value: Any) -> bool:
 class JsonDecoder(json.JSONDecoder):
     """``json.JSONDecoder`` with the refusals above; ``object_pairs_hook`` as json's."""
 
-    def __init__(self, *, object_pairs_hook: PairsHook | None = None) -> None:
+    def __init__(
+        self, *, object_pairs_hook: PairsHook | None = None, unstorable: bool = False
+    ) -> None:
         super().__init__(
             object_pairs_hook=object_pairs_hook,
             parse_constant=_constant,
             parse_float=_finite_float,
         )
+        self.unstorable = unstorable
 
     def raw_decode(self, s: str, idx: int = 0) -> tuple[Any, int]:
         try:
@@ -130,10 +164,17 @@ class JsonDecoder(json.JSONDecoder):
             raise JsonRefused(TOO_LARGE.format(value=shown), s, pos) from None
         if _deeper_than_limit(value):
             raise JsonRefused(TOO_DEEP.format(limit=MAX_DEPTH), s, _too_deep_at(s, idx))
+        if not self.unstorable and (what := unstorable_text(value)):
+            escape = _UNSTORABLE_ESCAPE.search(s, idx, end)
+            raise JsonRefused(UNSTORABLE.format(what=what), s, escape.start() if escape else idx)
         return value, end
 
 
-def json_loads(text: str, *, object_pairs_hook: PairsHook | None = None) -> Any:
+def json_loads(
+    text: str, *, object_pairs_hook: PairsHook | None = None, unstorable: bool = False
+) -> Any:
     """``text`` as one JSON value, like ``json.loads``; raises :class:`json.JSONDecodeError`
-    (a syntax error, or :class:`JsonRefused`) with the line and column."""
-    return JsonDecoder(object_pairs_hook=object_pairs_hook).decode(text)
+    (a syntax error, or :class:`JsonRefused`) with the line and column. ``unstorable``: the
+    caller checks strings itself (:func:`unstorable_text`)."""
+    decoder = JsonDecoder(object_pairs_hook=object_pairs_hook, unstorable=unstorable)
+    return decoder.decode(text)

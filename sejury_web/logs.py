@@ -1,14 +1,14 @@
-"""Logging: an ordinary 403 or 404 is one line in the log, not a traceback."""
+"""Logging: an ordinary 400, 403 or 404 is one line in the log, not a traceback."""
 
 import logging
 
-QUIET_STATUSES = frozenset({403, 404})
+QUIET_STATUSES = frozenset({400, 403, 404})
 
 
 class ClientErrorsWithoutTraceback(logging.Filter):
-    """Drop the traceback Django attaches to "Forbidden (Permission denied)" and "Not Found"
-    records of ``django.request``: the user's mistake (or a role check doing its job), not
-    the server's. The line itself stays, with its path."""
+    """Drop the traceback Django attaches to "Bad Request", "Forbidden (Permission denied)"
+    and "Not Found" records of ``django.request``: the user's mistake (or a role check doing
+    its job), not the server's. The line itself stays, with its path."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if getattr(record, "status_code", None) in QUIET_STATUSES:

@@ -75,6 +75,8 @@ MIDDLEWARE = [
     # Every page requires login, except the ones marked with @login_not_required.
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # A NUL in a path or a query: 404, or 400 (a page) or 422 (the API), before any view.
+    "api.errors.ApiNulRefusalMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     # Last, as django-axes asks: it answers a locked-out login with the lockout page.

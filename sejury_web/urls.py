@@ -28,5 +28,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
 ]
 
+handler400 = "sejury_web.views.bad_request"
 handler403 = "sejury_web.views.forbidden"
 handler404 = "sejury_web.views.not_found"

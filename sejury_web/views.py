@@ -118,9 +118,10 @@ def user_roles_update(request: AuthenticatedHtmxRequest, user_id: int) -> HttpRe
 
 
 # -- error pages ----------------------------------------------------------------------------
-# In the product's layout, with the reason the server knows and a way back. An ordinary 403
-# or 404 is logged as one line, without a traceback (``sejury_web.logs``).
+# In the product's layout, with the reason the server knows and a way back. An ordinary 400,
+# 403 or 404 is logged as one line, without a traceback (``sejury_web.logs``).
 
+GENERIC_BAD_REQUEST = "The server cannot read this request."
 GENERIC_FORBIDDEN = "You don't have a role that opens this page."
 GENERIC_NOT_FOUND = "There is nothing at this address."
 
@@ -129,6 +130,11 @@ def _reason(exception: Exception | None, generic: str) -> str:
     """The exception's message when it is one of ours (a sentence), else ``generic``."""
     message = exception.args[0] if exception is not None and exception.args else ""
     return message if isinstance(message, str) and " " in message.strip() else generic
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    context = {"reason": _reason(exception, GENERIC_BAD_REQUEST), "path": request.path}
+    return render(request, "400.html", context, status=400)
 
 
 def forbidden(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:

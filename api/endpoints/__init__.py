@@ -28,13 +28,12 @@ from ninja.operation import Operation
 from api.auth import ApiAuth, RateLimited
 from api.document import document_errors
 from api.endpoints import bundles, datasets, reports, runs, verdicts
-from api.errors import error_body
+from api.errors import INVALID, error_body
 
 log = logging.getLogger(__name__)
 
 VERSION = "1"
 INTERNAL = "the server failed to answer; nothing more is known here (see the server's log)"
-INVALID = "the request is invalid"
 BODY_TOO_LARGE = "the body is over the size limit of {limit:,} bytes"
 UNREADABLE = "the body cannot be read as its Content-Type says"
 

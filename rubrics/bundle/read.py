@@ -25,12 +25,11 @@ already. Limits count characters, as the error says.
 
 import io
 import json
-import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
-from sejury_web.json_reader import json_loads
+from sejury_web.json_reader import json_loads, unstorable_text
 
 NOT_UTF8 = "not valid UTF-8 (byte {byte} of the line)"
 INVALID_JSON = "invalid JSON: {error}"
@@ -183,27 +182,6 @@ def shorten(value: object, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _bad_text(value: Any) -> str | None:
-    """What makes a JSON value unstorable: a NUL or an unpaired surrogate in any string."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            if "\x00" in item:
-                return "a NUL character (\\u0000)"
-            if _SURROGATE.search(item):  # not item.encode(): a copy of a huge string
-                return "an unpaired surrogate (\\ud800–\\udfff), which is not Unicode"
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return None
-
-
 class _Repeated(dict[str, Any]):
     """An object that named a field more than once; ``repeated`` lists those names."""
 
@@ -303,7 +281,8 @@ def parse_text(number: int, text: str, errors: ErrorSink) -> Record | None:
     to ``errors``). Holds the text and what it parsed, nothing more: a huge value is refused
     for its length afterwards, by the kind's fields."""
     try:
-        obj = json_loads(text, object_pairs_hook=_object)
+        # Each field that holds an unstorable string is reported by its name, below.
+        obj = json_loads(text, object_pairs_hook=_object, unstorable=True)
     except json.JSONDecodeError as exc:  # the line is the record's: say only the column
         message = INVALID_JSON.format(error=f"{exc.msg} (column {exc.colno})")
         errors.append(BundleError(number, None, message))
@@ -315,7 +294,7 @@ def parse_text(number: int, text: str, errors: ErrorSink) -> Record | None:
     for path, name in repeated:
         message = DUPLICATE_NAME.format(name=shorten(name))
         errors.append(BundleError(number, shorten(path), message))
-    bad = [(name, what) for name, value in obj.items() if (what := _bad_text([name, value]))]
+    bad = [(name, what) for name, value in obj.items() if (what := unstorable_text([name, value]))]
     for name, what in bad:
         errors.append(BundleError(number, shorten(name), BAD_TEXT.format(what=what)))
     if repeated or bad:

@@ -88,6 +88,7 @@ GOLDEN_RUBRIC = "GOLDEN-RUBRIC-TEXT-ok"  # the one model-derived text annotators
 REFUSED = {403, 404, 405}
 REDIRECTS = {301, 302}
 MAX_COMBINATIONS = 400
+FIRST_PLACES = range(1, 6)  # a campaign's queue positions, as the annotator's pages link them
 PROJECT_APPS = {"rubrics", "judging", "llm"}
 # Context from the context processors and the template engine, the same on every page.
 CONTEXT_PROCESSOR_KEYS = {
@@ -242,14 +243,17 @@ def _ids(models: list[type[Any]]) -> list[int]:
 
 def _int_pool(name: str, every_id: list[int]) -> list[int]:
     """Ids of the model the argument names (``run_id``: runs, ``judgment_id``: patch
-    judgments), or the ids of every kind of object when it names none (``position``)."""
+    judgments), or when it names none (``position``) the first places and the ids of every
+    kind of object (on PostgreSQL, ids do not start again at 1 in each test)."""
     stem = name.removesuffix("_id").replace("_", "")
     names = {model: model._meta.model_name or "" for model in _project_models()}
     models = [m for m, n in names.items() if n == stem] or [
         m for m, n in names.items() if n.endswith(stem)
     ]
+    if not models:
+        return sorted({*FIRST_PLACES, *every_id})
     # A kind without objects in this test still gets its URL visited, with any id.
-    return (_ids(models) if models else []) or every_id
+    return _ids(models) or every_id
 
 
 def _str_pool(name: str) -> list[str]:

@@ -18,9 +18,13 @@ from sejury_web.json_reader import (
     MAX_DEPTH,
     TOO_DEEP,
     TOO_LARGE,
+    NUL_TEXT,
+    SURROGATE_TEXT,
+    UNSTORABLE,
     JsonDecoder,
     JsonRefused,
     json_loads,
+    unstorable_text,
 )
 from tests.rubrics.bundles import bug, source
 from tests.rubrics.swebench.helpers import FIXTURES, run_import
@@ -68,6 +72,40 @@ def test_raw_decode_reads_one_value_of_a_longer_text_with_the_same_refusals() ->
     with pytest.raises(JsonRefused) as raised:
         decoder.raw_decode("[1]\n" + DEEP, 4)
     assert (raised.value.lineno, raised.value.colno) == (2, MAX_DEPTH + 1)
+
+
+def test_a_string_no_database_can_store_is_refused_at_its_escape() -> None:
+    """A NUL fails PostgreSQL's insert (and a query comparing with one), an unpaired
+    surrogate fails UTF-8: refused at the reader, not later at the database."""
+    nul = refusal('{"note": "fine",\n "text": "a\\u0000b"}')
+    assert nul.msg == UNSTORABLE.format(what=NUL_TEXT)
+    assert (nul.lineno, nul.colno) == (2, 12)
+    lone = refusal('["\\ud83d"]')
+    assert lone.msg == UNSTORABLE.format(what=SURROGATE_TEXT)
+    assert json_loads('["\\ud83d\\ude00"]') == ["\U0001f600"]  # a pair is one character
+    # A caller that reports such strings itself (the bundle, by field) reads them.
+    assert json_loads('{"k\\u0000": 1}', unstorable=True) == {"k\x00": 1}
+    assert unstorable_text({"k\x00": 1}) == NUL_TEXT
+    assert unstorable_text([["ok"], {"a": "\udc00"}]) == SURROGATE_TEXT
+
+
+@pytest.mark.django_db
+def test_a_nul_in_a_swebench_file_or_a_label_studio_export_is_refused_at_its_line() -> None:
+    first = (FIXTURES / "preds_gpt4.jsonl").read_bytes().splitlines(keepends=True)[0]
+    record = json.loads(first)
+    record["model_patch"] += "\x00"
+    data = first + json.dumps(record).encode() + b"\n"
+    with pytest.raises(SwebenchImportError) as raised:
+        run_import(predictions=("preds_gpt4.jsonl",), given={"preds_gpt4.jsonl": data})
+    (error,) = raised.value.errors
+    assert (error.file, error.line) == ("preds_gpt4.jsonl", 2)  # type: ignore[attr-defined]
+    assert NUL_TEXT in error.message
+    assert not Bug.objects.exists()
+    export = json.dumps([{"id": 1, "data": {"patch_id": "p\x00"}, "annotations": []}], indent=1)
+    with pytest.raises(LabelStudioImportError) as refused:
+        labelstudio_import(source=export.encode(), dataset=Dataset(slug="x"), actor=None)
+    assert UNSTORABLE.format(what=NUL_TEXT) in str(refused.value)
+    assert "line 5," in str(refused.value)
 
 
 # The three imports, 50,000 levels deep: refused with the reader's words and the line.
