@@ -16,10 +16,10 @@ from rubrics.models import Bug, Dataset
 from rubrics.swebench.services import SwebenchImportError
 from sejury_web.json_reader import (
     MAX_DEPTH,
-    TOO_DEEP,
-    TOO_LARGE,
     NUL_TEXT,
     SURROGATE_TEXT,
+    TOO_DEEP,
+    TOO_LARGE,
     UNSTORABLE,
     JsonDecoder,
     JsonRefused,
