@@ -21,12 +21,13 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from enum import StrEnum
 
-from django.db.models import Count, Max
+from django.db.models import QuerySet
 
 from judging.models import Adjudication, Annotation, Campaign, Label
 
 # ConsensusRule lives in rubrics (a dataset holds one); the rest of judging imports it here.
-from rubrics.models import ConsensusRule, Dataset
+from rubrics.models import Bug, ConsensusRule, Dataset, Patch
+from sejury_web.row_versions import count_of, newest
 
 MIN_DECISIVE_LABELS = 2
 MIN_MAJORITY_LABELS = 3
@@ -160,15 +161,29 @@ def dataset_consensus(
     }
 
 
-def consensus_version(dataset: Dataset) -> tuple[object, ...]:
+def consensus_version_parts(dataset: Dataset) -> list[QuerySet]:
     """What changes whenever ``dataset_consensus`` would answer otherwise: how many labels and
     adjudications the dataset has and their newest change (a deleted one lowers the count, a
-    changed one moves the date). For a reader that keeps what it computed from them."""
-    return (
-        Annotation.objects.filter(patch__dataset=dataset).aggregate(
-            n=Count("id"), at=Max("updated_at")
-        ),
-        Adjudication.objects.filter(patch__dataset=dataset).aggregate(
-            n=Count("id"), at=Max("decided_at")
-        ),
-    )
+    changed one moves the date). For a reader that keeps what it computed from them, to ask
+    with the rest of what it read (``sejury_web.row_versions.row_version``)."""
+    labels = Annotation.objects.filter(patch__dataset=dataset)
+    adjudications = Adjudication.objects.filter(patch__dataset=dataset)
+    return [
+        count_of(labels),
+        newest(labels, "updated_at"),
+        count_of(adjudications),
+        newest(adjudications, "decided_at"),
+    ]
+
+
+def dataset_rows_parts(dataset: Dataset) -> list[QuerySet]:
+    """How many patches the dataset has and their and its bugs' newest change, with its labels'
+    and adjudications' (``consensus_version_parts``): what every read of its report, or of its
+    adjudication queue, is computed from."""
+    patches = Patch.objects.filter(dataset=dataset)
+    return [
+        count_of(patches),
+        newest(patches, "updated_at"),
+        newest(Bug.objects.filter(dataset=dataset), "updated_at"),
+        *consensus_version_parts(dataset),
+    ]

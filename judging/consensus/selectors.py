@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from django.db.models import Count, Max, QuerySet
+from django.db.models import Count, QuerySet
 
 from judging.annotations.selectors import campaign_patch_ids
 from judging.consensus.rules import (
@@ -28,12 +28,13 @@ from judging.consensus.rules import (
     PatchConsensus,
     State,
     consensus_rule_for,
-    consensus_version,
     dataset_consensus,
+    dataset_rows_parts,
 )
 from judging.models import Adjudication, Annotation, Campaign, DisagreementTheme, Label
 from judging.reports import read_cache
-from rubrics.models import Bug, Dataset, Patch
+from rubrics.models import Dataset, Patch
+from sejury_web.row_versions import row_version
 
 CAMPAIGN_ELSEWHERE = "campaign {campaign} is on dataset {other}, not {dataset}"
 
@@ -200,12 +201,8 @@ def adjudication_queue_outline(
     the queue, or several leads, do not compute every patch's consensus for each window."""
     campaign_check(dataset=dataset, campaign=campaign)
     patch_ids = None if campaign is None else campaign_patch_ids(campaign)
-    version = (
-        consensus_version(dataset),
-        Patch.objects.filter(dataset=dataset).aggregate(n=Count("id"), at=Max("updated_at")),
-        Bug.objects.filter(dataset=dataset).aggregate(at=Max("updated_at")),
-        None if patch_ids is None else hash(frozenset(patch_ids)),
-    )
+    rows = row_version(*dataset_rows_parts(dataset))
+    version = (*rows, None if patch_ids is None else hash(frozenset(patch_ids)))
     rule = consensus_rule_for(dataset, campaign)
     outline = read_cache.remembered(
         ("outline", dataset.pk, dataset.created_at, campaign and campaign.pk, rule),

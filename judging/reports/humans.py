@@ -11,6 +11,7 @@ import dataclasses
 from statistics import median
 
 import numpy as np
+from scipy import sparse
 
 from judging.models import Label
 from judging.reports import vectorized
@@ -204,12 +205,16 @@ def pairwise_means(scope: Scope, mask: Mask) -> dict[int, Figure]:
     pairs, _, kappas, usable = pair_kappas(scope, mask)
     if not pairs:
         return {}
-    # member[p, a]: annotator a is one of pair p.
-    member = np.zeros((len(pairs), len(scope.annotators)))
-    for position, pair in enumerate(pairs):
-        member[position, np.searchsorted(scope.annotators, pair)] = 1.0
+    # member[a, p]: annotator a is one of pair p (two of each column), a sparse matrix.
+    positions = np.searchsorted(scope.annotators, np.asarray(pairs)).ravel()
+    columns = np.repeat(np.arange(len(pairs)), 2)
+    member = sparse.csr_array(
+        (np.ones(len(positions)), (positions, columns)),
+        shape=(len(scope.annotators), len(pairs)),
+    )
     defined = np.isfinite(kappas) & usable
-    means = vectorized.ratio(np.where(defined, kappas, 0.0) @ member, defined @ member)
+    sums = (member @ np.where(defined, kappas, 0.0).T).T
+    means = vectorized.ratio(sums, (member @ defined.T.astype(np.float64)).T)
     labelled = np.bincount(
         scope.decisive_annotator[mask[scope.decisive_patch]], minlength=len(scope.annotators)
     )

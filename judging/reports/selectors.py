@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 from django.contrib.auth.models import User
-from django.db.models import Count, Max, Q, Sum
+from django.db.models import QuerySet
 
 from judging.annotations.selectors import CampaignNotFound, campaign_get, campaign_patch_ids
 from judging.calibration.selectors import calibration_patch_ids
-from judging.consensus.rules import ConsensusRule, consensus_rule_for, consensus_version
+from judging.consensus.rules import ConsensusRule, consensus_rule_for, dataset_rows_parts
 from judging.models import (
     Adjudication,
     Annotation,
@@ -52,8 +52,9 @@ from judging.reports.scope import CODES, INVALID, NO_CONSENSUS, VALID, Scope, co
 from judging.reports.valid_at_k import Candidate, ValidAtK, valid_at_k
 from judging.runs.selectors import UNKNOWN_RUN
 from judging.runs.uncertainty import margin_order
-from rubrics.models import Bug, Dataset, Patch
+from rubrics.models import Dataset, Patch
 from sejury_web.ids import id_parse
+from sejury_web.row_versions import count_of, newest, row_version, total
 
 FOREIGN_RUN = "run {run} judged {other}, not {dataset}"
 FOREIGN_CAMPAIGN = "campaign {campaign} labels {other}, not {dataset}"
@@ -321,32 +322,21 @@ def _inputs(
     return _Inputs(read, set(scope.annotators.tolist()), scope)
 
 
-def _version(dataset: Dataset, patch_ids: set[int] | None) -> tuple[object, ...]:
-    """What changes whenever the report's records would: per kind of row read, how many
-    there are and the newest change (a deleted row lowers the count, a changed one moves the
-    date), and the campaign's patches."""
-    return (
-        Patch.objects.filter(dataset=dataset).aggregate(n=Count("id"), at=Max("updated_at")),
-        Bug.objects.filter(dataset=dataset).aggregate(at=Max("updated_at")),
-        consensus_version(dataset),
-        None if patch_ids is None else hash(frozenset(patch_ids)),
-    )
-
-
-def _verdicts_version(dataset: Dataset, runs: Sequence[JudgingRun]) -> tuple[object, ...]:
+def _verdicts_parts(dataset: Dataset, runs: Sequence[JudgingRun]) -> list[QuerySet]:
     """What changes whenever the runs' verdicts or calibrations would (verdicts have no
     change date: their finishing date, count by status and sum of scores)."""
     if not runs:
-        return ()
-    done = Q(status=PatchJudgment.Status.DONE)
-    return (
-        PatchJudgment.objects.filter(run__in=runs).aggregate(
-            n=Count("id"), done=Count("id", filter=done), at=Max("finished_at"), sum=Sum("score")
-        ),
-        Calibration.objects.filter(campaign__dataset=dataset).aggregate(
-            n=Count("id"), at=Max("created_at")
-        ),
-    )
+        return []
+    verdicts = PatchJudgment.objects.filter(run__in=runs)
+    calibrations = Calibration.objects.filter(campaign__dataset=dataset)
+    return [
+        count_of(verdicts),
+        count_of(verdicts.filter(status=PatchJudgment.Status.DONE)),
+        newest(verdicts, "finished_at"),
+        total(verdicts, "score"),
+        count_of(calibrations),
+        newest(calibrations, "created_at"),
+    ]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -402,7 +392,12 @@ def agreement_report(
     patch_ids = campaign_patch_ids(campaign) if campaign else None
     rule = consensus_rule_for(dataset, campaign)
     # Read once while the data is unchanged: the page's four sections, and every view of it.
-    version, verdicts_version = _version(dataset, patch_ids), _verdicts_version(dataset, chosen)
+    # Whether it changed is one query: the rows' versions, then the runs'.
+    rows = dataset_rows_parts(dataset)
+    versions = row_version(*rows, *_verdicts_parts(dataset, chosen))
+    campaign_version = None if patch_ids is None else hash(frozenset(patch_ids))
+    version = (*versions[: len(rows)], campaign_version)
+    verdicts_version = versions[len(rows) :]
     inputs = read_cache.remembered(
         ("records", dataset.pk, dataset.created_at, campaign and campaign.pk, rule, sampling),
         version,

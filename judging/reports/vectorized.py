@@ -24,13 +24,11 @@ TP, FP, FN, TN = 0, 1, 2, 3
 
 
 def ratio(numerator: Array, denominator: Array) -> Array:
-    """numerator / denominator, nan where the denominator is 0."""
-    numerator, denominator = np.broadcast_arrays(
-        np.asarray(numerator, float), np.asarray(denominator, float)
-    )
-    result = np.full(numerator.shape, np.nan)
-    np.divide(numerator, denominator, out=result, where=denominator != 0)
-    return result
+    """numerator / denominator, nan where the denominator is 0 (broadcast as numpy does)."""
+    denominator = np.asarray(denominator, float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        quotient = np.asarray(numerator, float) / denominator
+    return np.where(denominator != 0, quotient, np.nan)
 
 
 def confusion_cell(first_invalid: np.ndarray, second_invalid: np.ndarray) -> np.ndarray:
@@ -38,19 +36,26 @@ def confusion_cell(first_invalid: np.ndarray, second_invalid: np.ndarray) -> np.
     return 2 * np.asarray(first_invalid, np.int64) + np.asarray(second_invalid, np.int64)
 
 
+def cells(counts: Array) -> Array:
+    """tp, fp, fn, tn of a confusion table ``(..., 4)``, each a contiguous array: the
+    formulas below then read memory in order (a cell of the table itself is every fourth
+    number, and a report of 37 annotators has 666 pairs × 1,001 replicates of them)."""
+    return np.ascontiguousarray(np.moveaxis(np.asarray(counts, np.float64), -1, 0))
+
+
 def binary(counts: Array) -> dict[str, Array]:
     """Every ``agreement.binary_metrics`` figure, and Gwet's AC1 and the share of the second
     rater's VALID labels (the prevalence when the second is the consensus), from a
     confusion table whose last axis is tp, fp, fn, tn."""
-    tp, fp, fn, tn = (counts[..., cell] for cell in (TP, FP, FN, TN))
+    tp, fp, fn, tn = cells(counts)
     n = tp + fp + fn + tn
     with np.errstate(invalid="ignore", over="ignore"):
         mcc_denominator = np.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
     return {
         "accuracy": ratio(tp + tn, n),
-        "kappa": kappa(counts),
+        "kappa": _kappa(tp, fp, fn, tn),
         "mcc": ratio(tp * tn - fp * fn, mcc_denominator),
-        "ac1": ac1_pair(counts),
+        "ac1": _ac1(tp, fp, fn, tn),
         "precision": ratio(tp, tp + fp),
         "recall": ratio(tp, tp + fn),
         "f1": ratio(2 * tp, 2 * tp + fp + fn),
@@ -62,7 +67,10 @@ def binary(counts: Array) -> dict[str, Array]:
 def kappa(counts: Array) -> Array:
     """Cohen's κ in the 2 × 2 form of ``binary_metrics``:
     2(tp·tn − fn·fp) / ((tp + fp)(fp + tn) + (tp + fn)(fn + tn))."""
-    tp, fp, fn, tn = (counts[..., cell] for cell in (TP, FP, FN, TN))
+    return _kappa(*cells(counts))
+
+
+def _kappa(tp: Array, fp: Array, fn: Array, tn: Array) -> Array:
     denominator = (tp + fp) * (fp + tn) + (tp + fn) * (fn + tn)
     with np.errstate(divide="ignore", invalid="ignore"):
         value = 2 * (tp * tn - fn * fp) / denominator
@@ -73,7 +81,10 @@ def ac1_pair(counts: Array) -> Array:
     """Gwet's AC1 of two raters from their confusion table: pa = (tp + tn) / n,
     π = the share of VALID among all 2n labels, pe = 2π(1 − π); undefined when only one
     category occurs (``agreement.gwet_ac1`` on the two rows)."""
-    tp, fp, fn, tn = (counts[..., cell] for cell in (TP, FP, FN, TN))
+    return _ac1(*cells(counts))
+
+
+def _ac1(tp: Array, fp: Array, fn: Array, tn: Array) -> Array:
     n = tp + fp + fn + tn
     valid = 2 * tp + fp + fn
     invalid = 2 * tn + fp + fn
