@@ -29,6 +29,8 @@ from api.auth import ApiAuth, RateLimited
 from api.document import document_errors
 from api.endpoints import bundles, datasets, reports, runs, verdicts
 from api.errors import INVALID, error_body
+from api.schemas import NO_NUL
+from sejury_web.nul import NUL_IN_VALUE
 
 log = logging.getLogger(__name__)
 
@@ -90,13 +92,20 @@ def _not_found(request: HttpRequest, exc: Any) -> HttpResponse:
     return JsonResponse(error_body(request, 404, message), status=404)
 
 
+def _message(error: dict[str, Any]) -> str:
+    """pydantic's message, but a NUL's in the words every door says it."""
+    if error.get("ctx", {}).get("pattern") == NO_NUL:
+        return NUL_IN_VALUE
+    return str(error.get("msg", ""))
+
+
 def _invalid(request: HttpRequest, exc: Any) -> HttpResponse:
     assert isinstance(exc, NinjaValidationError)
     errors = [
         {
             "line": None,
             "field": ".".join(str(part) for part in error.get("loc", ())[1:]) or None,
-            "message": error.get("msg", ""),
+            "message": _message(error),
         }
         for error in exc.errors
     ]

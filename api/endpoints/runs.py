@@ -19,7 +19,7 @@ from api.endpoints.common import (
 )
 from api.errors import error_body
 from api.idempotency import Answer, fingerprint, idempotent
-from api.schemas import Error, NotReady, PreflightOut, RunIn, RunOut, RunPage, RunStatus
+from api.schemas import NO_NUL, Error, NotReady, PreflightOut, RunIn, RunOut, RunPage, RunStatus
 from judging.models import JudgingRun
 from judging.runs import selectors as run_selectors
 from judging.runs import services as run_services
@@ -66,7 +66,9 @@ def _run_settings(payload: RunIn) -> dict[str, Any]:
 @router.get("/runs", response={200: RunPage, 403: Error, 404: Error}, url_name="run_list")
 def run_list(
     request: HttpRequest,
-    dataset: str | None = Query(None, description="Only this dataset's (name or slug)"),
+    dataset: str | None = Query(
+        None, description="Only this dataset's (name or slug)", pattern=NO_NUL
+    ),
     status: RunStatus | None = Query(None, description="Only runs in this status"),  # noqa: B008
     cursor: int | None = Query(None, **CURSOR),
     limit: int = Query(RUNS_PAGE, ge=1, le=RUNS_PAGE_MAX),
