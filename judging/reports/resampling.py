@@ -22,6 +22,8 @@ from judging.reports.figures import Figure, Sampling
 from judging.reports.vectorized import Array
 
 IntArray = np.ndarray[Any, np.dtype[np.int64]]
+# A tally of up to this many entries is summed from rows rather than by a sparse product.
+FEW_ENTRIES = 512
 
 
 class Replicates:
@@ -65,12 +67,26 @@ class Replicates:
         """For every replicate, how many of the entries fall in each column: entry j belongs
         to patch ``patches[j]`` and counts in ``columns[j]``. Shape (R + 1, size).
 
-        Counts are whole numbers below 2²⁴, exact in float32 (half the memory traffic)."""
-        matrix = sparse.csr_array(
-            (np.ones(len(patches), np.float32), (np.asarray(columns), np.asarray(patches))),
-            shape=(size, self.patches),
-        )
-        return np.asarray(matrix @ self.by_patch, dtype=np.float64).T
+        Counts are whole numbers below 2²⁴, exact in float32 (half the memory traffic), so
+        every order of adding gives the same sums: a few entries are summed from their
+        patches' rows (building a sparse matrix costs more than that), many by a sparse
+        product.
+        """
+        patches, columns = np.asarray(patches, np.int64), np.asarray(columns, np.int64)
+        if len(patches) > FEW_ENTRIES:
+            matrix = sparse.csr_array(
+                (np.ones(len(patches), np.float32), (columns, patches)),
+                shape=(size, self.patches),
+            )
+            return np.asarray(matrix @ self.by_patch, dtype=np.float64).T
+        result = np.zeros((self.by_patch.shape[1], size))
+        if len(patches):
+            order = np.argsort(columns, kind="stable")
+            ordered = columns[order]
+            starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+            sums = np.add.reduceat(self.by_patch[patches[order]], starts, axis=0)
+            result[:, ordered[starts]] = sums.T
+        return result
 
     def figures(
         self, values: Array, ns: Sequence[int], *, items: Sequence[int] | None = None

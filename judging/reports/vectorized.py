@@ -71,10 +71,23 @@ def kappa(counts: Array) -> Array:
 
 
 def _kappa(tp: Array, fp: Array, fn: Array, tn: Array) -> Array:
-    denominator = (tp + fp) * (fp + tn) + (tp + fn) * (fn + tn)
+    if np.ndim(tp) == 0:  # one table: as an array of one, for the steps in place
+        return np.asarray(_kappa(*(np.atleast_1d(cell) for cell in (tp, fp, fn, tn)))[0])
+    # The formula above, step by step in place: a report's pairs are 666 × 1,001 numbers, and
+    # each fresh array of them costs more to allocate than to compute.
+    denominator = tp + fp
+    denominator *= fp + tn
+    other = tp + fn
+    other *= fn + tn
+    denominator += other
+    value = tp * tn
+    np.multiply(fn, fp, out=other)
+    value -= other
+    value *= 2
     with np.errstate(divide="ignore", invalid="ignore"):
-        value = 2 * (tp * tn - fn * fp) / denominator
-    return np.where(denominator != 0, value, np.nan)
+        value /= denominator
+    value[denominator == 0] = np.nan
+    return value
 
 
 def ac1_pair(counts: Array) -> Array:
@@ -85,16 +98,32 @@ def ac1_pair(counts: Array) -> Array:
 
 
 def _ac1(tp: Array, fp: Array, fn: Array, tn: Array) -> Array:
-    n = tp + fp + fn + tn
-    valid = 2 * tp + fp + fn
-    invalid = 2 * tn + fp + fn
+    if np.ndim(tp) == 0:
+        return np.asarray(_ac1(*(np.atleast_1d(cell) for cell in (tp, fp, fn, tn)))[0])
+    # pa, π and pe as above, step by step in place (as ``_kappa``).
+    n = tp + fp
+    n += fn
+    n += tn
+    valid = 2 * tp
+    valid += fp
+    valid += fn
+    invalid = 2 * tn
+    invalid += fp
+    invalid += fn
+    both = valid > 0
+    both &= invalid > 0
     # Both categories occurring means n > 0 and pe ≤ 1/2: no division below is by zero
     # where the result is kept.
     with np.errstate(divide="ignore", invalid="ignore"):
-        share = valid / (2 * n)
-        chance = 2 * share * (1 - share)
-        value = ((tp + tn) / n - chance) / (1 - chance)
-    return np.where((valid > 0) & (invalid > 0), value, np.nan)
+        share = np.divide(valid, 2 * n, out=valid)  # π
+        chance = 2 * share
+        chance *= np.subtract(1, share, out=share)  # pe = 2π(1 − π)
+        value = tp + tn
+        value /= n
+        value -= chance
+        value /= np.subtract(1, chance, out=chance)
+    value[~both] = np.nan
+    return value
 
 
 def _grid(profiles: Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -128,14 +128,20 @@ def _annotator_rows(report: AgreementReport) -> list[dict[str, Any]]:
 
 def _matrix(pairs: PairAgreement, names: dict[int, str]) -> list[tuple[str, SafeString]]:
     """The pairwise κ as an annotator × annotator matrix, the diagonal "self": per annotator,
-    their name and their row's cells, formatted here in one pass (37 annotators are 1,369
-    cells: a template tag each was half of the section's time)."""
+    their name and their row's cells, formatted here in one pass, each pair once (37
+    annotators are 1,369 cells: a template tag each was half of the section's time)."""
+    cells = {
+        pair: f'<td class="num">{report_figure(figure)}</td>'
+        for pair, figure in pairs.kappas.items()
+    }
+    blank = f'<td class="num">{report_figure(None)}</td>'
+    diagonal = f'<td class="num">{report_figure("self")}</td>'
     return [
         (
             name,
             mark_safe(  # noqa: S308 - report_figure's numbers only
                 "".join(
-                    f'<td class="num">{report_figure("self" if a == b else pairs.pair(a, b))}</td>'
+                    diagonal if a == b else cells.get((a, b) if a < b else (b, a), blank)
                     for b in names
                 )
             ),
