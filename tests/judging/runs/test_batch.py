@@ -1,6 +1,12 @@
 """Batch mode end to end: a run judged through OpenAI's Batch API in rounds, by a real Celery
 worker, with the real ``openai`` SDK against the fake batch server; and what a kill, an
 expired job, error lines and a cancel do to it.
+
+The tests share one worker (module-scoped: starting one costs seconds of CPU). Its
+environment, fixed when it starts, names the fake servers' ports, so the ports stay for the
+module and each test brings a fresh fake server onto them (``answered_by``). The worker is
+ready before a test creates its run, so one task drives each run. The kill test kills
+workers of its own, and starts the module's worker again to finish the run.
 """
 
 import json
@@ -11,8 +17,10 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pytest_django.fixtures import Settings
@@ -33,7 +41,7 @@ from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, ma
 from tests.sejury_web.llm.fake_batch import GeminiBatchServer, OpenAIBatchServer
 from tests.sejury_web.llm.fake_servers import error, ok, schema_reply
 from tests.sejury_web.llm.helpers import point_at
-from tests.workers import running_worker, start_worker
+from tests.workers import start_worker
 
 MODEL = "gpt-4o-mini"
 TEAM = ["s2", "s4"]
@@ -49,27 +57,93 @@ def _wait_for(condition: Callable[[], bool], timeout: float, what: str, log: Pat
         time.sleep(0.1)
 
 
-@contextmanager
-def _batch_server(
-    settings: Settings, tmp_path: Path, **kw: object
-) -> Iterator[tuple[OpenAIBatchServer, dict[str, str]]]:
-    with OpenAIBatchServer(default=schema_reply, **kw) as server:  # type: ignore[arg-type]
-        point_at(
-            settings, tmp_path, PROVIDER="openai", MODEL=MODEL, OPENAI_API_KEY="sk-test",
-            OPENAI_BASE_URL=server.base_url,
+@dataclass
+class Shared:
+    """What the module's tests share: the fake servers' ports and the worker whose
+    environment names them."""
+
+    openai: OpenAIBatchServer
+    gemini: GeminiBatchServer
+    tmp: Path
+    env: dict[str, str]
+    log: Path
+    process: subprocess.Popen[bytes] | None = None
+    starts: int = 0
+
+    def worker_up(self) -> None:
+        """Start the worker unless it runs, and wait until it is ready: it has resumed what
+        it found unfinished (Celery's ``worker_ready``), so a run created after that is
+        driven by its own task alone."""
+        if self.process is not None and self.process.poll() is None:
+            return
+        self.starts += 1
+        self.log = self.tmp / f"worker-{self.starts}.log"
+        self.process = start_worker(self.log, pool="threads", concurrency=2, env=self.env)
+        _wait_for(
+            lambda: " ready." in self.log.read_text(errors="replace"),
+            60, "the worker to start", self.log,
         )  # fmt: skip
+
+    def worker_down(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+            self.process = None
+
+
+@pytest.fixture(scope="module")
+def shared(django_db_setup: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shared]:
+    tmp = tmp_path_factory.mktemp("batch")
+    with OpenAIBatchServer() as openai, GeminiBatchServer() as gemini:
         env = {
             "DJANGO_SETTINGS_MODULE": "sejury_web.settings",
             "SEJURY_LLM_PROVIDER": "openai",
             "SEJURY_LLM_MODEL": MODEL,
             "OPENAI_API_KEY": "sk-test",
-            "OPENAI_BASE_URL": server.base_url,
-            "SEJURY_LLM_LOCK_DIR": str(tmp_path / "limits"),
+            "OPENAI_BASE_URL": openai.base_url,
+            # A run names its provider and model: a run on Gemini goes there.
+            "GEMINI_API_KEY": "test-key",
+            "GEMINI_BASE_URL": gemini.url,
+            "SEJURY_LLM_LOCK_DIR": str(tmp / "limits"),
             "SEJURY_LLM_LOCAL_FREE": "0",
             "SEJURY_LLM_MAX_ATTEMPTS": "3",
             "SEJURY_LLM_BATCH_POLL_SECONDS": "0.2",
         }
-        yield server, env
+        state = Shared(openai, gemini, tmp, env, log=tmp / "batch_worker.log")
+        try:
+            yield state
+        finally:
+            state.worker_down()
+
+
+@pytest.fixture
+def batch(
+    shared: Shared, transactional_db: None, request: pytest.FixtureRequest
+) -> Iterator[Shared]:
+    """The module's servers and worker. After a test that failed, whose run may still be
+    under way, the worker is stopped: the next test starts a fresh one."""
+    failed = request.session.testsfailed
+    yield shared
+    if request.session.testsfailed > failed:
+        shared.worker_down()
+
+
+@pytest.fixture
+def batch_worker(batch: Shared) -> Shared:
+    """The module's worker, running and ready (in place of the suite's ``worker``)."""
+    batch.worker_up()
+    return batch
+
+
+@contextmanager
+def _batch_server(settings: Settings, batch: Shared, **kw: Any) -> Iterator[OpenAIBatchServer]:
+    """A fresh fake OpenAI batch server on the module's port, the settings pointing at it."""
+    with batch.openai.answered_by(OpenAIBatchServer(default=schema_reply, **kw)) as server:
+        point_at(
+            settings, batch.tmp, PROVIDER="openai", MODEL=MODEL, OPENAI_API_KEY="sk-test",
+            OPENAI_BASE_URL=server.base_url,
+        )  # fmt: skip
+        yield server
 
 
 def _batch_run(team: list[str] = TEAM) -> JudgingRun:
@@ -89,16 +163,73 @@ def _bodies(server: OpenAIBatchServer) -> Counter[str]:
     return Counter(json.dumps(line["body"], sort_keys=True) for line in server.lines_received)
 
 
+def _owner_jobs(run: JudgingRun) -> list[LLMBatch]:
+    return list(LLMBatch.objects.filter(owner=run_owner(run.pk)).order_by("round", "pk"))
+
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_killed_while_a_batch_runs_and_while_its_results_are_stored_loses_nothing(
+    settings: Settings, batch: Shared, tmp_path: Path
+) -> None:
+    # Its own workers, killed with SIGKILL: the module's worker must not take the run's tasks.
+    batch.worker_down()
+    patches = BUGS * PATCHES_PER_BUG
+    env = batch.env | {"SEJURY_LLM_BATCH_STORE_CHUNK": "1"}  # one transaction per result
+    with _batch_server(settings, batch, line_delay=0.3) as server:
+        run = _batch_run()
+        server.hold()
+        log = tmp_path / "first.log"
+        first = start_worker(log, pool="threads", concurrency=2, env=env)
+        try:
+            _wait_for(
+                lambda: any(job.provider_batch_id for job in _owner_jobs(run)),
+                60, "round 1 at the provider", log,
+            )  # fmt: skip
+        finally:
+            _kill(first)
+        assert server.jobs_created() == 1
+
+        server.release()
+        log = tmp_path / "second.log"
+        second = start_worker(log, pool="threads", concurrency=2, env=env)
+        stored = LLMBatchRequest.objects.filter(batch__round=1, status="done")
+        try:
+            _wait_for(lambda: stored.count() >= 2, 60, "round 1's results being stored", log)
+        finally:
+            _kill(second)
+        [job] = _owner_jobs(run)
+        assert job.status == LLMBatch.Status.ENDED  # killed amid its results
+        assert 2 <= stored.count() < BUGS + patches
+        assert server.jobs_created() == 1
+
+        server.line_delay = 0  # the trickle was there to kill the second worker amid it
+        # The module's worker, started now as a third: its start resumes the run.
+        batch.worker_up()
+        _wait_for(_finished(run), 90, "the run to finish", batch.log)
+
+    assert [j.status for j in PatchJudgment.objects.filter(run=run)] == ["done"] * patches
+    assert server.jobs_created() == 2  # round 1 once, round 2 once
+    assert set(_bodies(server).values()) == {1}  # no request sent twice
+    assert sum(_bodies(server).values()) == BUGS + 3 * patches
+    calls = LLMCall.objects.all()
+    assert calls.count() == BUGS + 3 * patches  # one row per request: none written twice
+    assert set(Counter(calls.values_list("request_hash", flat=True)).values()) == {1}
+
+
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_a_team_with_s2_and_s4_is_judged_in_batch_rounds_at_half_the_price(
-    settings: Settings, tmp_path: Path
+    settings: Settings, batch_worker: Shared
 ) -> None:
-    with _batch_server(settings, tmp_path) as (server, env):
+    with _batch_server(settings, batch_worker) as server:
         run = _batch_run()
-        log = tmp_path / "worker.log"
-        with running_worker(log, pool="threads", concurrency=2, env=env):
-            _wait_for(_finished(run), 90, "the run to finish", log)
+        _wait_for(_finished(run), 90, "the run to finish", batch_worker.log)
 
     patches = BUGS * PATCHES_PER_BUG
     judgments = PatchJudgment.objects.filter(run=run)
@@ -133,75 +264,16 @@ def test_a_team_with_s2_and_s4_is_judged_in_batch_rounds_at_half_the_price(
     assert set(s2.answers) == {"assess", "rethink"}
 
 
-def _owner_jobs(run: JudgingRun) -> list[LLMBatch]:
-    return list(LLMBatch.objects.filter(owner=run_owner(run.pk)).order_by("round", "pk"))
-
-
-def _kill(process: subprocess.Popen[bytes]) -> None:
-    os.kill(process.pid, signal.SIGKILL)
-    process.wait()
-
-
-@pytest.mark.worker
-@pytest.mark.django_db(transaction=True)
-def test_a_worker_killed_while_a_batch_runs_and_while_its_results_are_stored_loses_nothing(
-    settings: Settings, tmp_path: Path
-) -> None:
-    patches = BUGS * PATCHES_PER_BUG
-    with _batch_server(settings, tmp_path, line_delay=0.3) as (server, env):
-        env |= {"SEJURY_LLM_BATCH_STORE_CHUNK": "1"}  # one transaction per result
-        run = _batch_run()
-        server.hold()
-        log = tmp_path / "first.log"
-        first = start_worker(log, pool="threads", concurrency=2, env=env)
-        try:
-            _wait_for(
-                lambda: any(job.provider_batch_id for job in _owner_jobs(run)),
-                60, "round 1 at the provider", log,
-            )  # fmt: skip
-        finally:
-            _kill(first)
-        assert server.jobs_created() == 1
-
-        server.release()
-        log = tmp_path / "second.log"
-        second = start_worker(log, pool="threads", concurrency=2, env=env)
-        stored = LLMBatchRequest.objects.filter(batch__round=1, status="done")
-        try:
-            _wait_for(lambda: stored.count() >= 2, 60, "round 1's results being stored", log)
-        finally:
-            _kill(second)
-        [job] = _owner_jobs(run)
-        assert job.status == LLMBatch.Status.ENDED  # killed amid its results
-        assert 2 <= stored.count() < BUGS + patches
-        assert server.jobs_created() == 1
-
-        server.line_delay = 0  # the trickle was there to kill the second worker amid it
-        log = tmp_path / "third.log"
-        with running_worker(log, pool="threads", concurrency=2, env=env):
-            _wait_for(_finished(run), 90, "the run to finish", log)
-
-    assert [j.status for j in PatchJudgment.objects.filter(run=run)] == ["done"] * patches
-    assert server.jobs_created() == 2  # round 1 once, round 2 once
-    assert set(_bodies(server).values()) == {1}  # no request sent twice
-    assert sum(_bodies(server).values()) == BUGS + 3 * patches
-    calls = LLMCall.objects.all()
-    assert calls.count() == BUGS + 3 * patches  # one row per request: none written twice
-    assert set(Counter(calls.values_list("request_hash", flat=True)).values()) == {1}
-
-
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_an_expired_batch_keeps_its_answers_and_asks_the_rest_in_the_next_round(
-    settings: Settings, tmp_path: Path
+    settings: Settings, batch_worker: Shared
 ) -> None:
     patches = BUGS * PATCHES_PER_BUG
-    with _batch_server(settings, tmp_path) as (server, env):
-        run = _batch_run()
+    with _batch_server(settings, batch_worker) as server:
         server.expire_next(answered=3)
-        log = tmp_path / "worker.log"
-        with running_worker(log, pool="threads", concurrency=2, env=env):
-            _wait_for(_finished(run), 90, "the run to finish", log)
+        run = _batch_run()
+        _wait_for(_finished(run), 90, "the run to finish", batch_worker.log)
 
     assert [j.status for j in PatchJudgment.objects.filter(run=run)] == ["done"] * patches
     first = _owner_jobs(run)[0]
@@ -216,7 +288,7 @@ def test_an_expired_batch_keeps_its_answers_and_asks_the_rest_in_the_next_round(
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_error_lines_are_asked_again_or_fail_their_member_alone(
-    settings: Settings, tmp_path: Path
+    settings: Settings, batch_worker: Shared
 ) -> None:
     patches = BUGS * PATCHES_PER_BUG
     overloaded: list[int] = []
@@ -233,27 +305,25 @@ def test_error_lines_are_asked_again_or_fail_their_member_alone(
             return error(500, "The server is overloaded")
         return schema_reply(body)
 
-    with _batch_server(settings, tmp_path) as (server, env):
+    with _batch_server(settings, batch_worker) as server:
         server.default = reply  # type: ignore[assignment]
         run = _batch_run()
-        log = tmp_path / "worker.log"
-        with running_worker(log, pool="threads", concurrency=2, env=env):
-            _wait_for(_finished(run), 90, "the run to finish", log)
+        _wait_for(_finished(run), 90, "the run to finish", batch_worker.log)
 
-            judgments = PatchJudgment.objects.filter(run=run).select_related("patch")
-            failed = [j for j in judgments if j.status == "failed"]
-            assert [j.patch.diff for j in failed] == [make_diff(new="x = 01")]
-            assert "400" in failed[0].error
-            assert "refused" in failed[0].error
-            assert len([j for j in judgments if j.status == "done"]) == patches - 1
-            retried = LLMCall.objects.get(status="ok", attempts=2)
-            assert "overloaded" in retried.attempt_log[0]["error"]
-            sent = sum(_bodies(server).values())
+        judgments = PatchJudgment.objects.filter(run=run).select_related("patch")
+        failed = [j for j in judgments if j.status == "failed"]
+        assert [j.patch.diff for j in failed] == [make_diff(new="x = 01")]
+        assert "400" in failed[0].error
+        assert "refused" in failed[0].error
+        assert len([j for j in judgments if j.status == "done"]) == patches - 1
+        retried = LLMCall.objects.get(status="ok", attempts=2)
+        assert "overloaded" in retried.attempt_log[0]["error"]
+        sent = sum(_bodies(server).values())
 
-            # The server takes the request now: Retry failed asks it again in a batch.
-            refuse.clear()
-            run_resume(run=run, actor=None, retry_failed=True)
-            _wait_for(_finished(run), 90, "the retried run to finish", log)
+        # The server takes the request now: Retry failed asks it again in a batch.
+        refuse.clear()
+        run_resume(run=run, actor=None, retry_failed=True)
+        _wait_for(_finished(run), 90, "the retried run to finish", batch_worker.log)
 
     statuses = PatchJudgment.objects.filter(run=run).values_list("status", flat=True)
     assert list(statuses) == ["done"] * patches
@@ -263,54 +333,55 @@ def test_error_lines_are_asked_again_or_fail_their_member_alone(
 
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
-def test_cancelling_the_run_cancels_its_batch(settings: Settings, tmp_path: Path) -> None:
-    with _batch_server(settings, tmp_path) as (server, env):
-        env["SEJURY_LLM_BATCH_POLL_SECONDS"] = "60"  # the cancel must not wait for a poll
-        run = _batch_run()
+def test_cancelling_the_run_cancels_its_batch(settings: Settings, batch_worker: Shared) -> None:
+    with _batch_server(settings, batch_worker) as server:
         server.hold()
-        log = tmp_path / "worker.log"
-        with running_worker(log, pool="threads", concurrency=2, env=env):
-            _wait_for(
-                lambda: any(job.provider_batch_id for job in _owner_jobs(run)),
-                60, "round 1 at the provider", log,
-            )  # fmt: skip
-            run_cancel(run=run, actor=None)
-            _wait_for(
-                lambda: all(job.status == "stored" for job in _owner_jobs(run)),
-                20, "the cancelled batch to be stored", log,
-            )  # fmt: skip
+        # The cancel must not wait for a poll: the run's task waits, unanswered, in its look
+        # at round 1 until the test ends, and a look after a cancel is answered at once.
+        server.stall_polls()
+        run = _batch_run()
+        _wait_for(
+            lambda: any(job.provider_batch_id for job in _owner_jobs(run))
+            and server.polls_stalled > 0,
+            60, "round 1 at the provider, and the run's task waiting in a look at it",
+            batch_worker.log,
+        )  # fmt: skip
+        run_cancel(run=run, actor=None)
+        _wait_for(
+            lambda: all(job.status == "stored" for job in _owner_jobs(run)),
+            20, "the cancelled batch to be stored", batch_worker.log,
+        )  # fmt: skip
+        # Checked before the server goes: then the look that waited is answered, late.
         [sent] = server.batches.values()
-    assert sent.status == "cancelled"
-    [job] = _owner_jobs(run)
-    assert job.cancel_requested
-    assert JudgingRun.objects.get(pk=run.pk).status == JudgingRun.Status.CANCELLED
-    assert set(PatchJudgment.objects.filter(run=run).values_list("status", flat=True)) == {
-        "pending"
-    }
-    assert not LLMCall.objects.filter(status="ok").exists()
+        assert sent.status == "cancelled"
+        [job] = _owner_jobs(run)
+        assert job.cancel_requested
+        assert JudgingRun.objects.get(pk=run.pk).status == JudgingRun.Status.CANCELLED
+        assert set(PatchJudgment.objects.filter(run=run).values_list("status", flat=True)) == {
+            "pending"
+        }
+        assert not LLMCall.objects.filter(status="ok").exists()
 
 
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_a_lead_may_go_on_with_ordinary_calls_while_a_round_waits(
-    settings: Settings, tmp_path: Path
+    settings: Settings, batch_worker: Shared
 ) -> None:
     patches = BUGS * PATCHES_PER_BUG
-    with _batch_server(settings, tmp_path) as (server, env):
-        run = _batch_run()
+    with _batch_server(settings, batch_worker) as server:
         server.hold()
-        log = tmp_path / "worker.log"
-        with running_worker(log, pool="threads", concurrency=2, env=env):
-            _wait_for(
-                lambda: any(job.provider_batch_id for job in _owner_jobs(run)),
-                60, "round 1 at the provider", log,
-            )  # fmt: skip
-            run_batch_leave(run=run, actor=None)
-            _wait_for(_finished(run), 90, "the run to finish", log)
-            _wait_for(
-                lambda: all(job.status == "stored" for job in _owner_jobs(run)),
-                60, "the cancelled round to be stored", log,
-            )  # fmt: skip
+        run = _batch_run()
+        _wait_for(
+            lambda: any(job.provider_batch_id for job in _owner_jobs(run)),
+            60, "round 1 at the provider", batch_worker.log,
+        )  # fmt: skip
+        run_batch_leave(run=run, actor=None)
+        _wait_for(_finished(run), 90, "the run to finish", batch_worker.log)
+        _wait_for(
+            lambda: all(job.status == "stored" for job in _owner_jobs(run)),
+            60, "the cancelled round to be stored", batch_worker.log,
+        )  # fmt: skip
         [sent] = server.batches.values()
         ordinary = [r for r in server.requests if r.path == "/v1/chat/completions"]
     assert sent.status == "cancelled"
@@ -324,28 +395,16 @@ def test_a_lead_may_go_on_with_ordinary_calls_while_a_round_waits(
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_a_team_with_s2_and_s4_is_judged_in_rounds_through_gemini_batch_mode(
-    settings: Settings, tmp_path: Path
+    settings: Settings, batch_worker: Shared
 ) -> None:
     model = "gemini-2.5-flash"
-    with GeminiBatchServer(default=schema_reply) as server:
+    with batch_worker.gemini.answered_by(GeminiBatchServer(default=schema_reply)) as server:
         point_at(
-            settings, tmp_path, PROVIDER="gemini", MODEL=model, GEMINI_API_KEY="test-key",
+            settings, batch_worker.tmp, PROVIDER="gemini", MODEL=model, GEMINI_API_KEY="test-key",
             GEMINI_BASE_URL=server.url,
         )  # fmt: skip
-        env = {
-            "DJANGO_SETTINGS_MODULE": "sejury_web.settings",
-            "SEJURY_LLM_PROVIDER": "gemini",
-            "SEJURY_LLM_MODEL": model,
-            "GEMINI_API_KEY": "test-key",
-            "GEMINI_BASE_URL": server.url,
-            "SEJURY_LLM_LOCK_DIR": str(tmp_path / "limits"),
-            "SEJURY_LLM_LOCAL_FREE": "0",
-            "SEJURY_LLM_BATCH_POLL_SECONDS": "0.2",
-        }
         run = _batch_run()
-        log = tmp_path / "worker.log"
-        with running_worker(log, pool="threads", concurrency=2, env=env):
-            _wait_for(_finished(run), 90, "the run to finish", log)
+        _wait_for(_finished(run), 90, "the run to finish", batch_worker.log)
         sent = len(server.lines_received)
         ordinary = [r for r in server.requests if r.path.endswith(":generateContent")]
 
@@ -366,14 +425,12 @@ def test_a_team_with_s2_and_s4_is_judged_in_rounds_through_gemini_batch_mode(
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_an_unparsed_answer_is_asked_again_with_its_correction_in_the_next_round(
-    settings: Settings, tmp_path: Path
+    settings: Settings, batch_worker: Shared
 ) -> None:
-    with _batch_server(settings, tmp_path) as (server, env):
+    with _batch_server(settings, batch_worker) as server:
         server.script(ok("a score of about seventy"))  # the first line of round 1
         run = _batch_run()
-        log = tmp_path / "worker.log"
-        with running_worker(log, pool="threads", concurrency=2, env=env):
-            _wait_for(_finished(run), 90, "the run to finish", log)
+        _wait_for(_finished(run), 90, "the run to finish", batch_worker.log)
 
     patches = BUGS * PATCHES_PER_BUG
     assert [j.status for j in PatchJudgment.objects.filter(run=run)] == ["done"] * patches

@@ -15,7 +15,8 @@ the same scripted or default replies); an error reply becomes a line of the erro
 its status code and error body. A job goes ``validating`` → ``in_progress`` →
 ``completed`` over ``turnaround`` retrievals; tests may hold every job in progress
 (``hold()`` … ``release()``), make the next job expire after answering some of its lines
-(``expire_next(answered=…)``), trickle result files in line by line (``line_delay``), or run
+(``expire_next(answered=…)``), trickle result files in line by line (``line_delay``), keep
+every look at a job in progress waiting until the server stops (``stall_polls()``), or run
 without a batch API at all (``batch_api=False``: 404, as an OpenAI-compatible server without
 one answers).
 """
@@ -156,6 +157,8 @@ class OpenAIBatchServer(OpenAIServer):
         self._held = threading.Event()
         self._held.set()  # set: jobs move on
         self._expire_next: int | None = None
+        self._stall_polls = False
+        self.polls_stalled = 0  # looks at a job in progress left unanswered (``stall_polls``)
 
     # -- what tests control -------------------------------------------------------------------
 
@@ -170,6 +173,13 @@ class OpenAIBatchServer(OpenAIServer):
         """The next job created answers its first ``answered`` lines, then expires."""
         with self._lock:
             self._expire_next = answered
+
+    def stall_polls(self) -> None:
+        """From now on, a look at a job that is validating or in progress is answered only
+        when the server stops (a provider slow to answer), with the job as it was when asked:
+        the client that asked waits. A job being cancelled is answered at once, so only a
+        cancel that does not wait for a poll ends it."""
+        self._stall_polls = True
 
     def jobs_created(self) -> int:
         with self._lock:
@@ -218,7 +228,8 @@ class OpenAIBatchServer(OpenAIServer):
                 return self._json(200, {"object": "list", "data": data, "has_more": False})
             job = self.batches.get(parts[2]) if len(parts) > 2 else None
             if job is not None and method == "GET" and len(parts) == 3:
-                return self._json(200, self._retrieve(job))
+                late = self._stalled(job)
+                return self._json(200, self._retrieve(job) if late is None else late)
             if job is not None and method == "POST" and parts[3:] == ["cancel"]:
                 return self._json(200, self._cancel(job))
         return self._json(404, self._error_body(404, f"Unknown request URL: {method} {path}"))
@@ -281,6 +292,17 @@ class OpenAIBatchServer(OpenAIServer):
             job.status = "failed"
             job.ended_at["failed_at"] = int(time.time())
         return self._json(200, job.document())
+
+    def _stalled(self, job: FakeBatch) -> JsonObject | None:
+        """A look at ``job`` left waiting until the server stops (``stall_polls``), then
+        answered late, with the job as it was when asked; None if it is not held."""
+        if not (self._stall_polls and job.status in ("validating", "in_progress")):
+            return None
+        with self._lock:
+            self.polls_stalled += 1
+            asked = job.document()
+        self._stopping.wait()
+        return asked
 
     def _retrieve(self, job: FakeBatch) -> JsonObject:
         with self._lock:

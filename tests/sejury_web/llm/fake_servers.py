@@ -30,7 +30,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field, replace
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -238,6 +238,31 @@ class FakeLLMServer:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+    @contextlib.contextmanager
+    def answered_by(self, fake: Self) -> Iterator[Self]:
+        """For the body of a ``with``, ``fake`` (a server of the same class, not started)
+        answers every request to this running server's port, and ``fake.url`` is that port:
+        a fresh server for each test, on a port that a process started once names (a
+        module's Celery worker, whose environment is fixed when it starts). At the end, what
+        ``fake`` still holds (a hang, a trickle, a stall) is cut short, as ``stop()`` would."""
+        httpd = self._httpd
+        if httpd is None:
+            raise RuntimeError("the server is not started; use it as a context manager")
+        if type(fake) is not type(self) or fake._httpd is not None:
+            raise ValueError("answered_by() takes a server of the same class, not started")
+        fake._httpd = httpd
+        httpd.fake = fake
+        try:
+            yield fake
+        finally:
+            httpd.fake = self
+            fake._stopping.set()
+            with fake._lock:  # open keep-alive connections: this server's to close at its stop
+                connections, fake._connections = fake._connections, set()
+            with self._lock:
+                self._connections |= connections
+            fake._httpd = None
 
     @property
     def url(self) -> str:
