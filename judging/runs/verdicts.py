@@ -30,6 +30,7 @@ from judging.runs.selectors import RunNotFound, run_get
 from judging.runs.stale import can_go_stale, has_stale_result
 from judging.runs.uncertainty import margin, margin_expression
 from judging.strategies import Strategy, get_strategy
+from rubrics.models import Dataset
 from sejury_web.llm.models import LLMCall
 
 VERDICTS_PER_PAGE = 50
@@ -497,7 +498,21 @@ def runs_compare(*, a_id: int, b_id: int, page: int | str = 1) -> Comparison:
     )
 
 
-def compare_choices(*, limit: int = 100) -> list[JudgingRun]:
-    """The latest runs a lead can pick to compare, newest first."""
-    runs = JudgingRun.objects.filter(kind=JudgingRun.Kind.RUN).select_related("dataset")
+def compare_datasets() -> list[Dataset]:
+    """The datasets with a run to compare, the one of the newest run first."""
+    newest = (
+        JudgingRun.objects.filter(kind=JudgingRun.Kind.RUN, dataset=OuterRef("pk"))
+        .order_by("-created_at", "-id")
+        .values("created_at")[:1]
+    )
+    datasets = Dataset.objects.annotate(newest_run=Subquery(newest)).filter(
+        newest_run__isnull=False
+    )
+    return list(datasets.order_by("-newest_run", "name"))
+
+
+def compare_choices(*, dataset: Dataset, limit: int = 100) -> list[JudgingRun]:
+    """The latest runs of ``dataset`` a lead can pick to compare (only runs of one dataset
+    compare), newest first."""
+    runs = JudgingRun.objects.filter(kind=JudgingRun.Kind.RUN, dataset=dataset)
     return list(runs.order_by("-created_at", "-id")[:limit])

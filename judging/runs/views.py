@@ -428,6 +428,9 @@ def verdict_detail(
 @require_GET
 @role_required(Role.LEAD)
 def run_compare(request: AuthenticatedHtmxRequest) -> HttpResponse:
+    """Two runs of one dataset side by side. The dataset comes first (``?dataset=``, else
+    run A's, else the newest run's), and only its runs are offered, the two newest chosen
+    until the lead picks."""
     asked = "a" in request.GET or "b" in request.GET
     form = CompareForm(request.GET if asked else None)
     comparison, error = None, ""
@@ -440,11 +443,25 @@ def run_compare(request: AuthenticatedHtmxRequest) -> HttpResponse:
             )
         except CompareError as exc:
             error = str(exc)
+    datasets = verdict_selectors.compare_datasets()
+    by_slug = {dataset.slug: dataset for dataset in datasets}
+    dataset = by_slug.get(request.GET.get("dataset", "")) or (
+        comparison.a.dataset if comparison is not None else (datasets[0] if datasets else None)
+    )
+    choices = verdict_selectors.compare_choices(dataset=dataset) if dataset else []
+    if asked:
+        chosen = (form["a"].value(), form["b"].value())
+    else:  # the newest run as B, the one before it as A
+        chosen = (choices[1].pk if len(choices) > 1 else None, choices[0].pk if choices else None)
     context: dict[str, Any] = {
         "form": form,
         "comparison": comparison,
         "error": error,
-        "choices": verdict_selectors.compare_choices(),
+        "datasets": datasets,
+        "dataset": dataset,
+        "choices": choices,
+        "chosen_a": str(chosen[0]),
+        "chosen_b": str(chosen[1]),
     }
     if comparison is not None:
         context["sides"] = [

@@ -579,6 +579,47 @@ def test_runs_that_cannot_be_compared_say_why(lead_client: Client, run: JudgingR
     assert lead_client.get(url).status_code == 200
 
 
+def test_compare_chooses_the_dataset_first_and_offers_only_its_runs(
+    lead_client: Client, run: JudgingRun, dataset: Dataset
+) -> None:
+    """Issue 28: the two newest runs were chosen even from two datasets, then refused."""
+    newer = judged(dataset, {"P-0-a": (90.0, "VALID", [100, 80, 90])}, name="newer")
+    elsewhere = DatasetFactory(name="Elsewhere", slug="elsewhere")
+    PatchFactory(bug=BugFactory(dataset=elsewhere), key="E-0")
+    lonely = judged(elsewhere, {"E-0": (90.0, "VALID", [100, 80, 90])}, name="lonely")
+    url = reverse("judging:run_compare")
+
+    def offered(html: str, field: str) -> tuple[list[str], list[str]]:
+        select = html[html.index(f'id="id_{field}"') :]
+        select = select[: select.index("</select>")]
+        values = re.findall(r'<option value="([^"]*)"', select)
+        return values, re.findall(r'<option value="([^"]*)" selected', select)
+
+    # The newest run is elsewhere's, alone there: that dataset first, and it says why not.
+    first = lead_client.get(url)
+    html = first.content.decode()
+    assert first.status_code == 200
+    assert offered(html, "dataset") == (["elsewhere", "runs-demo"], ["elsewhere"])
+    assert "Elsewhere has 1 run: comparing needs two." in html
+    assert 'id="id_a"' not in html
+
+    # The other dataset: only its runs, the newest as B and the one before as A.
+    html = lead_client.get(url, {"dataset": "runs-demo"}).content.decode()
+    runs = [str(newer.pk), str(run.pk)]  # newest first
+    assert offered(html, "a") == (runs, [str(run.pk)])
+    assert offered(html, "b") == (runs, [str(newer.pk)])
+    assert str(lonely.pk) not in re.findall(r'<option value="([^"]*)"', html)
+    assert offered(html, "dataset")[1] == ["runs-demo"]
+
+    # Comparing two runs shows their dataset and keeps them chosen.
+    compared = lead_client.get(url, {"a": run.pk, "b": newer.pk})
+    html = compared.content.decode()
+    assert compared.status_code == 200
+    assert offered(html, "dataset")[1] == ["runs-demo"]
+    assert offered(html, "a")[1] == [str(run.pk)]
+    assert offered(html, "b")[1] == [str(newer.pk)]
+
+
 # Escaping
 
 
