@@ -8,6 +8,7 @@ from playwright.sync_api import Page, expect
 from pytest_django.live_server_helper import LiveServer
 
 from judging.models import Label
+from rubrics.models import Patch
 from sejury_web.roles import Role
 from sejury_web.users import user_create
 from tests.e2e.helpers import log_in
@@ -37,7 +38,7 @@ def test_a_lead_chooses_the_dataset_then_compares_two_of_its_runs(
         demo, {p: (v, {}) for p, v in zip(patches, flipped, strict=True)}, team=[], name="retry"
     )
     other = DatasetFactory(name="Elsewhere", slug="elsewhere")
-    alone = PatchFactory(bug=BugFactory(dataset=other, key="E-1"), key="E-1-p")
+    alone: Patch = PatchFactory(bug=BugFactory(dataset=other, key="E-1"), key="E-1-p")
     finished_run(other, {alone: (Label.VALID, {})}, team=[], name="alone")
 
     log_in(page, live_server, "lena")
