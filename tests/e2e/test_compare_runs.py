@@ -38,7 +38,8 @@ def test_a_lead_chooses_the_dataset_then_compares_two_of_its_runs(
         demo, {p: (v, {}) for p, v in zip(patches, flipped, strict=True)}, team=[], name="retry"
     )
     other = DatasetFactory(name="Elsewhere", slug="elsewhere")
-    alone: Patch = PatchFactory(bug=BugFactory(dataset=other, key="E-1"), key="E-1-p")
+    PatchFactory(bug=BugFactory(dataset=other, key="E-1"), key="E-1-p")
+    alone = Patch.objects.get(key="E-1-p")
     finished_run(other, {alone: (Label.VALID, {})}, team=[], name="alone")
 
     log_in(page, live_server, "lena")
