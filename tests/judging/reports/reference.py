@@ -47,24 +47,39 @@ def defined(value: float | None) -> bool:
     return value is not None and math.isfinite(value)
 
 
+def replicate_values(
+    records: Sequence[PatchRecord], indices: np.ndarray, f: Statistic
+) -> list[float | None]:
+    """``f([records[i] for i in row])`` for each row of ``indices``, None where undefined."""
+    values: list[float | None] = []
+    for row in np.asarray(indices).tolist():
+        value = f([records[index] for index in row])
+        values.append(value if defined(value) else None)
+    return values
+
+
+def percentile_interval(
+    values: Sequence[float | None], level: float = 0.95
+) -> tuple[float, float] | None:
+    """The percentile interval (numpy's linear percentile) of the defined ``values``; None
+    when none is."""
+    kept = [value for value in values if value is not None]
+    if not kept:
+        return None
+    tail = (1.0 - level) / 2.0 * 100.0
+    low, high = np.percentile(kept, [tail, 100.0 - tail])
+    return float(low), float(high)
+
+
 def plain_interval(
     records: Sequence[PatchRecord],
     indices: np.ndarray,
     f: Statistic,
     level: float = 0.95,
 ) -> tuple[float, float] | None:
-    """The percentile interval (numpy's linear percentile) of ``f`` over the defined values
-    of ``f([records[i] for i in row])``, one per row of ``indices``; None when none is."""
-    values = []
-    for row in np.asarray(indices).tolist():
-        value = f([records[index] for index in row])
-        if value is not None and math.isfinite(value):
-            values.append(value)
-    if not values:
-        return None
-    tail = (1.0 - level) / 2.0 * 100.0
-    low, high = np.percentile(values, [tail, 100.0 - tail])
-    return float(low), float(high)
+    """The percentile interval of ``f`` over the defined values of
+    ``f([records[i] for i in row])``, one per row of ``indices``; None when none is."""
+    return percentile_interval(replicate_values(records, indices, f), level)
 
 
 def on(select: Selector, statistic: Statistic) -> Statistic:
@@ -232,7 +247,11 @@ def shared_labels(records: Iterable[PatchRecord]) -> dict[Pair, list[tuple[str, 
 
 
 def one_pair_kappa(pair: Pair) -> Statistic:
-    return lambda records: pair_kappa(shared_labels(records).get(pair, []))
+    """κ of the pair (a < b) on the patches both labelled: their entry of ``shared_labels``."""
+    a, b = pair
+    return lambda records: pair_kappa(
+        [(r.decisive[a], r.decisive[b]) for r in records if a in r.decisive and b in r.decisive]
+    )
 
 
 def _mean_over_pairs(
