@@ -3,6 +3,7 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth.forms import UserCreationForm
+from django.contrib.auth.models import User
 
 from .ids import is_id
 from .llm import Provider
@@ -47,6 +48,31 @@ class RolesForm(forms.Form):
     roles = forms.MultipleChoiceField(
         choices=Role.choices, widget=forms.CheckboxSelectMultiple, required=False
     )
+
+
+class BulkRolesForm(forms.Form):
+    """A lead's role change for many users at once (the Users page): give or remove one role,
+    for the users ticked or for every user the page's search finds (``found``: how many it
+    found when the page was shown, so a search that now finds others is not changed blind)."""
+
+    GIVE, REMOVE = "give", "remove"
+    TICKED, FOUND = "ticked", "found"
+
+    change = forms.ChoiceField(choices=[(GIVE, "Give"), (REMOVE, "Remove")], initial=GIVE)
+    role = forms.ChoiceField(choices=Role.choices, initial=Role.ANNOTATOR)
+    scope = forms.ChoiceField(
+        choices=[(TICKED, "the users ticked"), (FOUND, "every user found")],
+        initial=TICKED,
+        widget=forms.RadioSelect,
+    )
+    users = ModelIdsField(queryset=User.objects.all(), required=False)
+    found = forms.IntegerField(min_value=0, required=False)
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        if cleaned.get("scope") == self.TICKED and not cleaned.get("users"):
+            self.add_error("users", "Tick at least one user, or choose every user found.")
+        return cleaned
 
 
 class UserCreateForm(UserCreationForm):

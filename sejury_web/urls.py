@@ -21,6 +21,7 @@ urlpatterns = [
     ),
     path("users/", views.user_list, name="user_list"),
     path("users/<id:user_id>/roles/", views.user_roles_update, name="user_roles_update"),
+    path("users/roles/", views.user_roles_bulk, name="user_roles_bulk"),
     path("users/<id:user_id>/password/", views.user_password_set, name="user_password_set"),
     path("", include("rubrics.urls")),
     path("", include("judging.urls")),

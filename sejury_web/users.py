@@ -2,11 +2,12 @@
 and read for the Users page (the page of users, one user)."""
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from django.contrib.auth.models import Group, User
 from django.core.paginator import Page, Paginator
 from django.db import transaction
-from django.db.models import Prefetch, Q
+from django.db.models import Prefetch, Q, QuerySet
 from django.db.models.functions import Lower
 
 from .audit import audit_record
@@ -82,9 +83,9 @@ def user_password_set(*, user: User, password: str, actor: User | None) -> None:
     audit_record(actor=actor, action=USER_PASSWORD, target=user, detail={})
 
 
-def users_page(*, query: str = "", role: str = "", page: int | str | None = 1) -> Page:
-    """A page of users by name, each with their roles: searched by name or e-mail
-    (``query``), and filtered by ``role`` (or ``"none"``: users without one)."""
+def users_found(*, query: str = "", role: str = "") -> QuerySet[User]:
+    """Users by name, each with their roles: searched by name or e-mail (``query``), and
+    filtered by ``role`` (or ``"none"``: users without one)."""
     users = User.objects.order_by("username").prefetch_related(
         Prefetch("groups", queryset=Group.objects.filter(name__in=Role.values))
     )
@@ -94,7 +95,85 @@ def users_page(*, query: str = "", role: str = "", page: int | str | None = 1) -
         users = users.filter(groups__name=role)
     elif role == "none":
         users = users.exclude(groups__name__in=Role.values)
-    return Paginator(users, USERS_PER_PAGE).get_page(page)
+    return users
+
+
+def users_page(*, query: str = "", role: str = "", page: int | str | None = 1) -> Page:
+    """A page of the users ``users_found`` finds."""
+    return Paginator(users_found(query=query, role=role), USERS_PER_PAGE).get_page(page)
+
+
+@dataclass(frozen=True)
+class RoleChange:
+    """What ``users_role_change`` did: the users whose roles changed, those who already were
+    as asked, and whether the lead's own lead role was kept (never removed)."""
+
+    role: str
+    give: bool
+    changed: tuple[str, ...]
+    unchanged: tuple[str, ...]
+    kept_own_lead: bool = False
+
+    @property
+    def message(self) -> str:
+        """The sentence for the page: *Gave annotator to 12 users; 3 already had it.*"""
+        role = Role(self.role).label.lower()
+        done = f"{len(self.changed)} user{'s' if len(self.changed) != 1 else ''}"
+        if not self.changed:
+            done = "no user"
+        sentence = f"Gave {role} to {done}" if self.give else f"Removed {role} from {done}"
+        if self.unchanged:
+            had = "already had it" if self.give else "did not have it"
+            sentence += f"; {len(self.unchanged)} {had}"
+        if self.kept_own_lead:
+            sentence += "; you keep your own lead role"
+        return sentence + "."
+
+
+@transaction.atomic
+def users_role_change(
+    *, users: Iterable[User], role: str, give: bool, actor: User | None
+) -> RoleChange:
+    """Give ``role`` to each of ``users``, or take it from them (``give=False``), at once.
+
+    All or nothing, in one transaction; each user whose roles change gets the audit event
+    ``user_set_roles`` records (``user.roles``, before and after). A lead never removes their
+    own lead role (as on one user's row): they are left as they are, and the result says so.
+    """
+    (group,) = _groups([role])
+    ids = [user.pk for user in users]
+    found = (
+        User.objects.filter(pk__in=ids)
+        .order_by("username")
+        .select_for_update(of=("self",))
+        .prefetch_related(Prefetch("groups", queryset=Group.objects.filter(name__in=Role.values)))
+    )
+    changed: list[User] = []
+    unchanged: list[str] = []
+    kept_own_lead = False
+    for user in found:
+        before = sorted(g.name for g in user.groups.all())
+        if (role in before) == give:
+            unchanged.append(user.username)
+            continue
+        if not give and role == Role.LEAD and actor is not None and user.pk == actor.pk:
+            kept_own_lead = True
+            continue
+        after = sorted({*before, role}) if give else [name for name in before if name != role]
+        changed.append(user)
+        detail = {"before": before, "after": after}
+        audit_record(actor=actor, action=USER_ROLES, target=user, detail=detail)
+    if give:
+        group.user_set.add(*changed)
+    else:
+        group.user_set.remove(*changed)
+    return RoleChange(
+        role=role,
+        give=give,
+        changed=tuple(user.username for user in changed),
+        unchanged=tuple(unchanged),
+        kept_own_lead=kept_own_lead,
+    )
 
 
 def user_get(*, user_id: int) -> User:

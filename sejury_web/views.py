@@ -6,16 +6,21 @@ from django.contrib.messages import success
 from django.core.paginator import Page
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from . import users
-from .forms import RolesForm, UserCreateForm
+from .forms import BulkRolesForm, RolesForm, UserCreateForm
 from .htmx import AuthenticatedHtmxRequest
 from .roles import Role, role_required, user_roles
-from .users import user_create, user_get, user_set_roles, users_page
+from .users import user_create, user_get, user_set_roles, users_found, users_page
 
 NO_USER = "there is no user {user}"
+FOUND_CHANGED = (
+    "The search now finds {now} user{s}, not the {then} shown: look at them again before "
+    "changing them all."
+)
 
 
 @require_GET
@@ -61,17 +66,22 @@ def user_list(request: AuthenticatedHtmxRequest) -> HttpResponse:
     return _user_list_page(request, form, status=400 if form.errors else 200)
 
 
-def _user_list_page(
-    request: AuthenticatedHtmxRequest, form: UserCreateForm, *, status: int, **extra: Any
-) -> HttpResponse:
-    context = {
-        "form": form,
+def _user_list_context(request: AuthenticatedHtmxRequest, **extra: Any) -> dict[str, Any]:
+    return {
         "page": _user_rows(request),
         "roles": Role.choices,
         "query": request.GET.get("q", "").strip(),
         "role": request.GET.get("role", ""),
+        "search": request.GET.urlencode(),
+        "bulk_form": BulkRolesForm(),
         **extra,
     }
+
+
+def _user_list_page(
+    request: AuthenticatedHtmxRequest, form: UserCreateForm, *, status: int, **extra: Any
+) -> HttpResponse:
+    context = _user_list_context(request, form=form, **extra)
     return render(request, "sejury_web/user_list.html", context, status=status)
 
 
@@ -115,6 +125,57 @@ def user_roles_update(request: AuthenticatedHtmxRequest, user_id: int) -> HttpRe
     if request.htmx:
         return render(request, "sejury_web/_user_row.html", context)
     return redirect("user_list")
+
+
+@require_POST
+@role_required(Role.LEAD)
+@vary_on_headers("HX-Request")
+def user_roles_bulk(request: AuthenticatedHtmxRequest) -> HttpResponse:
+    """A lead gives a role to, or removes it from, many users at once: those ticked, or every
+    user the page's search (``q``, ``role`` in the query string) finds, on every page.
+
+    Without htmx, done is said on the Users page it came from (a redirect), refused is that
+    page with the form's errors (400). htmx gets the list back (its result or its errors,
+    status 200: htmx 2 swaps no 4xx answer).
+    """
+    form = BulkRolesForm(request.POST)
+    result = None
+    if form.is_valid():
+        chosen = form.cleaned_data["users"]
+        if form.cleaned_data["scope"] == BulkRolesForm.FOUND:
+            chosen = users_found(
+                query=request.GET.get("q", "").strip(), role=request.GET.get("role", "")
+            )
+            now, then = chosen.count(), form.cleaned_data["found"]
+            if then is not None and now != then:
+                s = "" if now == 1 else "s"
+                form.add_error(None, FOUND_CHANGED.format(now=now, then=then, s=s))
+    if form.is_valid():
+        result = users.users_role_change(
+            users=chosen,
+            role=form.cleaned_data["role"],
+            give=form.cleaned_data["change"] == BulkRolesForm.GIVE,
+            actor=request.user,
+        )
+        if not request.htmx:
+            success(request, result.message)
+            search = request.GET.urlencode()
+            return redirect(reverse("user_list") + (f"?{search}" if search else ""))
+    context = _user_list_context(request, bulk_form=form if result is None else BulkRolesForm())
+    if request.htmx:
+        context["bulk_result"] = result
+        return render(request, "sejury_web/_user_table.html", context)
+    # The pager's links lead back to the Users page, not to this POST-only address.
+    page, base = context["page"], reverse("user_list")
+    query = request.GET.copy()
+    if page.has_previous():
+        query["page"] = str(page.previous_page_number())
+        context["previous_query"] = f"{base}?{query.urlencode()}"
+    if page.has_next():
+        query["page"] = str(page.next_page_number())
+        context["next_query"] = f"{base}?{query.urlencode()}"
+    context["form"] = UserCreateForm()
+    return render(request, "sejury_web/user_list.html", context, status=400)
 
 
 # -- error pages ----------------------------------------------------------------------------

@@ -3,9 +3,16 @@ from django.contrib.auth.models import Group, User
 from django.test import Client
 from django.urls import reverse
 
-from sejury_web.audit import audit_events
+from sejury_web.audit import audit_events, audit_record
+from sejury_web.models import AuditEvent
 from sejury_web.roles import ROLE_PERMISSIONS, Role, user_roles
-from sejury_web.users import USER_PASSWORD, user_create, user_set_roles
+from sejury_web.users import (
+    USER_PASSWORD,
+    USER_ROLES,
+    user_create,
+    user_set_roles,
+    users_role_change,
+)
 from tests.helpers import logs_in
 
 pytestmark = pytest.mark.django_db
@@ -212,3 +219,129 @@ def test_setting_a_password_is_behind_a_button_on_each_row(
     # One closed "Set password…" box per row: no password box shows until it is opened.
     assert html.count('<details class="password-box">') == 50
     assert html.count("<summary>Set password…</summary>") == 50
+
+
+# -- a role for many users at once (issue 28 item 3) -------------------------------------------
+
+
+def test_a_lead_gives_a_role_to_the_users_ticked_each_audited(
+    lead_client: Client, lead: User, reviewer: User, many_users: list[User]
+) -> None:
+    ticked = [*many_users[:3], reviewer]
+    response = lead_client.post(
+        reverse("user_roles_bulk"),
+        {"change": "give", "role": Role.REVIEWER, "scope": "ticked", "users": ticked_ids(ticked)},
+        follow=True,
+    )
+    assert response.redirect_chain == [(reverse("user_list"), 302)]
+    assert "Gave reviewer to 3 users; 1 already had it." in response.content.decode()
+    for user in many_users[:3]:
+        assert user_roles(User.objects.get(pk=user.pk)) == {Role.ANNOTATOR, Role.REVIEWER}
+        (event,) = audit_events(user).filter(action=USER_ROLES)
+        assert event.actor == lead
+        assert event.detail == {
+            "before": [Role.ANNOTATOR],
+            "after": [Role.ANNOTATOR, Role.REVIEWER],
+        }
+    assert not audit_events(reviewer).filter(action=USER_ROLES).exists()  # nothing changed
+    assert user_roles(User.objects.get(pk=many_users[3].pk)) == {Role.ANNOTATOR}
+
+
+def test_every_user_a_search_finds_on_every_page_with_htmx(
+    lead_client: Client, lead: User, many_users: list[User]
+) -> None:
+    url = reverse("user_roles_bulk") + "?q=rater&page=2"
+    response = lead_client.post(
+        url,
+        {"change": "remove", "role": Role.ANNOTATOR, "scope": "found", "found": "60"},
+        headers={"HX-Request": "true"},
+    )
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert html.lstrip().startswith('<div id="users-list">')
+    assert "Removed annotator from 60 users." in html
+    assert not User.objects.filter(groups__name=Role.ANNOTATOR).exists()
+    assert AuditEvent.objects.filter(action=USER_ROLES).count() == 60
+    assert user_roles(User.objects.get(pk=lead.pk)) == {Role.LEAD}
+
+
+def test_a_search_that_finds_others_now_is_not_changed_blind(
+    lead_client: Client, many_users: list[User]
+) -> None:
+    user_create(actor=None, username="rater-new", password=None, roles=[Role.ANNOTATOR])
+    response = lead_client.post(
+        reverse("user_roles_bulk") + "?q=rater",
+        {"change": "give", "role": Role.LEAD, "scope": "found", "found": "60"},
+    )
+    assert response.status_code == 400
+    assert "The search now finds 61 users, not the 60 shown" in response.content.decode()
+    assert not AuditEvent.objects.filter(action=USER_ROLES).exists()
+    # The error page's pager leads back to the Users page, not to the POST-only address.
+    assert 'href="/users/?q=rater&amp;page=2"' in response.content.decode()
+
+
+def test_nothing_ticked_is_refused(lead_client: Client, many_users: list[User]) -> None:
+    response = lead_client.post(
+        reverse("user_roles_bulk"), {"change": "give", "role": Role.LEAD, "scope": "ticked"}
+    )
+    assert response.status_code == 400
+    assert "Tick at least one user" in response.content.decode()
+    assert User.objects.filter(groups__name=Role.LEAD).count() == 1
+
+
+def test_a_lead_removing_lead_from_many_keeps_their_own(
+    lead_client: Client, lead: User, many_users: list[User]
+) -> None:
+    other = user_create(actor=None, username="lead-2", password=None, roles=[Role.LEAD])
+    response = lead_client.post(
+        reverse("user_roles_bulk"),
+        {"change": "remove", "role": Role.LEAD, "scope": "ticked", "users": [lead.pk, other.pk]},
+        headers={"HX-Request": "true"},
+    )
+    assert "Removed lead from 1 user; you keep your own lead role." in response.content.decode()
+    assert user_roles(User.objects.get(pk=lead.pk)) == {Role.LEAD}
+    assert user_roles(User.objects.get(pk=other.pk)) == set()
+
+
+def test_a_change_for_many_is_all_or_nothing(
+    lead: User, many_users: list[User], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[object] = []
+
+    def fails_the_third(**kwargs: object) -> None:
+        calls.append(kwargs)
+        if len(calls) == 3:
+            raise RuntimeError("the database went away")
+        audit_record(**kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("sejury_web.users.audit_record", fails_the_third)
+    with pytest.raises(RuntimeError):
+        users_role_change(users=many_users[:5], role=Role.REVIEWER, give=True, actor=lead)
+    assert not AuditEvent.objects.filter(action=USER_ROLES).exists()
+    assert not User.objects.filter(groups__name=Role.REVIEWER).exists()
+
+
+@pytest.mark.parametrize("who", ["reviewer_client", "annotator_client"])
+def test_only_leads_change_roles_for_many(
+    who: str, request: pytest.FixtureRequest, many_users: list[User]
+) -> None:
+    client: Client = request.getfixturevalue(who)
+    response = client.post(
+        reverse("user_roles_bulk"),
+        {"change": "give", "role": Role.LEAD, "scope": "found", "found": "62"},
+    )
+    assert response.status_code == 403
+    assert User.objects.filter(groups__name=Role.LEAD).count() == 1
+
+
+def test_the_users_page_offers_the_change_for_many(
+    lead_client: Client, many_users: list[User]
+) -> None:
+    html = lead_client.get(reverse("user_list"), {"q": "rater"}).content.decode()
+    assert html.count('form="users-bulk"') == 50  # a box on each row of the page
+    assert "all 60 users found, on all 2 pages" in html
+    assert 'action="/users/roles/?q=rater"' in html
+
+
+def ticked_ids(users: list[User]) -> list[int]:
+    return [user.pk for user in users]
