@@ -341,6 +341,8 @@ def test_the_users_page_offers_the_change_for_many(
     assert html.count('form="users-bulk"') == 50  # a box on each row of the page
     assert "all 60 users found, on all 2 pages" in html
     assert 'action="/users/roles/?q=rater"' in html
+    # Ticking the whole page waits for static/js/users.js; the rest is a plain form.
+    assert 'id="users-tick-page" aria-label="Tick every user on this page" hidden>' in html
 
 
 def ticked_ids(users: list[User]) -> list[int]:

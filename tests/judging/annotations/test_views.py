@@ -115,6 +115,11 @@ def test_a_lead_creates_a_campaign_from_the_form(
     html = page.content.decode()
     assert f'data-username="{annotator.username}"' in html
     assert 'data-username="lead"' not in html  # only annotators are offered
+    # The picker's filter and buttons wait for its script (without it, boxes ticked by hand),
+    # and the filter is never posted.
+    assert '<div class="picker-tools" id="annotator-tools" hidden>' in html
+    assert "js/annotator_picker.js" in html
+    assert '<input type="search" id="annotator-filter"' in html
     response = lead_client.post(
         reverse("judging:campaign_new"),
         {
