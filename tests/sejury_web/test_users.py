@@ -276,8 +276,10 @@ def test_a_search_that_finds_others_now_is_not_changed_blind(
     assert response.status_code == 400
     assert "The search now finds 61 users, not the 60 shown" in response.content.decode()
     assert not AuditEvent.objects.filter(action=USER_ROLES).exists()
-    # The error page's pager leads back to the Users page, not to the POST-only address.
+    # The error page's pager and search lead back to the Users page, not to the POST-only
+    # address it was rendered at.
     assert 'href="/users/?q=rater&amp;page=2"' in response.content.decode()
+    assert '<form method="get" action="/users/" class="search"' in response.content.decode()
 
 
 def test_nothing_ticked_is_refused(lead_client: Client, many_users: list[User]) -> None:
