@@ -34,6 +34,11 @@ class BundleErrors(Error):
 
     errors: list[LineError]
     more: int = Field(0, description="Errors past those listed (the list is capped)")
+    grantable: list[str] = Field(
+        default_factory=list,
+        description="Existing users without any role whom the labels name as annotators, each"
+        " with one error: `grant_annotator_role=true` gives them the annotator role",
+    )
 
 
 class DatasetOut(Schema):

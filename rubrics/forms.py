@@ -23,6 +23,15 @@ class BundleUploadForm(forms.Form):
         help_text="An existing dataset's name (or slug) adds to it; a new name creates a dataset.",
     )
     file = forms.FileField(help_text="A JSONL bundle: bug, patch and label records.")
+    grant_annotator_role = forms.BooleanField(
+        required=False,
+        label="Give the annotator role to the existing users this file names as annotators",
+        help_text=(
+            "Only to users without any role (made by an earlier import or a script); each"
+            " change is recorded in the audit trail. A lead or a reviewer is never made an"
+            " annotator by an import: annotators must stay blind to the judge's verdicts."
+        ),
+    )
 
     def clean_file(self) -> object:
         upload = self.cleaned_data["file"]

@@ -391,6 +391,9 @@ class BundleUpload(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    # The lead's option: give the annotator role to the existing users without any role whom
+    # the file's labels name (``bundle_import(grant_annotator_role=True)``).
+    grant_annotator_role = models.BooleanField(default=False)
     # FAILED: the first errors, each {"line", "field", "message"}, and how many more.
     errors = models.JSONField(default=list, blank=True)
     more_errors = models.PositiveIntegerField(default=0)

@@ -96,7 +96,10 @@ def bundle_upload(request: AuthenticatedHtmxRequest) -> HttpResponse:
         upload = form.cleaned_data["file"]
         try:
             summary = bundle_submit(
-                actor=request.user, file=upload, dataset_name=form.cleaned_data["dataset"]
+                actor=request.user,
+                file=upload,
+                dataset_name=form.cleaned_data["dataset"],
+                grant_annotator_role=form.cleaned_data["grant_annotator_role"],
             )
         except BundleImportError as exc:
             errors = exc

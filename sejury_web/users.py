@@ -3,6 +3,7 @@ and read for the Users page (the page of users, one user)."""
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth.models import Group, User
 from django.core.paginator import Page, Paginator
@@ -188,10 +189,57 @@ def users_by_folded_name(names: set[str]) -> dict[str, User]:
     return {user.username.lower(): user for user in found}
 
 
-def non_annotator_usernames() -> dict[str, str]:
+@dataclass(frozen=True)
+class NonAnnotator:
+    """An existing user without the annotator role: their name, and the roles they hold
+    (lead, reviewer; none at all for a user only an import or a script made)."""
+
+    username: str
+    roles: tuple[str, ...]
+
+
+def non_annotators() -> dict[str, NonAnnotator]:
     """Users who exist but hold no annotator role (nor are superusers), by lower-cased name."""
-    users = User.objects.filter(is_superuser=False).exclude(groups__name=Role.ANNOTATOR)
-    return {name.lower(): name for name in users.values_list("username", flat=True)}
+    rows = (
+        User.objects.filter(is_superuser=False)
+        .exclude(groups__name=Role.ANNOTATOR)
+        .values_list("username", "groups__name")
+    )
+    roles: dict[str, set[str]] = {}
+    for username, group in rows:
+        held = roles.setdefault(username, set())
+        if group in Role.values:
+            held.add(group)
+    return {name.lower(): NonAnnotator(name, tuple(sorted(held))) for name, held in roles.items()}
+
+
+@transaction.atomic
+def annotator_role_grant(
+    *, usernames: Iterable[str], actor: User | None, detail: dict[str, Any]
+) -> list[str]:
+    """Give the annotator role to those of the existing users ``usernames`` (ignoring case)
+    who hold no role at all, each change audited as the Users page's (``detail`` says why);
+    never to a lead or a reviewer, who see what annotators must not. Returns whom it gave."""
+    users = User.objects.filter(
+        pk__in=[u.pk for u in users_by_folded_name(set(usernames)).values()]
+    )
+    users = users.prefetch_related(
+        Prefetch("groups", queryset=Group.objects.filter(name__in=Role.values))
+    ).order_by("username")
+    (annotator,) = _groups([Role.ANNOTATOR])
+    granted = []
+    for user in users:
+        if user.groups.all():  # a role already (a lead, a reviewer, or an annotator)
+            continue
+        user.groups.add(annotator)
+        audit_record(
+            actor=actor,
+            action=USER_ROLES,
+            target=user,
+            detail={"before": [], "after": [Role.ANNOTATOR.value], **detail},
+        )
+        granted.append(user.username)
+    return granted
 
 
 def annotators_ensure(*, usernames: Iterable[str]) -> dict[str, User]:

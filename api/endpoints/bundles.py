@@ -10,7 +10,7 @@ from typing import IO, Any
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.http import Http404, HttpRequest, HttpResponse
-from ninja import Router
+from ninja import Query, Router
 from ninja.errors import HttpError
 from ninja.errors import ValidationError as NinjaValidationError
 
@@ -121,6 +121,7 @@ def _bundle_errors(exc: BundleImportError) -> dict[str, Any]:
         "detail": BUNDLE_INVALID,
         "errors": [{"line": e.line, "field": e.field, "message": e.message} for e in exc.errors],
         "more": exc.more,
+        "grantable": list(exc.grantable),
     }
 
 
@@ -156,7 +157,16 @@ def _bundle_errors(exc: BundleImportError) -> dict[str, Any]:
         }
     },
 )
-def dataset_bundle(request: HttpRequest, name: str) -> HttpResponse:
+def dataset_bundle(
+    request: HttpRequest,
+    name: str,
+    grant_annotator_role: bool = Query(
+        False,
+        description="Give the annotator role (audited) to the existing users without any role"
+        " whom the bundle's labels name, instead of refusing the bundle (422, `grantable` names"
+        " them); never to a lead or a reviewer",
+    ),
+) -> HttpResponse:
     """Import a JSONL bundle into the dataset ``name`` (created if new), all or nothing, as
     the Import page does: 201 (new dataset) or 200 with what was imported, 422 with every
     error's line and field. A bundle over the worker threshold is imported by the worker:
@@ -168,7 +178,12 @@ def dataset_bundle(request: HttpRequest, name: str) -> HttpResponse:
     def run() -> Answer:
         file = UploadedFile(file=stream, name=filename, size=size)
         try:
-            summary = bundle_submit(actor=user, file=file, dataset_name=name)
+            summary = bundle_submit(
+                actor=user,
+                file=file,
+                dataset_name=name,
+                grant_annotator_role=grant_annotator_role,
+            )
         except BundleImportConflict:
             retry = {"Retry-After": str(CONFLICT_RETRY_S)}
             return 409, error_body(request, 409, CONFLICT), retry
@@ -192,7 +207,8 @@ def dataset_bundle(request: HttpRequest, name: str) -> HttpResponse:
         )
 
     with stream:
-        return idempotent(request, user, fingerprint(request, name, sha256), run)
+        grant = "grant_annotator_role" if grant_annotator_role else ""
+        return idempotent(request, user, fingerprint(request, name, sha256, grant), run)
 
 
 @router.get(

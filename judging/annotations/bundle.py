@@ -10,18 +10,38 @@ from django.db.models import F
 from judging.models import Annotation, AnnotationRevision, Label
 from rubrics.bundle.base import ImportContext, KindCounts, RecordKind
 from rubrics.bundle.bugs import upsert
-from rubrics.bundle.read import KEY_FIELD, MAX_NOTE, FieldSpec, Record, shorten
+from rubrics.bundle.read import KEY_FIELD, MAX_NOTE, BundleError, FieldSpec, Record, shorten
 from rubrics.models import Dataset
-from sejury_web.users import annotators_ensure, non_annotator_usernames
+from sejury_web.users import annotator_role_grant, annotators_ensure, non_annotators
 
 # A label that is not a ``Label``, as a bundle, a Label Studio export and the labelling page's
 # service (``annotation_record``) all say it.
 UNKNOWN_LABEL = "unknown label {value!r}; expected one of: {choices}"
 BAD_ANNOTATOR = "an annotator name may hold letters, digits and @ . + - _ only"
+# An existing user named as an annotator who lacks the role: said once per user, on the
+# first line naming them, with how many lines do (``{lines}``: "this line" or "25 lines,
+# this the first").
 NOT_AN_ANNOTATOR = (
-    "{name!r} is an existing user without the annotator role; a lead must give them the "
-    "role before labels can be imported under their name"
+    "{name!r} ({lines}) is an existing user without the annotator role; import with the"
+    " option to give the annotator role to the existing users the file names as annotators,"
+    " or give it to them on the Users page"
 )
+NOT_AN_ANNOTATOR_LEAD = (
+    "{name!r} ({lines}) is a {roles} without the annotator role, which an import never gives"
+    " to a lead or a reviewer: annotators must stay blind to the judge's verdicts and to other"
+    " people's labels, which a {roles} sees; name someone else in the file, or, if they are"
+    " meant to label, a lead gives them the role on the Users page"
+)
+# ``detail`` of the audit events of a role given by an import.
+GRANTED_BY_IMPORT = "named as an annotator by an imported bundle"
+GRANTED_NOTE = (
+    "Gave the annotator role to {count} existing user{s} the file names as annotators: {names}."
+)
+
+
+def _lines_naming(count: int) -> str:
+    return "named by this line" if count == 1 else f"named by {count} lines, this the first"
+
 
 _username = UnicodeUsernameValidator()
 
@@ -87,18 +107,46 @@ class LabelKind(RecordKind):
     def check(self, record: Record, ctx: ImportContext) -> None:
         if message := ctx.reference_error("patch", record.data["patch"]):
             ctx.error(record, "patch", message)
-        # Importing labels never hands the annotator role to an existing lead or reviewer.
-        others = ctx.cached("non_annotators", non_annotator_usernames)
-        name = record.data["annotator"]
-        if name.lower() in others:
-            ctx.error(record, "annotator", NOT_AN_ANNOTATOR.format(name=others[name.lower()]))
+        # Importing labels never hands the annotator role to an existing lead or reviewer;
+        # to a user without any role only when the lead asks (``grant_annotator_role``).
+        others = ctx.cached("non_annotators", non_annotators)
+        user = others.get(record.data["annotator"].lower())
+        if user is None:
+            return
+        if not user.roles and ctx.grant_annotator_role:
+            to_grant: dict[str, str] = ctx.cached("annotators_to_grant", dict)
+            to_grant[user.username.lower()] = user.username
+            return
+        # Said once per user (``checked``), not once per line: nothing is written meanwhile.
+        refused: dict[str, list[int]] = ctx.cached("annotators_refused", dict)
+        first_and_count = refused.setdefault(user.username.lower(), [record.line, 0])
+        first_and_count[1] += 1
+        ctx.errors_pending = True
+
+    def checked(self, ctx: ImportContext) -> None:
+        refused: dict[str, list[int]] = ctx.cached("annotators_refused", dict)
+        if not refused:
+            return
+        others = ctx.cached("non_annotators", non_annotators)
+        for folded, (line, count) in refused.items():
+            user = others[folded]
+            lines = _lines_naming(count)
+            if user.roles:
+                roles = " and ".join(user.roles)
+                message = NOT_AN_ANNOTATOR_LEAD.format(name=user.username, lines=lines, roles=roles)
+            else:
+                message = NOT_AN_ANNOTATOR.format(name=user.username, lines=lines)
+                ctx.grantable.append(user.username)
+            ctx.errors.append(BundleError(line, "annotator", message))
 
     def write(self, records: list[Record], ctx: ImportContext) -> KindCounts:
         dataset = ctx.dataset
         assert dataset is not None
         if not records:
             return KindCounts()
-        users = annotators_ensure(usernames={r.data["annotator"] for r in records})
+        names = {r.data["annotator"] for r in records}
+        self._grant(names, ctx)
+        users = annotators_ensure(usernames=names)
         # Patches are written before labels: their ids are looked up once per import.
         patch_ids = ctx.cached(
             "label_patch_ids", lambda: dict(dataset.patches.values_list("key", "id"))
@@ -134,6 +182,27 @@ class LabelKind(RecordKind):
         if changing:
             _revisions_record(_batch_annotations(changing).values(), changing)
         return counts
+
+    def _grant(self, names: set[str], ctx: ImportContext) -> None:
+        """Give the annotator role, audited, to the users of this batch the lead asked to."""
+        to_grant: dict[str, str] = ctx.cached("annotators_to_grant", dict)
+        granted: list[str] = ctx.cached("annotators_granted", list)
+        folded = {name.lower() for name in names} & to_grant.keys()
+        if not folded:
+            return
+        assert ctx.dataset is not None
+        granted += annotator_role_grant(
+            usernames=[to_grant.pop(name) for name in sorted(folded)],
+            actor=ctx.actor,
+            detail={"why": GRANTED_BY_IMPORT, "dataset": ctx.dataset.name},
+        )
+
+    def finish(self, ctx: ImportContext) -> None:
+        granted: list[str] = ctx.cached("annotators_granted", list)
+        if granted:
+            names = ", ".join(sorted(granted)[:10]) + (", …" if len(granted) > 10 else "")
+            s = "" if len(granted) == 1 else "s"
+            ctx.notes.append(GRANTED_NOTE.format(count=len(granted), s=s, names=names))
 
     def export(self, dataset: Dataset) -> Iterator[dict[str, Any]]:
         annotations = (

@@ -167,3 +167,9 @@ class LabelStudioImportForm(forms.Form):
         help_text="Needed for Label Studio's Export › JSON, which gives annotators as ids:"
         ' Label Studio\'s user list (GET /api/users, saved as JSON) or {"7": "rater-01"}.',
     )
+    grant_annotator_role = forms.BooleanField(
+        required=False,
+        label="Give the annotator role to the existing users these annotations name",
+        help_text="Only to users without any role; each change is recorded in the audit trail."
+        " A lead or a reviewer is never made an annotator by an import.",
+    )

@@ -226,6 +226,7 @@ def _labelstudio_page(
                 users=users,
                 actor=request.user,
                 filename=upload.name or "",
+                grant_annotator_role=form.cleaned_data["grant_annotator_role"],
             )
         except LabelStudioImportError as error:
             import_error = error

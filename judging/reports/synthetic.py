@@ -13,6 +13,7 @@ than B_clear, as after a lead's pass). Nothing here is an LLM's output: the runs
 import dataclasses
 
 import numpy as np
+from django.contrib.auth.hashers import make_password
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils.text import slugify
@@ -25,6 +26,9 @@ SOURCES = ("agent-a", "agent-b", "apr-tool", "llm-fixer")
 BUG_TYPES = ("wrong_operator", "null_check", "off_by_one", "missing_case", "api_misuse")
 TEAM = ["rubric", "s1b", "s2"]
 DIFF = "--- a/src/m{bug}.py\n+++ b/src/m{bug}.py\n@@ -1 +1 @@\n-x = {bug}\n+x = {patch}\n"
+# The made-up annotators' names: a prefix no real dataset's annotators have (le2019's are
+# ``rater-01``…``rater-37``), so that importing real labels never meets them (issue 28).
+RATER_PREFIX = "demo-rater-"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,7 +48,8 @@ class Shape:
 @transaction.atomic
 def synthetic_dataset(name: str, shape: Shape) -> Dataset:
     """A new dataset ``name`` with ``shape``'s bugs, patches, labels, adjudications and
-    finished runs (annotators ``rater-NN`` are made as needed, without a password, or reused)."""
+    finished runs (annotators ``demo-rater-NN`` are made as needed, without a role and with an
+    unusable password so that nobody logs in as them, or reused)."""
     if shape.labels_per_patch > shape.annotators:
         raise ValueError(
             f"synthetic_dataset: {shape.labels_per_patch} labels a patch need as many"
@@ -83,7 +88,10 @@ def synthetic_dataset(name: str, shape: Shape) -> Dataset:
     )
 
     raters = [
-        User.objects.get_or_create(username=f"rater-{a:02d}")[0] for a in range(shape.annotators)
+        User.objects.get_or_create(
+            username=f"{RATER_PREFIX}{a:02d}", defaults={"password": make_password(None)}
+        )[0]
+        for a in range(shape.annotators)
     ]
     accuracy = rng.uniform(0.8, 0.97, size=len(raters))
     labels = []

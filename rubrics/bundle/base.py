@@ -39,13 +39,24 @@ T = TypeVar("T")
 class BundleImportError(Exception):
     """The bundle is invalid; nothing was written. ``errors`` says what and where."""
 
-    def __init__(self, errors: list[BundleError], *, more: int = 0) -> None:
+    def __init__(
+        self, errors: list[BundleError], *, more: int = 0, grantable: tuple[str, ...] = ()
+    ) -> None:
         self.errors = errors
         self.more = more
+        # Existing users without any role that the file names as annotators: each has one
+        # error, which the import's option ``grant_annotator_role`` would remove.
+        self.grantable = grantable
         lines = [str(e) for e in errors]
         if more:
             lines.append(MORE_ERRORS.format(count=more, shown=len(errors)))
         super().__init__("\n".join(lines))
+
+    @property
+    def only_grantable(self) -> bool:
+        """The annotator role is all that stops the import: every error is a user's whom
+        ``grant_annotator_role`` would give it."""
+        return bool(self.grantable) and len(self.grantable) == len(self.errors) + self.more
 
 
 class BundleImportConflict(BundleImportError):
@@ -80,8 +91,16 @@ class ImportContext:
         *,
         file_keys: dict[str, set[str]] | None = None,
         invalid_keys: dict[str, dict[str, int]] | None = None,
+        grant_annotator_role: bool = False,
     ) -> None:
         self.dataset = dataset
+        # The lead's option: give the annotator role to the existing users without any role
+        # whom the file names as annotators (the ``label`` kind), instead of refusing.
+        self.grant_annotator_role = grant_annotator_role
+        self.grantable: list[str] = []  # …those users, when the option is not given
+        # Set by a kind whose errors it reports only once its records are all checked
+        # (``RecordKind.checked``): nothing is written meanwhile.
+        self.errors_pending = False
         self.actor: User | None = None  # set for the write: who imports
         self.errors: ErrorSink = []
         self.notes: list[str] = []
@@ -155,6 +174,10 @@ class RecordKind:
     def write(self, records: list[Record], ctx: ImportContext) -> KindCounts:
         """Write one batch of checked records."""
         raise NotImplementedError
+
+    def checked(self, ctx: ImportContext) -> None:
+        """After every record of the kind is checked, written or not: for errors said once
+        for many records (set ``ctx.errors_pending`` when the first is seen)."""
 
     def finish(self, ctx: ImportContext) -> None:
         """After every batch is written (also when the file holds no record of the kind)."""

@@ -35,7 +35,6 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import IO
 
-import numpy as np
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
@@ -124,10 +123,10 @@ class ErrorList:
         """The kept errors, by line (errors without a line first), in the order found."""
         return [error for _, _, error in sorted(self._heap, reverse=True)]
 
-    def raise_if_any(self) -> None:
+    def raise_if_any(self, *, grantable: tuple[str, ...] = ()) -> None:
         if self.count:
             kept = self.first()
-            raise BundleImportError(kept, more=self.count - len(kept))
+            raise BundleImportError(kept, more=self.count - len(kept), grantable=grantable)
 
 
 def _identity_hash(kind: str, what: str) -> int:
@@ -193,6 +192,7 @@ def _mark_duplicates(stream: IO[bytes], scan: _Scan, errors: ErrorList) -> None:
 
     Equal hashes are only candidates: their lines are read again and compared exactly.
     """
+    import numpy as np  # here: every process imports this module at start, few import bundles
     hashes = np.frombuffer(scan.hashes, dtype=np.uint64) if scan.hashes else np.empty(0)
     values, counts = np.unique(hashes, return_counts=True)
     repeated = values[counts > 1]
@@ -253,7 +253,7 @@ def _check_and_write(
 
         def flush(kind: RecordKind = kind, total: KindCounts = total) -> None:
             nonlocal batch, batch_bytes
-            if writing and not errors and batch:
+            if writing and not errors and not ctx.errors_pending and batch:
                 written = kind.write(batch, ctx)
                 total.created += written.created
                 total.updated += written.updated
@@ -273,6 +273,7 @@ def _check_and_write(
                         f"importing {kind.name} records", SCAN_SHARE + (1 - SCAN_SHARE) * share
                     )
         flush()
+        kind.checked(ctx)
         if writing and not errors:
             kind.finish(ctx)
     return counts
@@ -312,6 +313,7 @@ def bundle_import(
     filename: str = "",
     progress: Progress | None = None,
     written: Callable[[BundleImport], None] | None = None,
+    grant_annotator_role: bool = False,
 ) -> ImportSummary:
     """Import a bundle into the dataset ``dataset_name`` (created if new), all or nothing.
 
@@ -320,6 +322,9 @@ def bundle_import(
     copied to a temporary file first); ``progress`` hears how far the import is.
     ``written`` is called with the import's record inside its transaction, once every line
     is written: what it writes commits with the import, and what it raises rolls it back.
+    ``grant_annotator_role``: the existing users without any role whom the file's labels
+    name get the annotator role (audited) instead of refusing the import; a lead or a
+    reviewer never does.
 
     Raises :class:`BundleImportError` listing every problem (up to the configured cap);
     in that case nothing has been written.
@@ -330,7 +335,16 @@ def bundle_import(
         raise BundleImportError(name_errors)
     try:
         with _seekable(source) as stream:
-            return _import(stream, dataset, dataset_name, actor, filename, progress, written)
+            return _import(
+                stream,
+                dataset,
+                dataset_name,
+                actor,
+                filename,
+                progress,
+                written,
+                grant_annotator_role,
+            )
     except IntegrityError as exc:  # a concurrent import created the same rows first
         raise BundleImportConflict([BundleError(None, None, CONCURRENT_IMPORT)]) from exc
 
@@ -360,6 +374,7 @@ def _import(
     filename: str,
     progress: Progress | None,
     written: Callable[[BundleImport], None] | None = None,
+    grant_annotator_role: bool = False,
 ) -> ImportSummary:
     limit = settings.SEJURY_BUNDLE_MAX_BYTES
     stream: IO[bytes] = _Stream(source)  # type: ignore[assignment]
@@ -372,7 +387,12 @@ def _import(
     if scan.records == 0 and not errors:
         errors.append(BundleError(None, None, EMPTY_FILE))
     writing = not errors
-    ctx = ImportContext(dataset, file_keys=scan.file_keys, invalid_keys=scan.invalid_keys)
+    ctx = ImportContext(
+        dataset,
+        file_keys=scan.file_keys,
+        invalid_keys=scan.invalid_keys,
+        grant_annotator_role=grant_annotator_role,
+    )
     ctx.errors = errors
     ctx.actor = actor if actor and actor.pk else None
     with transaction.atomic() if writing else nullcontext():
@@ -380,7 +400,7 @@ def _import(
         if writing and dataset is None:
             ctx.dataset = dataset = Dataset.objects.create(name=name, slug=dataset_slug(name))
         counts = _check_and_write(stream, scan, ctx, errors, writing=writing, progress=progress)
-        errors.raise_if_any()
+        errors.raise_if_any(grantable=tuple(ctx.grantable))
         assert dataset is not None
         unchanged = not created and all(c.created == 0 and c.updated == 0 for c in counts.values())
         record = BundleImport.objects.create(

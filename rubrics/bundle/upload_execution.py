@@ -119,6 +119,7 @@ def bundle_upload_run(*, upload_id: int, attempt: int = 0) -> BundleUpload:
                 filename=upload.filename,
                 progress=_ProgressWriter(upload),
                 written=imported,
+                grant_annotator_role=upload.grant_annotator_role,
             )
     except _Superseded:
         return BundleUpload.objects.get(pk=upload_id)

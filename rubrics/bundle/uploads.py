@@ -36,20 +36,31 @@ def worker_bytes() -> int:
 
 
 def bundle_submit(
-    *, actor: User, file: UploadedFile, dataset_name: str
+    *, actor: User, file: UploadedFile, dataset_name: str, grant_annotator_role: bool = False
 ) -> ImportSummary | BundleUpload:
     """Import a bundle sent through a door (the Import page, the API): here and now when it
     is small, all or nothing, raising ``BundleImportError`` with every error's line; by the
     worker when it is over ``worker_bytes()``: then the queued upload, whose page or status
-    URL the door sends its caller to."""
+    URL the door sends its caller to. ``grant_annotator_role``: as ``bundle_import``'s."""
     if (file.size or 0) > worker_bytes():
-        return bundle_upload_queue(actor=actor, file=file, dataset_name=dataset_name)
+        return bundle_upload_queue(
+            actor=actor,
+            file=file,
+            dataset_name=dataset_name,
+            grant_annotator_role=grant_annotator_role,
+        )
     return bundle_import(
-        source=file, dataset_name=dataset_name, actor=actor, filename=file.name or ""
+        source=file,
+        dataset_name=dataset_name,
+        actor=actor,
+        filename=file.name or "",
+        grant_annotator_role=grant_annotator_role,
     )
 
 
-def bundle_upload_queue(*, actor: User, file: UploadedFile, dataset_name: str) -> BundleUpload:
+def bundle_upload_queue(
+    *, actor: User, file: UploadedFile, dataset_name: str, grant_annotator_role: bool = False
+) -> BundleUpload:
     """Save ``file`` and queue its import into ``dataset_name`` by the worker."""
     relative = Path(UPLOAD_DIR) / f"{uuid.uuid4().hex}.jsonl"
     target = Path(settings.VAR_DIR) / relative
@@ -67,6 +78,7 @@ def bundle_upload_queue(*, actor: User, file: UploadedFile, dataset_name: str) -
                 path=str(relative),
                 size=size,
                 uploaded_by=actor if actor.pk else None,
+                grant_annotator_role=grant_annotator_role,
             )
             enqueue_on_commit(bundle_upload_run_task, upload.pk, upload.attempt)
     except BaseException:

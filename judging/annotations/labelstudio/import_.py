@@ -449,11 +449,14 @@ def labelstudio_import(
     users: dict[str, Who] | None = None,
     actor: User | None,
     filename: str = "",
+    grant_annotator_role: bool = False,
 ) -> LabelStudioSummary:
     """Import the annotations of Label Studio's JSON export ``source`` as labels of
     ``dataset``'s patches (of ``campaign``'s tasks, if given), all or nothing.
 
     ``users`` is the users file, by Label Studio user id (:func:`users_mapping`).
+    ``grant_annotator_role``: as ``bundle_import``'s (existing users without any role whom the
+    annotations name get the annotator role, audited; never a lead or a reviewer).
     Raises :class:`LabelStudioImportError` with every problem; then nothing was written.
     """
     tasks, errors = _load(source)
@@ -502,6 +505,7 @@ def labelstudio_import(
                 dataset_name=dataset.name,
                 actor=actor,
                 filename=f"Label Studio: {filename}"[:255],
+                grant_annotator_role=grant_annotator_role,
             )
             if errors:
                 raise _RollBack

@@ -31,6 +31,12 @@ class Command(BaseCommand):
             ' to user names or e-mails: {"7": "rater-01", …}; needed for Label Studio\'s'
             " Export › JSON, whose completed_by is a bare user id",
         )
+        parser.add_argument(
+            "--grant-annotator-role",
+            action="store_true",
+            help="give the annotator role (audited) to the existing users without any role"
+            " whom the annotations name; never to a lead or a reviewer",
+        )
 
     def handle(self, *args: Any, path: Path, **options: Any) -> None:
         dataset, campaign = scope_from(options)
@@ -47,6 +53,7 @@ class Command(BaseCommand):
                     users=users,
                     actor=None,
                     filename=path.name,
+                    grant_annotator_role=options.get("grant_annotator_role", False),
                 )
         except LabelStudioImportError as exc:
             raise CommandError(f"{path}: nothing was imported:\n{exc}") from exc

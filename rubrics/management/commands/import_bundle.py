@@ -29,8 +29,21 @@ class Command(BaseCommand):
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("path", type=Path)
         parser.add_argument("--dataset", required=True, help="dataset name; created if new")
+        parser.add_argument(
+            "--grant-annotator-role",
+            action="store_true",
+            help="give the annotator role (audited) to the existing users without any role"
+            " whom the file's labels name; never to a lead or a reviewer",
+        )
 
-    def handle(self, *args: Any, path: Path, dataset: str, **options: Any) -> None:
+    def handle(
+        self,
+        *args: Any,
+        path: Path,
+        dataset: str,
+        grant_annotator_role: bool = False,
+        **options: Any,
+    ) -> None:
         if not path.is_file():
             raise CommandError(f"{path}: no such file")
         limit = settings.SEJURY_BUNDLE_MAX_BYTES
@@ -39,8 +52,18 @@ class Command(BaseCommand):
         try:
             with path.open("rb") as source:
                 summary = bundle_import(
-                    source=source, dataset_name=dataset, actor=None, filename=path.name
+                    source=source,
+                    dataset_name=dataset,
+                    actor=None,
+                    filename=path.name,
+                    grant_annotator_role=grant_annotator_role,
                 )
         except BundleImportError as exc:
-            raise CommandError(f"{path}: nothing was imported:\n{exc}") from exc
+            hint = ""
+            if exc.grantable:
+                hint = (
+                    f"\n--grant-annotator-role gives the annotator role to the {len(exc.grantable)}"
+                    " existing users without any role named above."
+                )
+            raise CommandError(f"{path}: nothing was imported:\n{exc}{hint}") from exc
         self.stdout.write("\n".join(summary_lines(summary)))

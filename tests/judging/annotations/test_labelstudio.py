@@ -568,3 +568,33 @@ def test_the_export_command_takes_a_runs_verdicts_only_of_the_same_dataset(
         call_command("labelstudio_export", dataset="ls-demo", with_predictions=other.pk)
     with pytest.raises(CommandError, match=UNKNOWN_CAMPAIGN.format(campaign=999)):
         call_command("labelstudio_export", campaign=999)
+
+
+def test_a_user_without_a_role_is_named_once_and_imported_when_the_lead_gives_it(
+    campaign: Campaign, lead: User
+) -> None:
+    """As a bundle's labels (issue 28): refused once per user, imported with the option."""
+    carol = User.objects.create(username="carol", email="carol@example.org")
+    carol.set_unusable_password()
+    carol.save()
+    tasks = tasks_export(dataset=campaign.dataset, campaign=campaign)
+    exported = as_file(labelstudio_export(json.loads(json.dumps(tasks)), GIVEN))
+
+    def run(*, grant: bool) -> None:
+        labelstudio_import(
+            source=io.BytesIO(exported),
+            dataset=campaign.dataset,
+            campaign=campaign,
+            actor=lead,
+            grant_annotator_role=grant,
+        )
+
+    with pytest.raises(LabelStudioImportError) as raised:
+        run(grant=False)
+    (error,) = raised.value.errors
+    assert "'carol' (named by this line) is an existing user without the annotator role" in str(
+        error
+    )
+    run(grant=True)
+    assert labels_of(campaign.dataset)[("P-2", "carol")] == ("INVALID", "Overfits.")
+    assert [e.action for e in audit_events(carol)] == ["user.roles"]

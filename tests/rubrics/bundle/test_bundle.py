@@ -148,7 +148,7 @@ def test_annotator_names_are_case_insensitive() -> None:
 def test_labels_never_give_the_annotator_role_to_an_existing_lead(lead: User) -> None:
     errors = import_errors(*GOOD, label("P-2", annotator="LEAD"))
     assert [(e.line, e.field) for e in errors] == [(6, "annotator")]
-    assert "'lead' is an existing user without the annotator role" in errors[0].message
+    assert "'lead' (named by this line) is a lead without the annotator role" in errors[0].message
     assert not lead.groups.filter(name=Role.ANNOTATOR).exists()
 
 
