@@ -16,6 +16,7 @@ from django.http import HttpResponse
 from django.test import Client, TestCase
 from django.urls import reverse
 
+from judging.management.commands.load_demo import REPORT_DEMO_SHAPE, Command
 from judging.models import Annotation
 from judging.reports.synthetic import RATER_PREFIX, Shape, synthetic_dataset
 from rubrics.bundle.base import BundleImportError
@@ -169,3 +170,14 @@ def test_a_large_upload_carries_the_grant_to_the_worker(
     assert (done.grant_annotator_role, done.status) == (True, BundleUpload.Status.DONE)
     assert rater.groups.filter(name=Role.ANNOTATOR).exists()
     assert AuditEvent.objects.get(action=USER_ROLES).actor == lead
+
+
+def test_the_real_le2019_bundle_imports_after_the_demo_report_data(le2019_bundle: Path) -> None:
+    """The bug of issue 28: the demo's made-up raters took le2019's annotators' names."""
+    Command(stdout=io.StringIO())._demo_report_data()
+    assert User.objects.filter(username__startswith=RATER_PREFIX).count() == (
+        REPORT_DEMO_SHAPE.annotators
+    )
+    with le2019_bundle.open("rb") as f:
+        summary = bundle_import(source=f, dataset_name="defects4j-le2019", actor=None)
+    assert summary.counts["label"].created == 950
