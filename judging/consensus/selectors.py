@@ -17,6 +17,7 @@ import bisect
 import dataclasses
 from collections import Counter
 from collections.abc import Iterable
+from enum import StrEnum
 from typing import Any
 
 from django.db.models import Count, QuerySet
@@ -339,6 +340,37 @@ def adjudication_item(*, patch: Patch, campaign: Campaign | None = None) -> Adju
     return AdjudicationItem(
         patch, state, _labels_by_patch([patch.pk]).get(patch.pk, []), adjudication
     )
+
+
+def patches_consensus(*, dataset: Dataset, patch_ids: Iterable[int]) -> dict[int, PatchConsensus]:
+    """The consensus of each of these patches of ``dataset``, under the dataset's rule (a lead's
+    adjudication wins), as every dataset-wide page and a run's verdicts compare with it: each
+    patch asked for is answered, one nobody labelled as ``TOO_FEW`` with no consensus. In two
+    queries, however many patches."""
+    ids = sorted(set(patch_ids))
+    found = dataset_consensus(dataset, patch_ids=ids) if ids else {}
+    return {
+        patch_id: found.get(patch_id) or PatchConsensus(patch_id, {}, State.TOO_FEW, None)
+        for patch_id in ids
+    }
+
+
+class JudgeAgreement(StrEnum):
+    """Whether a verdict agrees with the human consensus on its patch."""
+
+    AGREES = "agrees"
+    DISAGREES = "disagrees"
+    NO_CONSENSUS = "no consensus yet"  # the humans have not agreed (or not labelled) yet
+    NO_VERDICT = "no verdict"  # the judge has not given one (pending, failed)
+
+
+def judge_agreement(verdict: str, consensus: PatchConsensus | None) -> JudgeAgreement:
+    """``verdict`` (VALID, INVALID or "" when there is none) against ``consensus``."""
+    if not verdict:
+        return JudgeAgreement.NO_VERDICT
+    if consensus is None or consensus.consensus is None:
+        return JudgeAgreement.NO_CONSENSUS
+    return JudgeAgreement.AGREES if verdict == consensus.consensus else JudgeAgreement.DISAGREES
 
 
 def adjudication_datasets() -> QuerySet[Dataset]:
