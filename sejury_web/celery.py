@@ -8,6 +8,12 @@ from celery.signals import worker_init
 from kombu import transport as kombu_transports
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "sejury_web.settings")
+# A starting worker skips Django's system checks (celery's ``--skip-checks``, unless the
+# environment says otherwise): Celery's Django fixup would run them all and discard what they
+# find, and reading the URLconf and the template libraries for them imports every page, the
+# API (ninja, pydantic) and the report's numpy and scipy, which no task needs at start (more
+# than a second of CPU a worker). ``manage.py migrate`` and ``check --deploy`` run them.
+os.environ.setdefault("CELERY_SKIP_CHECKS", "true")
 
 app = Celery("sejury_web")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -193,6 +193,7 @@ def _mark_duplicates(stream: IO[bytes], scan: _Scan, errors: ErrorList) -> None:
     Equal hashes are only candidates: their lines are read again and compared exactly.
     """
     import numpy as np  # here: every process imports this module at start, few import bundles
+
     hashes = np.frombuffer(scan.hashes, dtype=np.uint64) if scan.hashes else np.empty(0)
     values, counts = np.unique(hashes, return_counts=True)
     repeated = values[counts > 1]
