@@ -13,16 +13,18 @@ class JudgingConfig(AppConfig):
         from judging.annotations.bundle import LabelKind
         from judging.annotations.selectors import LabelCounts
         from judging.consensus.rubric_feedback import ConsensusDisagreements
+        from judging.consensus.verdicts import ConsensusVerdicts
         from judging.runs.webhooks import webhook_task_register
         from judging.tasks import delivery_attempt_task
         from rubrics.bundle.base import register_kind
         from rubrics.review.disagreements import disagreement_source_register
-        from rubrics.selectors import label_source_register
+        from rubrics.selectors import label_source_register, verdict_source_register
 
         register_kind(LabelKind())
         webhook_task_register(delivery_attempt_task)
         label_source_register(LabelCounts())
         disagreement_source_register(ConsensusDisagreements())
+        verdict_source_register(ConsensusVerdicts())
 
         from judging.runs.services import (
             batch_runs_resume_cancelled,

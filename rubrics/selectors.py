@@ -1,5 +1,6 @@
 """Reads of datasets, bugs, patches and golden rubrics, shaped for the pages that show them;
-the labels those pages show come from the ``LabelSource`` that judging registers."""
+the labels those pages show come from the ``LabelSource`` that judging registers, a patch's
+verdicts and consensus from its ``VerdictSource``."""
 
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
@@ -76,6 +77,85 @@ def label_source_register(source: LabelSource) -> None:
 
 def label_source() -> LabelSource:
     return _label_source
+
+
+# -- verdicts -------------------------------------------------------------------------------
+# Judging runs, their verdicts and the human consensus are judging's too. The patch page sets
+# each run's verdict beside the consensus, so judging registers a VerdictSource here from its
+# AppConfig.ready(), as it does its LabelSource.
+
+
+@dataclass(frozen=True)
+class MemberVerdict:
+    """One member of a run's team on the patch."""
+
+    name: str  # the strategy's name, e.g. "s3"
+    label: str  # its human name
+    status: str  # "done", "failed", or "" when it has not judged the patch yet
+    score: float | None  # 0–100
+    verdict: str  # the rubric judge's VALID or INVALID; "" for a scoring member
+
+
+@dataclass(frozen=True)
+class RunVerdict:
+    """One run's verdict on the patch, and whether it agrees with the human consensus."""
+
+    run_id: int
+    run_name: str
+    run_url: str
+    verdict_url: str
+    status: str  # the judgment's: "pending", "done", "failed"
+    verdict: str  # the team's VALID or INVALID; "" when it has none
+    score: float | None  # on the run's scale, scale_lo–scale_hi
+    scale_lo: float
+    scale_hi: float
+    threshold: float
+    margin: float | None  # the score's distance from the threshold, as a share of the scale
+    agreement: str  # "agrees", "disagrees", "no consensus yet", "no verdict"
+    members: tuple[MemberVerdict, ...]
+
+
+@dataclass(frozen=True)
+class PatchVerdicts:
+    """Every judging run's verdict on a patch (newest run first), beside the consensus."""
+
+    runs: tuple[RunVerdict, ...]
+    consensus: str | None  # VALID or INVALID; None while the humans have not agreed
+    consensus_state: str  # how it was reached, or why there is none, in words
+
+    @property
+    def agreeing(self) -> int:
+        return sum(run.agreement == "agrees" for run in self.runs)
+
+    @property
+    def compared(self) -> int:
+        """How many runs' verdicts could be compared with a consensus."""
+        return sum(run.agreement in ("agrees", "disagrees") for run in self.runs)
+
+
+class VerdictSource(Protocol):
+    def patch_verdicts(self, *, patch: Patch) -> PatchVerdicts: ...
+
+
+class NoVerdicts:
+    """The source when no app judges patches."""
+
+    def patch_verdicts(self, *, patch: Patch) -> PatchVerdicts:
+        return PatchVerdicts(runs=(), consensus=None, consensus_state="")
+
+
+_verdict_source: VerdictSource = NoVerdicts()
+
+
+def verdict_source_register(source: VerdictSource) -> None:
+    global _verdict_source
+    _verdict_source = source
+
+
+def patch_verdicts(*, patch: Patch) -> PatchVerdicts:
+    """Each judging run's verdict on ``patch`` beside the human consensus, in a fixed number
+    of queries however many runs judged it (for leads and reviewers: no one's label)."""
+    return _verdict_source.patch_verdicts(patch=patch)
 
 
 def _count(queryset: QuerySet, group_by: str, counted: str) -> Coalesce:

@@ -247,15 +247,18 @@ def bug_detail(request: AuthenticatedHtmxRequest, slug: str, bug_key: str) -> Ht
 def patch_detail(request: AuthenticatedHtmxRequest, slug: str, patch_key: str) -> HttpResponse:
     dataset = selectors.dataset_get(slug=slug)
     patch = selectors.patch_get(dataset=dataset, key=patch_key)
+    is_lead = user_has_role(request.user, Role.LEAD)
     context = {
         "dataset": dataset,
         "patch": patch,
         "bug": patch.bug,
         "duplicates": selectors.patch_duplicates(patch=patch),
+        # Reviewers see each run's verdict and the consensus (as the rubric editor shows them
+        # the judge's disagreements), not who labelled what, nor the runs' pages (leads').
+        "verdicts": selectors.patch_verdicts(patch=patch),
+        "is_lead": is_lead,
         # Labels are the leads' to see: reviewers refine rubrics without human verdicts.
-        "labels": selectors.patch_labels(patch=patch)
-        if user_has_role(request.user, Role.LEAD)
-        else None,
+        "labels": selectors.patch_labels(patch=patch) if is_lead else None,
     }
     return render(request, "rubrics/patch_detail.html", context)
 

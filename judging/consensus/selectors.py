@@ -189,6 +189,11 @@ def _labels_by_patch(patch_ids: Iterable[int]) -> dict[int, list[GivenLabel]]:
     return labels
 
 
+def labels_of(*, patch_id: int) -> list[GivenLabel]:
+    """One patch's labels by annotator name, in one query (for leads: who said what)."""
+    return _labels_by_patch([patch_id]).get(patch_id, [])
+
+
 def adjudication_queue_outline(
     *, dataset: Dataset, campaign: Campaign | None = None
 ) -> AdjudicationQueue:

@@ -23,6 +23,7 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HTMX_STOP_POLLING, trigger_client_event
 
 from judging.annotations.services import CampaignError
+from judging.consensus.verdicts import verdict_humans
 from judging.models import Context, JudgingRun, PatchJudgment
 from judging.runs import selectors as run_selectors
 from judging.runs import services
@@ -419,6 +420,8 @@ def verdict_detail(
         "judgment": verdict.judgment,
         "patch": verdict.judgment.patch,
         "rejection": rejection_of(judgment_id=verdict.judgment.pk),
+        # The page is the leads': the consensus with who said what.
+        "humans": verdict_humans(judgment=verdict.judgment),
         "offline_marker": OFFLINE_MARKER,
         **_run_context(run),
     }
