@@ -21,7 +21,20 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from enum import StrEnum
 
-from django.db.models import QuerySet
+from django.db.models import (
+    Case,
+    CharField,
+    Count,
+    F,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
+from django.db.models.functions import Coalesce
 
 from judging.models import Adjudication, Annotation, Campaign, Label
 
@@ -123,6 +136,60 @@ def patch_consensus(
         return PatchConsensus(patch_id, labels, State.MAJORITY, most)
     state = State.DISPUTED if len(set(decisive)) > 1 else State.TOO_FEW
     return PatchConsensus(patch_id, labels, state, None)
+
+
+def _label_count(patch_ref: str, label: str) -> Coalesce:
+    """How many annotators gave the patch at ``patch_ref`` (an outer field) ``label``."""
+    labels = (
+        Annotation.objects.filter(patch_id=OuterRef(patch_ref), label=label)
+        .order_by()
+        .values("patch_id")
+        .annotate(count=Count("pk"))
+        .values("count")
+    )
+    return Coalesce(Subquery(labels, output_field=IntegerField()), 0)
+
+
+def with_consensus(
+    queryset: QuerySet, rule: ConsensusRule, *, patch_ref: str = "patch_id", name: str = "consensus"
+) -> QuerySet:
+    """``queryset`` annotated with ``name``: the consensus of the patch at ``patch_ref`` under
+    ``rule`` (VALID, INVALID, or None while it waits or has no label), ``patch_consensus`` in
+    SQL, so that a page can filter and count by it without reading every label
+    (``tests/judging/runs/test_run_humans.py`` checks it against ``patch_consensus``)."""
+    adjudicated = Adjudication.objects.filter(patch_id=OuterRef(patch_ref)).values("label")[:1]
+    valid, invalid = f"_{name}_valid", f"_{name}_invalid"
+    queryset = queryset.annotate(
+        **{
+            f"_{name}_adjudicated": Subquery(adjudicated, output_field=CharField()),
+            valid: _label_count(patch_ref, Label.VALID),
+            invalid: _label_count(patch_ref, Label.INVALID),
+        }
+    )
+    whens = [
+        When(
+            Q(**{f"_{name}_adjudicated__isnull": False}) & ~Q(**{f"_{name}_adjudicated": ""}),
+            then=F(f"_{name}_adjudicated"),
+        ),
+        When(Q(**{f"{valid}__gte": MIN_DECISIVE_LABELS, invalid: 0}), then=Value(Label.VALID)),
+        When(Q(**{f"{invalid}__gte": MIN_DECISIVE_LABELS, valid: 0}), then=Value(Label.INVALID)),
+    ]
+    if ConsensusRule(rule) == ConsensusRule.MAJORITY:
+        # Two thirds of three or more decisive labels: never a tie.
+        numerator, denominator = MAJORITY_SHARE
+        queryset = queryset.annotate(**{f"_{name}_decisive": F(valid) + F(invalid)})
+        for label, count in ((Label.VALID, valid), (Label.INVALID, invalid)):
+            share = f"_{name}_{label.lower()}_share"  # ≥ 0: at least two thirds
+            queryset = queryset.annotate(
+                **{share: F(count) * denominator - F(f"_{name}_decisive") * numerator}
+            )
+            whens.append(
+                When(
+                    Q(**{f"{share}__gte": 0, f"_{name}_decisive__gte": MIN_MAJORITY_LABELS}),
+                    then=Value(label),
+                )
+            )
+    return queryset.annotate(**{name: Case(*whens, default=Value(None), output_field=CharField())})
 
 
 def consensus_rule_for(dataset: Dataset, campaign: Campaign | None) -> ConsensusRule:

@@ -3,10 +3,13 @@ prompt and answer behind it, and two runs compared patch by patch (the run list 
 ``judging.runs.selectors.runs_page``).
 
 A page of the verdict table costs the same at 10,000 patches as at 10: a count, one query
-for the page of judgments and one for their members' results (with the rubric revisions they
-were judged with, and their rubrics' golden ones: a stale verdict is marked). While a run
-runs, its page asks for the rows it shows that have changed since (``verdict_rows_changed``):
-two queries, however many rows.
+for the page of judgments, one for their members' results (with the rubric revisions they
+were judged with, and their rubrics' golden ones: a stale verdict is marked), and two for the
+human consensus of the page's patches (their labels and adjudications: never the run's
+other patches'). The filter "the judge disagrees with humans" computes the consensus in SQL
+(``with_consensus``), so that the count and the page need no patch's labels in Python. While
+a run runs, its page asks for the rows it shows that have changed since
+(``verdict_rows_changed``): four queries, however many rows.
 """
 
 import json
@@ -18,6 +21,7 @@ from urllib.parse import urlencode
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 
+from judging.consensus.rules import ConsensusRule, State, dataset_consensus, with_consensus
 from judging.models import (
     BugStep,
     JudgingRun,
@@ -35,6 +39,7 @@ from sejury_web.llm.models import LLMCall
 
 VERDICTS_PER_PAGE = 50
 VERDICTS = (Label.VALID, Label.INVALID)
+WAITING = "waiting"  # the Humans column of a patch labelled whose consensus is not settled
 # Sort keys of the verdict table besides the members' names, and the field each orders by.
 SORT_FIELDS = {
     "patch": "patch__sort_key",
@@ -74,6 +79,7 @@ class TableQuery:
     status: str = ""
     q: str = ""
     stale: bool = False  # only the patches whose rubric verdict is stale
+    disagrees: bool = False  # only the verdicts the human consensus contradicts
     sort: str = DEFAULT_SORT
     page: int | str = 1
 
@@ -90,6 +96,7 @@ class TableQuery:
             status=status if status in PatchJudgment.Status.values else "",
             q=str(params.get("q", "")).strip(),
             stale=str(params.get("stale", "")) in TRUE,
+            disagrees=str(params.get("disagrees", "")) in TRUE,
             sort=sort,
             page=params.get("page", 1),
         )
@@ -110,6 +117,7 @@ class TableQuery:
             "status": query.status,
             "q": query.q,
             "stale": "1" if query.stale else "",
+            "disagrees": "1" if query.disagrees else "",
             "sort": "" if query.sort == DEFAULT_SORT else query.sort,
             "page": "" if str(query.page) == "1" else query.page,
         }
@@ -135,6 +143,14 @@ class VerdictRow:
     members: list[StrategyResult | None]  # in team order; None before a member ends
     margin: float | None  # the score's distance from the threshold, a share of the scale
     stale: str = ""  # why the rubric verdict is stale ("" when it is not)
+    # The human consensus: VALID, INVALID, WAITING (labelled, not settled) or "" (no label).
+    humans: str = ""
+
+    @property
+    def disagrees(self) -> bool:
+        """The verdict is done and the consensus says the other label."""
+        verdict = self.judgment.verdict
+        return self.humans in VERDICTS and verdict in VERDICTS and verdict != self.humans
 
     @property
     def members_ended(self) -> int:
@@ -189,12 +205,37 @@ def _verdict_rows(
             golden_number=F("rubric_revision__rubric__golden_revision__number"),
         )
     by_member = {(result.judgment_id, result.strategy): result for result in results}
+    humans = _humans(run, judgments)
     rows: list[VerdictRow] = []
     for judgment in judgments:
         members = [by_member.get((judgment.pk, member.name)) for member in team]
         certainty = None if judgment.score is None else margin(judgment.score, run)
-        rows.append(VerdictRow(judgment, members, certainty, _stale_note(members)))
+        rows.append(
+            VerdictRow(
+                judgment,
+                members,
+                certainty,
+                _stale_note(members),
+                humans.get(judgment.patch_id, ""),
+            )
+        )
     return rows
+
+
+def _humans(run: JudgingRun, judgments: list[PatchJudgment]) -> dict[int, str]:
+    """The human consensus of ``judgments``' patches only, under the dataset's rule (as the
+    agreement report without a campaign): VALID, INVALID, or WAITING while labelled but not
+    settled. Two queries (their labels, their adjudications); none without judgments."""
+    if not judgments:
+        return {}
+    consensus = dataset_consensus(
+        run.dataset, patch_ids=sorted({judgment.patch_id for judgment in judgments})
+    )
+    return {
+        patch_id: state.consensus or WAITING
+        for patch_id, state in consensus.items()
+        if state.consensus or state.state in (State.DISPUTED, State.TOO_FEW)
+    }
 
 
 def run_verdicts(*, run: JudgingRun, query: TableQuery) -> VerdictTable:
@@ -211,6 +252,15 @@ def run_verdicts(*, run: JudgingRun, query: TableQuery) -> VerdictTable:
         )
     if query.stale:
         judgments = judgments.filter(has_stale_result()) if can_go_stale(run) else judgments.none()
+    if query.disagrees:
+        judgments = (
+            with_consensus(
+                judgments.filter(status=PatchJudgment.Status.DONE, verdict__in=VERDICTS),
+                ConsensusRule(run.dataset.consensus_rule),
+            )
+            .filter(consensus__isnull=False)
+            .exclude(verdict=F("consensus"))
+        )
     field = SORT_FIELDS.get(query.sort_key)
     if field == "margin":
         judgments = judgments.annotate(margin=margin_expression(run))

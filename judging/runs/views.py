@@ -28,6 +28,7 @@ from judging.models import Context, JudgingRun, PatchJudgment
 from judging.runs import selectors as run_selectors
 from judging.runs import services
 from judging.runs import verdicts as verdict_selectors
+from judging.runs.agreement import run_agreement
 from judging.runs.batch import run_batch_checked_at, run_rounds
 from judging.runs.forecast import run_bill
 from judging.runs.forms import CONTEXT_HELP, CompareForm, RunForm
@@ -64,6 +65,7 @@ REJECTIONS_TARGET = "run-rejections"
 WEBHOOK_TARGET = "run-webhook"
 BATCH_TARGET = "run-batch"
 BILL_TARGET = "run-bill"
+AGREEMENT_TARGET = "run-agreement"
 RUN_ENDED_EVENT = "run-ended"
 OFFLINE_NOTE = f"{OFFLINE_MARKER}: scores are not judgements of correctness"
 CANCELLED = "Cancelled run {run}: no new model call starts; finished verdicts stay."
@@ -261,6 +263,12 @@ def _table_context(request: AuthenticatedHtmxRequest, run: JudgingRun) -> dict[s
     return {"run": run, "table": verdict_selectors.run_verdicts(run=run, query=query)}
 
 
+def _agreement_context(run: JudgingRun) -> dict[str, Any]:
+    """The judge-against-humans card: the agreement report's figures of this run (kept while
+    no label, adjudication or verdict changes: a poll is one query then)."""
+    return {"run": run, "agreement": run_agreement(run)}
+
+
 # Each card of the run page an htmx request may ask for alone, by the id it swaps: its
 # partial, and what that partial shows (computed for it only, never the whole page).
 RUN_PARTIALS: dict[
@@ -275,6 +283,10 @@ RUN_PARTIALS: dict[
     WEBHOOK_TARGET: ("judging/runs/_run_webhook.html", lambda _, run: _webhook_context(run)),
     BATCH_TARGET: ("judging/runs/_run_batch.html", lambda _, run: _batch_context(run)),
     BILL_TARGET: ("judging/runs/_run_bill.html", lambda _, run: _bill_context(run)),
+    AGREEMENT_TARGET: (
+        "judging/runs/_run_agreement.html",
+        lambda _, run: _agreement_context(run),
+    ),
 }
 
 

@@ -336,7 +336,13 @@ def test_htmx_gets_only_the_table(lead_client: Client, run: JudgingRun) -> None:
 
 
 @pytest.mark.parametrize(
-    "target", [run_views.TABLE_TARGET, run_views.REJUDGE_TARGET, run_views.WEBHOOK_TARGET]
+    "target",
+    [
+        run_views.TABLE_TARGET,
+        run_views.REJUDGE_TARGET,
+        run_views.WEBHOOK_TARGET,
+        run_views.AGREEMENT_TARGET,
+    ],
 )
 def test_htmx_asking_for_one_card_reads_only_what_it_shows(
     lead_client: Client, run: JudgingRun, target: str
@@ -369,10 +375,11 @@ def test_the_run_page_costs_the_same_queries_at_any_size(
 
     for run in (small, large):
         for params in ({}, {"sort": "-s1b", "verdict": "VALID", "q": "P"}):
-            # 10 for the run and its table, 1 for the run's history (its audit events), 1
-            # for the campaigns routed from it (a finished run's header names them), 1 for
-            # why passing patches were rejected (one count of each theme).
-            with django_assert_max_num_queries(13):
+            # 10 for the run and its table, 2 for its rows' human consensus (their labels
+            # and adjudications), 1 for the run's history (its audit events), 1 for the
+            # campaigns routed from it (a finished run's header names them), 1 for why
+            # passing patches were rejected (one count of each theme).
+            with django_assert_max_num_queries(15):
                 assert lead_client.get(run.get_absolute_url(), params).status_code == 200
 
 
