@@ -32,6 +32,7 @@ from judging.models import (
     RejectionTheme,
 )
 from judging.reports import read_cache
+from judging.reports.corrected_rate import CorrectedRate, corrected_valid_rate
 from judging.reports.figures import Sampling
 from judging.reports.humans import HumanSection, human_section
 from judging.reports.judges import (
@@ -86,6 +87,9 @@ class AgreementReport:
     # With the breakdowns: per patch source, validity from the consensus, else the first run.
     valid_at_k: list[ValidAtK] | None
     valid_at_k_run: RunVerdicts | None  # whose verdicts stand in where humans gave none
+    # With the breakdowns: per patch source, the share of test-passing candidates that run
+    # calls VALID, and that share corrected for its errors on the labelled patches.
+    corrected_valid_rate: list[CorrectedRate] | None
     # With the breakdowns: why that run rejected test-passing patches, per source (None
     # without a run).
     rejection_themes: RejectionThemes | None = None
@@ -447,6 +451,7 @@ def agreement_report(
         breakdowns=figures.breakdowns,
         valid_at_k=figures.valid_at_k,
         valid_at_k_run=first_run,
+        corrected_valid_rate=figures.corrected_valid_rate,
         rejection_themes=_rejection_themes(first_run, candidates)
         if BREAKDOWN in wanted and first_run is not None
         else None,
@@ -466,6 +471,7 @@ class _Figures:
     human_judge: list[HumanJudgeAgreement] | None
     breakdowns: list[Breakdown] | None
     valid_at_k: list[ValidAtK] | None
+    corrected_valid_rate: list[CorrectedRate] | None
 
 
 def _figures(
@@ -496,6 +502,11 @@ def _figures(
         if BREAKDOWN in wanted
         else None,
         valid_at_k=valid_at_k(scope, read.candidates, first_run, sampling=sampling)
+        if BREAKDOWN in wanted
+        else None,
+        corrected_valid_rate=corrected_valid_rate(
+            scope, read.candidates, first_run, sampling=sampling
+        )
         if BREAKDOWN in wanted
         else None,
     )

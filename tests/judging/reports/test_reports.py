@@ -491,3 +491,43 @@ def test_a_section_viewed_again_is_drawn_from_its_figures_until_a_run_or_name_ch
     annotator.username = "renamed-annotator"
     annotator.save()
     assert "renamed-annotator" in judges().annotators.values()
+
+
+def test_the_corrected_valid_rate_is_in_the_breakdowns_and_kept_with_its_figures(
+    small: Small, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run golden on the patches with a consensus: of P1, P3, P7 (VALID) it calls P1 and P7
+    VALID, Se = 2/3; of P2, P4, P6 (INVALID) it calls P2 and P4 INVALID, Sp = 2/3; J = 1/3.
+    tool-a (P1, P3, P5, P7): it calls 3 of 4 VALID, corrected (3/4 + 2/3 − 1) / (1/3) = 5/4,
+    clipped to 1. tool-b (P2, P4, P6; P8 failed): 1 of 3, corrected (1/3 + 2/3 − 1) / (1/3)
+    = 0. The figure is computed once while the reads and the run are the same."""
+    computed: list[int] = []
+    corrected = selectors.corrected_valid_rate
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        computed.append(1)
+        return corrected(*args, **kwargs)
+
+    monkeypatch.setattr(selectors, "corrected_valid_rate", counted)
+    sampling = Sampling(resamples=20)
+
+    def breakdowns() -> AgreementReport:
+        return agreement_report(
+            small.dataset, runs=[small.golden], sampling=sampling, sections=[selectors.BREAKDOWN]
+        )
+
+    report = breakdowns()
+    assert report.corrected_valid_rate is not None
+    a, b = report.corrected_valid_rate
+    assert (a.source, a.n_judged, b.source, b.n_judged) == ("tool-a", 4, "tool-b", 3)
+    assert (a.judged.value, b.judged.value) == (pytest.approx(3 / 4), pytest.approx(1 / 3))
+    assert a.sensitivity.value == pytest.approx(2 / 3) == a.specificity.value
+    assert a.n_labelled == 6
+    assert (a.corrected.value, a.clipped) == (1.0, "1")
+    assert b.corrected.value == pytest.approx(0.0, abs=1e-12)
+    assert breakdowns().corrected_valid_rate == report.corrected_valid_rate
+    assert computed == [1]
+    humans_only = agreement_report(
+        small.dataset, runs=[small.golden], sampling=sampling, sections=[selectors.HUMANS]
+    )
+    assert humans_only.corrected_valid_rate is None
