@@ -498,6 +498,34 @@ class ValidAtKOut(Schema):
     rows: list[ValidAtKRow]
 
 
+class CorrectedFigure(FigureOut):
+    clipped_to: str | None = Field(
+        description='"0" or "1" when the corrected share fell outside [0, 1] and was clipped'
+    )
+
+
+class CorrectedValidRateRow(Schema):
+    source: str
+    n_judged: int = Field(description="Test-passing candidates of the source with a verdict")
+    judged: FigureOut = Field(description="The share of them the run calls VALID")
+    corrected: CorrectedFigure = Field(description="Rogan–Gladen, clipped to [0, 1]")
+    sensitivity: FigureOut
+    specificity: FigureOut
+    youden_j: FigureOut = Field(description="sensitivity + specificity − 1")
+    n_labelled: int = Field(description="Labelled patches sensitivity and specificity rest on")
+    warnings: list[str]
+
+
+class CorrectedValidRateOut(Schema):
+    run: int | None
+    judged: str
+    corrected: str
+    sensitivity_specificity: str
+    interval: str
+    youden_j_warning_below: float
+    rows: list[CorrectedValidRateRow]
+
+
 class ThemeSource(Schema):
     rejected: int
     sorted: int
@@ -589,6 +617,9 @@ class AgreementReportOut(Schema):
     judges: list[JudgeOut]
     routing: list[RoutingOut]
     valid_at_k: ValidAtKOut
+    corrected_valid_rate: CorrectedValidRateOut = Field(
+        description="Per patch source, the run's VALID share corrected for its errors"
+    )
     rejection_themes: RejectionThemesOut | None = Field(
         description="Why the run rejected test-passing patches; null until someone asks"
     )

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from judging.agreement import SMALL_SAMPLE
+from judging.reports.corrected_rate import YOUDEN_MIN, CorrectedRate
 from judging.reports.figures import Figure
 from judging.reports.humans import HumanColumn, PairAgreement
 from judging.reports.judges import BASELINES, METRICS, BenchmarkResult, JudgeColumn, RunVerdicts
@@ -181,6 +182,38 @@ def _valid_at_k_dict(report: AgreementReport) -> dict[str, Any]:
     }
 
 
+def _corrected_dict(row: CorrectedRate) -> dict[str, Any]:
+    return {
+        "source": row.source,
+        "n_judged": row.n_judged,
+        "judged": figure_dict(row.judged),
+        "corrected": {**figure_dict(row.corrected), "clipped_to": row.clipped or None},
+        "sensitivity": figure_dict(row.sensitivity),
+        "specificity": figure_dict(row.specificity),
+        "youden_j": figure_dict(row.youden),
+        "n_labelled": row.n_labelled,
+        "warnings": list(row.warnings),
+    }
+
+
+def _corrected_valid_rate_dict(report: AgreementReport) -> dict[str, Any]:
+    run = report.valid_at_k_run.run.pk if report.valid_at_k_run else None
+    return {
+        "run": run,
+        "judged": "the share of the source's test-passing candidates with a verdict of the"
+        " run that it calls VALID",
+        "corrected": "Rogan–Gladen: (judged + specificity − 1) / (sensitivity + specificity"
+        " − 1), clipped to [0, 1]; null when the judge is no better than chance",
+        "sensitivity_specificity": "the run against the human consensus on the labelled"
+        " test-passing candidates of every source, its calibration patches left out;"
+        " VALID is the positive class",
+        "interval": "percentile bootstrap over the test-passing candidates with a verdict,"
+        " the labelled ones resampled with the others in each replicate",
+        "youden_j_warning_below": YOUDEN_MIN,
+        "rows": [_corrected_dict(row) for row in report.corrected_valid_rate or []],
+    }
+
+
 def rejection_themes_dict(themes: RejectionThemes | None) -> dict[str, Any] | None:
     """Why the run rejected test-passing patches, per source; None without a run, or when
     no one asked for the sorting yet."""
@@ -295,6 +328,7 @@ def report_dict(report: AgreementReport) -> dict[str, Any]:
         "judges": [_judge_dict(column) for column in report.judges],
         "routing": [_routing_dict(curve) for curve in report.routing or []],
         "valid_at_k": _valid_at_k_dict(report),
+        "corrected_valid_rate": _corrected_valid_rate_dict(report),
         "rejection_themes": rejection_themes_dict(report.rejection_themes),
         "human_judge": [
             {
@@ -413,6 +447,14 @@ def report_cells(report: AgreementReport) -> Iterator[Cell]:
     for estimate in report.valid_at_k or []:
         yield ("valid_at_k", f"pass@{estimate.k}", estimate.source, estimate.pass_at_k)
         yield ("valid_at_k", f"valid@{estimate.k}", estimate.source, estimate.valid_at_k)
+    for rate in report.corrected_valid_rate or []:
+        yield ("corrected_valid_rate", "judged", rate.source, rate.judged)
+        yield ("corrected_valid_rate", "corrected", rate.source, rate.corrected)
+        yield ("corrected_valid_rate", "sensitivity", rate.source, rate.sensitivity)
+        yield ("corrected_valid_rate", "specificity", rate.source, rate.specificity)
+        yield ("corrected_valid_rate", "youden_j", rate.source, rate.youden)
+        yield _count_cell("corrected_valid_rate", "n_judged", rate.source, rate.n_judged)
+        yield _count_cell("corrected_valid_rate", "n_labelled", rate.source, rate.n_labelled)
     themes = report.rejection_themes
     if themes is not None and themes.requested:
         for theme in themes.rows:

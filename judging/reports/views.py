@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET
 from judging.agreement import SMALL_SAMPLE
 from judging.annotations.selectors import dataset_campaigns
 from judging.reports import report_charts
+from judging.reports.corrected_rate import YOUDEN_MIN
 from judging.reports.export import HUMAN_ROWS, report_csv, report_dict
 from judging.reports.figures import Figure, Sampling, count
 from judging.reports.humans import B_FULL, PairAgreement
@@ -330,6 +331,9 @@ def _breakdowns_context(report: AgreementReport) -> dict[str, Any]:
         "valid_at_k": report.valid_at_k or [],
         "valid_at_k_chart": valid_at_k_chart(report.valid_at_k or []),
         "valid_at_k_run": report.valid_at_k_run,
+        "corrected_valid_rate": report.corrected_valid_rate or [],
+        "corrected_shared": next(iter(report.corrected_valid_rate or []), None),
+        "youden_min": YOUDEN_MIN,
         "rejection_themes": report.rejection_themes,
     }
 

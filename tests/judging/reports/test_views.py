@@ -293,3 +293,36 @@ def test_the_shell_pins_its_default_runs_in_every_link(small: Small, lead_client
                                                   + "&format=json")).content)  # fmt: skip
     assert [run["id"] for run in data["runs"]] == [small.golden.pk, small.reference.pk]
     assert all(run["chosen_by_default"] for run in data["runs"])
+
+
+def test_the_corrected_valid_rate_is_on_the_page_and_in_both_exports(
+    small: Small, lead_client: Client
+) -> None:
+    """Golden's figures as ``test_reports`` works them out: Se = Sp = 2/3, tool-a's judged
+    share 3/4 corrected to 5/4, clipped to 1; tool-b's 1/3 corrected to 0."""
+    runs = f"?run={small.golden.pk}&run={small.reference.pk}"
+    data = json.loads(lead_client.get(report_url(small, f"{runs}&format=json")).content)
+    corrected = data["corrected_valid_rate"]
+    assert corrected["run"] == small.golden.pk
+    a, b = corrected["rows"]
+    assert (a["source"], a["n_judged"], a["n_labelled"]) == ("tool-a", 4, 6)
+    assert set(a) >= {"judged", "corrected", "sensitivity", "specificity"}
+    assert a["judged"]["value"] == pytest.approx(0.75)
+    assert a["sensitivity"]["value"] == pytest.approx(2 / 3)
+    assert a["specificity"]["value"] == pytest.approx(2 / 3)
+    assert (a["corrected"]["value"], a["corrected"]["clipped_to"]) == (1.0, "1")
+    assert {"ci_lo", "ci_hi"} <= set(a["corrected"])
+    assert b["corrected"]["value"] == pytest.approx(0.0, abs=1e-12)
+    rows = csv.DictReader(
+        io.StringIO(lead_client.get(report_url(small, f"{runs}&format=csv")).content.decode())
+    )
+    by_key = {(row["section"], row["figure"], row["column"]): row for row in rows}
+    assert by_key[("corrected_valid_rate", "corrected", "tool-a")]["value"] == "1.0"
+    assert by_key[("corrected_valid_rate", "n_judged", "tool-b")]["value"] == "3"
+    assert float(by_key[("corrected_valid_rate", "sensitivity", "tool-b")]["value"]) == (
+        pytest.approx(2 / 3)
+    )
+    page = whole_page(lead_client, report_url(small, runs))
+    assert 'id="corrected-valid-rate-table"' in page
+    assert "clipped to 1" in page
+    assert f"verdict of run #{small.golden.pk}" in page
