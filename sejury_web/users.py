@@ -99,6 +99,11 @@ def users_found(*, query: str = "", role: str = "") -> QuerySet[User]:
     return users
 
 
+def users_found_count(*, query: str = "", role: str = "") -> int:
+    """How many users ``users_found`` finds."""
+    return users_found(query=query, role=role).count()
+
+
 def users_page(*, query: str = "", role: str = "", page: int | str | None = 1) -> Page:
     """A page of the users ``users_found`` finds."""
     return Paginator(users_found(query=query, role=role), USERS_PER_PAGE).get_page(page)

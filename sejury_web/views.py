@@ -14,7 +14,14 @@ from . import users
 from .forms import BulkRolesForm, RolesForm, UserCreateForm
 from .htmx import AuthenticatedHtmxRequest
 from .roles import Role, role_required, user_roles
-from .users import user_create, user_get, user_set_roles, users_found, users_page
+from .users import (
+    user_create,
+    user_get,
+    user_set_roles,
+    users_found,
+    users_found_count,
+    users_page,
+)
 
 NO_USER = "there is no user {user}"
 FOUND_CHANGED = (
@@ -143,10 +150,12 @@ def user_roles_bulk(request: AuthenticatedHtmxRequest) -> HttpResponse:
     if form.is_valid():
         chosen = form.cleaned_data["users"]
         if form.cleaned_data["scope"] == BulkRolesForm.FOUND:
-            chosen = users_found(
-                query=request.GET.get("q", "").strip(), role=request.GET.get("role", "")
-            )
-            now, then = chosen.count(), form.cleaned_data["found"]
+            search = {
+                "query": request.GET.get("q", "").strip(),
+                "role": request.GET.get("role", ""),
+            }
+            chosen = users_found(**search)
+            now, then = users_found_count(**search), form.cleaned_data["found"]
             if then is not None and now != then:
                 s = "" if now == 1 else "s"
                 form.add_error(None, FOUND_CHANGED.format(now=now, then=then, s=s))
