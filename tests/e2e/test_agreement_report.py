@@ -2,6 +2,8 @@
 shell shows at once, each section loads through htmx, and every chart draws the numbers
 its table shows."""
 
+from pathlib import Path
+
 import pytest
 from playwright.sync_api import Page, expect
 from pytest_django.live_server_helper import LiveServer
@@ -23,7 +25,7 @@ def values(page: Page, selector: str, attribute: str = "data-value") -> list[str
 
 @pytest.mark.e2e
 def test_the_report_loads_its_sections_and_draws_their_numbers(
-    transactional_db: None, live_server: LiveServer, e2e_page: Page
+    transactional_db: None, live_server: LiveServer, e2e_page: Page, tmp_path: Path
 ) -> None:
     dataset = synthetic_dataset(REPORT_DEMO_DATASET, REPORT_DEMO_SHAPE)
     runs = list(JudgingRun.objects.filter(dataset=dataset).order_by("pk"))
@@ -81,6 +83,36 @@ def test_the_report_loads_its_sections_and_draws_their_numbers(
     column = values(page, "#breakdown-source td[data-figure=valid_rate] .figure")
     assert drawn == column
     assert len(drawn) == 4
+
+    # The contents bar lists every section, and each one's subsections once it has arrived;
+    # it follows the page down, and marks where the reader is.
+    contents = page.locator("#report-contents")
+    for section in SECTIONS:
+        expect(contents.locator(f"a[href='#{section}']")).to_be_visible()
+    expect(contents.locator("a[href='#valid-at-k']")).to_be_visible()
+    contents.locator("a[href='#breakdowns']").click()
+    expect(page.locator("section#breakdowns h2")).to_be_in_viewport()
+    expect(contents).to_be_in_viewport()
+    expect(contents.locator("a[aria-current]")).to_have_attribute("href", "#breakdowns")
+    # A run's figures per patch source fit their card: the last column is not cut off.
+    card = page.locator("section#breakdowns").bounding_box()
+    assert card
+    for run in runs:
+        by_source = page.locator(f"#breakdown-source-run-{run.pk}")
+        by_source.scroll_into_view_if_needed()
+        last = by_source.locator("thead th").last.bounding_box()
+        assert last
+        assert last["x"] + last["width"] <= card["x"] + card["width"], (last, card)
+        assert by_source.evaluate("t => t.parentElement.scrollWidth <= t.parentElement.clientWidth")
+        # Each source's name on one line (not "agent-" over "a").
+        lines = by_source.evaluate(
+            "t => [...t.querySelectorAll('tbody th')].map(th => {"
+            " const range = document.createRange(); range.selectNodeContents(th.firstChild);"
+            " return range.getClientRects().length; })"
+        )
+        assert lines == [1] * len(lines), lines
+    expect(contents).to_be_in_viewport()
+    page.screenshot(path=tmp_path / "report-breakdowns.png")
 
 
 @pytest.mark.e2e
