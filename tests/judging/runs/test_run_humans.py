@@ -256,3 +256,22 @@ def test_the_run_page_costs_the_same_queries_at_10_and_at_thousands_of_patches(
         )
     assert set(counts) == {10, LARGE_BUGS * 5}
     assert counts[10] == counts[LARGE_BUGS * 5], counts
+
+
+@pytest.mark.parametrize("who", ["annotator_client", "reviewer_client"])
+def test_only_leads_see_the_run_beside_the_humans(
+    request: pytest.FixtureRequest, who: str, labelled: tuple[Dataset, JudgingRun]
+) -> None:
+    """Annotators stay blind to the judge (and reviewers do not see runs): the page, its
+    table with the filter and its card are refused."""
+    _, run = labelled
+    client: Client = request.getfixturevalue(who)
+    for params, target in (
+        ({}, None),
+        ({"disagrees": "1"}, run_views.TABLE_TARGET),
+        ({}, run_views.AGREEMENT_TARGET),
+    ):
+        headers = {**HTMX, "HX-Target": target} if target else {}
+        response = client.get(run.get_absolute_url(), params, headers=headers)
+        assert response.status_code == 403
+        assert "Humans" not in response.content.decode()
