@@ -114,6 +114,17 @@ def test_the_report_loads_its_sections_and_draws_their_numbers(
     expect(contents).to_be_in_viewport()
     page.screenshot(path=tmp_path / "report-breakdowns.png")
 
+    # The judge's valid share per source beside its correction, each within [0, 1], and the
+    # judge's sensitivity and specificity they rest on.
+    corrected = page.locator("#corrected-valid-rate-table")
+    corrected.scroll_into_view_if_needed()
+    expect(corrected.locator("tbody tr")).to_have_count(4)
+    shares = values(page, "#corrected-valid-rate-table td[data-figure] .figure")
+    assert shares
+    assert all(0.0 <= float(share) <= 1.0 for share in shares if share)
+    expect(page.locator("#corrected-judge-errors")).to_contain_text("sensitivity")
+    page.locator("#corrected-valid-rate-part").screenshot(path=tmp_path / "report-corrected.png")
+
 
 @pytest.mark.e2e
 def test_a_section_that_fails_says_so_and_loads_when_tried_again(

@@ -326,3 +326,6 @@ def test_the_corrected_valid_rate_is_on_the_page_and_in_both_exports(
     assert 'id="corrected-valid-rate-table"' in page
     assert "clipped to 1" in page
     assert f"verdict of run #{small.golden.pk}" in page
+    # Six labels: J = 1/3, its interval reaching below 0, and the page says what that means.
+    assert 'class="flash warn corrected-warning"' in page
+    assert "the judge may be no better than chance" in page
