@@ -26,6 +26,11 @@ class JudgingConfig(AppConfig):
         disagreement_source_register(ConsensusDisagreements())
         verdict_source_register(ConsensusVerdicts())
 
+        # What the home page shows a lead and an annotator of judging (sejury_web.home).
+        from judging.home import home_sections_register
+
+        home_sections_register()
+
         from judging.runs.services import (
             batch_runs_resume_cancelled,
             rejections_resume_unfinished,

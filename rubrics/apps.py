@@ -13,6 +13,11 @@ class RubricsConfig(AppConfig):
         for kind in (BugKind(), PatchKind(), RubricKind()):
             register_kind(kind)
 
+        # What the home page shows a reviewer and a lead of rubrics (sejury_web.home).
+        from rubrics.home import home_sections_register
+
+        home_sections_register()
+
         # What the offline model answers to the rubric prompts, registered at import.
         import rubrics.review.offline  # noqa: F401
         from rubrics.bundle.uploads import bundle_uploads_resume_unfinished

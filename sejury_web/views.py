@@ -12,6 +12,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from . import users
 from .forms import BulkRolesForm, RolesForm, UserCreateForm
+from .home import home_parts
 from .htmx import AuthenticatedHtmxRequest
 from .roles import Role, role_required, user_roles
 from .users import (
@@ -32,12 +33,11 @@ FOUND_CHANGED = (
 
 @require_GET
 def home(request: AuthenticatedHtmxRequest) -> HttpResponse:
-    roles = user_roles(request.user)
-    if Role.LEAD in roles or Role.REVIEWER in roles:
-        return redirect("rubrics:dataset_list")
-    if Role.ANNOTATOR in roles:
-        return redirect("judging:annotate_campaigns")
-    return render(request, "sejury_web/no_role.html", status=403)
+    """What needs the user: each of their roles' part (``sejury_web.home``)."""
+    parts = home_parts(user=request.user)
+    if not parts:
+        return render(request, "sejury_web/no_role.html", status=403)
+    return render(request, "sejury_web/home.html", {"parts": parts})
 
 
 def _user_rows(request: HttpRequest) -> Page:

@@ -69,6 +69,23 @@ def stale_count(run: JudgingRun) -> int:
     return stale_results(run).count()
 
 
+def stale_counts_by_run() -> dict[int, int]:
+    """Run id → how many of its patches have a stale rubric verdict, for every judging run
+    that can go stale and has any (one query)."""
+    rows = (
+        StrategyResult.objects.filter(
+            _OLDER_THAN_GOLDEN,
+            judgment__run__context=Context.GOLDEN,
+            judgment__run__kind=JudgingRun.Kind.RUN,
+        )
+        .order_by()
+        .values("judgment__run_id")
+        .annotate(n=Count("judgment_id", distinct=True))
+        .values_list("judgment__run_id", "n")
+    )
+    return dict(rows)
+
+
 @dataclass(frozen=True)
 class Rejudged:
     """One patch whose member was judged again: its verdicts before and after, and why."""

@@ -265,21 +265,37 @@ def _judge_disagreed() -> QueueList:
     return listed
 
 
-def review_queue(*, user: User) -> ReviewQueue:
-    """Rubrics awaiting review, awaiting ``user``'s confirmation, sent back to ``user``, and
-    those whose judge disagreed with humans."""
-    mine = Exists(
+def _mine(user: User) -> Exists:
+    return Exists(
         RubricRevision.objects.filter(rubric=OuterRef("pk"), number__gt=0, author_user=user)
     )
+
+
+def rubrics_awaiting_review() -> QuerySet[Rubric]:
+    return Rubric.objects.filter(status=Rubric.Status.IN_REVIEW)
+
+
+def rubrics_awaiting_confirmation_by(user: User) -> QuerySet[Rubric]:
+    """Rubrics submitted for confirmation that ``user`` may confirm: not theirs."""
     # Two excludes, not one of an OR: ``submitted_by`` is nullable, and Django makes each
     # exclude keep the rows where it is NULL.
     awaiting = Rubric.objects.filter(status=Rubric.Status.AWAITING_CONFIRMATION)
+    return awaiting.exclude(_mine(user)).exclude(submitted_by=user)
+
+
+def rubrics_sent_back_to(user: User) -> QuerySet[Rubric]:
+    return Rubric.objects.filter(
+        Q(status=Rubric.Status.SENT_BACK) & (_mine(user) | Q(submitted_by=user))
+    )
+
+
+def review_queue(*, user: User) -> ReviewQueue:
+    """Rubrics awaiting review, awaiting ``user``'s confirmation, sent back to ``user``, and
+    those whose judge disagreed with humans."""
     return ReviewQueue(
-        awaiting_review=_listed(Rubric.objects.filter(status=Rubric.Status.IN_REVIEW)),
-        awaiting_my_confirmation=_listed(awaiting.exclude(mine).exclude(submitted_by=user)),
-        sent_back_to_me=_listed(
-            Rubric.objects.filter(Q(status=Rubric.Status.SENT_BACK) & (mine | Q(submitted_by=user)))
-        ),
+        awaiting_review=_listed(rubrics_awaiting_review()),
+        awaiting_my_confirmation=_listed(rubrics_awaiting_confirmation_by(user)),
+        sent_back_to_me=_listed(rubrics_sent_back_to(user)),
         judge_disagreed=_judge_disagreed(),
     )
 

@@ -70,11 +70,12 @@ def test_import_export_and_user_pages_are_for_leads_only(
             assert client.get(url).status_code == 403, url
 
 
-def test_home_sends_each_role_to_its_start_page(
+def test_home_shows_each_role_its_part(
     lead_client: Client, annotator_client: Client, client: Client
 ) -> None:
-    assert lead_client.get("/")["Location"] == reverse("rubrics:dataset_list")
-    assert annotator_client.get("/")["Location"] == reverse("judging:annotate_campaigns")
+    # What each part holds: tests/sejury_web/test_home.py.
+    assert 'data-home-role="lead"' in lead_client.get("/").content.decode()
+    assert 'data-home-role="annotator"' in annotator_client.get("/").content.decode()
     client.force_login(UserFactory(username="nobody"))
     assert client.get("/").status_code == 403
 
