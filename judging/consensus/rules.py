@@ -153,13 +153,16 @@ def _label_count(patch_ref: str, label: str) -> Coalesce:
 def with_consensus(
     queryset: QuerySet, rule: ConsensusRule, *, patch_ref: str = "patch_id", name: str = "consensus"
 ) -> QuerySet:
-    """``queryset`` annotated with ``name``: the consensus of the patch at ``patch_ref`` under
-    ``rule`` (VALID, INVALID, or None while it waits or has no label), ``patch_consensus`` in
-    SQL, so that a page can filter and count by it without reading every label
-    (``tests/judging/runs/test_run_humans.py`` checks it against ``patch_consensus``)."""
+    """``queryset`` with the alias ``name`` (to filter by, or to ``annotate`` with): the
+    consensus of the patch at ``patch_ref`` under ``rule`` (VALID, INVALID, or None while it
+    waits or has no label), ``patch_consensus`` in SQL, so that a page can filter and count
+    by it without reading every label (``tests/judging/runs/test_run_humans.py`` checks it
+    against ``patch_consensus``). An alias, not a column: a query that filters by it does
+    not also compute it for every row it returns; refer to it once (SQL repeats its
+    subqueries at each reference)."""
     adjudicated = Adjudication.objects.filter(patch_id=OuterRef(patch_ref)).values("label")[:1]
     valid, invalid = f"_{name}_valid", f"_{name}_invalid"
-    queryset = queryset.annotate(
+    queryset = queryset.alias(
         **{
             f"_{name}_adjudicated": Subquery(adjudicated, output_field=CharField()),
             valid: _label_count(patch_ref, Label.VALID),
@@ -177,10 +180,10 @@ def with_consensus(
     if ConsensusRule(rule) == ConsensusRule.MAJORITY:
         # Two thirds of three or more decisive labels: never a tie.
         numerator, denominator = MAJORITY_SHARE
-        queryset = queryset.annotate(**{f"_{name}_decisive": F(valid) + F(invalid)})
+        queryset = queryset.alias(**{f"_{name}_decisive": F(valid) + F(invalid)})
         for label, count in ((Label.VALID, valid), (Label.INVALID, invalid)):
             share = f"_{name}_{label.lower()}_share"  # ≥ 0: at least two thirds
-            queryset = queryset.annotate(
+            queryset = queryset.alias(
                 **{share: F(count) * denominator - F(f"_{name}_decisive") * numerator}
             )
             whens.append(
@@ -189,7 +192,7 @@ def with_consensus(
                     then=Value(label),
                 )
             )
-    return queryset.annotate(**{name: Case(*whens, default=Value(None), output_field=CharField())})
+    return queryset.alias(**{name: Case(*whens, default=Value(None), output_field=CharField())})
 
 
 def consensus_rule_for(dataset: Dataset, campaign: Campaign | None) -> ConsensusRule:

@@ -19,7 +19,19 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models import (
+    Case,
+    CharField,
+    Count,
+    Exists,
+    F,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
 
 from judging.consensus.rules import ConsensusRule, State, dataset_consensus, with_consensus
 from judging.models import (
@@ -253,14 +265,16 @@ def run_verdicts(*, run: JudgingRun, query: TableQuery) -> VerdictTable:
     if query.stale:
         judgments = judgments.filter(has_stale_result()) if can_go_stale(run) else judgments.none()
     if query.disagrees:
-        judgments = (
-            with_consensus(
-                judgments.filter(status=PatchJudgment.Status.DONE, verdict__in=VERDICTS),
-                ConsensusRule(run.dataset.consensus_rule),
-            )
-            .filter(consensus__isnull=False)
-            .exclude(verdict=F("consensus"))
+        # The consensus is the other label (one reference: SQL repeats its subqueries for each).
+        other = Case(
+            When(verdict=Label.VALID, then=Value(Label.INVALID)),
+            default=Value(Label.VALID),
+            output_field=CharField(),
         )
+        judgments = with_consensus(
+            judgments.filter(status=PatchJudgment.Status.DONE, verdict__in=VERDICTS),
+            ConsensusRule(run.dataset.consensus_rule),
+        ).filter(consensus=other)
     field = SORT_FIELDS.get(query.sort_key)
     if field == "margin":
         judgments = judgments.annotate(margin=margin_expression(run))
