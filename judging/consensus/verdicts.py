@@ -89,7 +89,7 @@ class ConsensusVerdicts:
             runs.append(
                 RunVerdict(
                     run_id=run.pk,
-                    run_name=str(run.name or f"Run {run.pk}"),
+                    run_name=f"Run {run.pk}: {run.name}" if run.name else f"Run {run.pk}",
                     run_url=run.get_absolute_url(),
                     verdict_url=judgment.get_absolute_url(),
                     status=judgment.status,
