@@ -23,7 +23,7 @@ UNFINISHED_RUN = [JudgingRun.Status.QUEUED, JudgingRun.Status.RUNNING]
 
 
 def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+    return f"{n} {word}" if n == 1 else f"{n} {word}{'es' if word.endswith('ch') else 's'}"
 
 
 # -- a lead's -------------------------------------------------------------------------------
@@ -127,6 +127,7 @@ def adjudication_item() -> HomeItem:
         "No patch waits for adjudication.",
         tuple(rows),
         note="Annotators disagree, or too few gave a decisive label: settle the consensus.",
+        rows_total=len(per_dataset),
     )
 
 
@@ -158,6 +159,7 @@ def stale_item() -> HomeItem:
         tuple(rows),
         note="Judged with an older revision than the rubric's golden one: re-judge them on "
         "the run's page.",
+        rows_total=len(per_run),
     )
 
 
@@ -177,7 +179,8 @@ def annotator_items(user: User) -> list[HomeItem]:
         HomeRow(
             f"{r.campaign.name} ({r.campaign.dataset_name})",
             reverse("judging:annotate_queue", args=[r.campaign.pk]),
-            detail=f"{r.progress.assigned - r.progress.done} of {r.progress.assigned} left",
+            detail=f"{r.progress.done} of {r.progress.assigned} labelled, "
+            f"{r.progress.assigned - r.progress.done} left",
             percent=r.progress.percent,
             action="Continue",
         )

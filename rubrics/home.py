@@ -19,7 +19,7 @@ from rubrics.review.selectors import (
     rubrics_sent_back_to,
 )
 from sejury_web.home import HOME_ROWS, HomeItem, HomeRow, HomeSection, home_section_register
-from sejury_web.roles import Role
+from sejury_web.roles import Role, user_has_role
 
 
 def _rubric_text(rubric: Rubric) -> str:
@@ -43,9 +43,9 @@ def _queue_item(
     return HomeItem(key, title, count, url, "Review queue", empty, tuple(rows))
 
 
-def flagged_rubrics_item() -> HomeItem:
+def flagged_rubrics_item(*, url: str, link_text: str) -> HomeItem:
     """Rubrics whose judge disagreed with the humans' consensus on patches no reviewer has
-    answered, the most disagreements first."""
+    answered, the most disagreements first; ``url`` is where the role acts on them all."""
     counts = open_counts()
     first = sorted(counts, key=lambda pk: (-counts[pk], pk))[:HOME_ROWS]
     rubrics = {r.pk: r for r in Rubric.objects.filter(pk__in=first).select_related("bug__dataset")}
@@ -62,8 +62,8 @@ def flagged_rubrics_item() -> HomeItem:
         "flagged",
         "Rubrics flagged by the judge's disagreements with humans",
         len(counts),
-        f"{reverse('rubrics:review_queue')}#queue-disagreed",
-        "Review queue",
+        url,
+        link_text,
         "No rubric has a disagreement of the judge with humans to answer.",
         tuple(rows),
         note="The rubric judge's verdict contradicts the humans' consensus: revise the "
@@ -96,7 +96,9 @@ def reviewer_items(user: User) -> list[HomeItem]:
             "review",
             "No rubric awaits review.",
         ),
-        flagged_rubrics_item(),
+        flagged_rubrics_item(
+            url=f"{reverse('rubrics:review_queue')}#queue-disagreed", link_text="Review queue"
+        ),
     ]
 
 
@@ -159,8 +161,14 @@ def _draft_batches_item() -> HomeItem:
 
 
 def lead_items(user: User) -> list[HomeItem]:
-    """A lead's: flagged rubrics and imports in progress."""
-    return [flagged_rubrics_item(), _uploads_item(), _draft_batches_item()]
+    """A lead's: flagged rubrics (the review queue is the reviewers': a lead opens each
+    rubric from its dataset) and imports in progress."""
+    if user_has_role(user, Role.REVIEWER):
+        url, link_text = f"{reverse('rubrics:review_queue')}#queue-disagreed", "Review queue"
+    else:
+        url, link_text = reverse("rubrics:dataset_list"), "Datasets"
+    flagged = flagged_rubrics_item(url=url, link_text=link_text)
+    return [flagged, _uploads_item(), _draft_batches_item()]
 
 
 def home_sections_register() -> None:

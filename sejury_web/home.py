@@ -46,11 +46,15 @@ class HomeItem:
     empty: str  # the one line shown when ``count`` is 0: "No rubric awaits review."
     rows: tuple[HomeRow, ...] = ()
     note: str = ""  # one line under the title when something waits
+    # How many rows there are in all, when a row is not one of the things counted (a dataset
+    # with its patches waiting); else the count.
+    rows_total: int | None = None
 
     @property
     def more(self) -> int:
-        """How many are not among the rows shown."""
-        return max(self.count - len(self.rows), 0)
+        """How many rows are not among those shown."""
+        total = self.count if self.rows_total is None else self.rows_total
+        return max(total - len(self.rows), 0)
 
 
 @dataclass(frozen=True)
@@ -91,13 +95,17 @@ def home_sections(role: Role) -> list[HomeSection]:
 
 def home_parts(*, user: User) -> list[HomePart]:
     """Each of ``user``'s roles' part: its sections' items, those with something waiting
-    first (in section order), then the empty ones."""
+    first (in section order), then the empty ones; an item of the same key as one of an
+    earlier part is left out."""
     roles = user_roles(user)
     parts = []
+    shown: set[str] = set()  # an item two roles share (flagged rubrics) shows in the first
     for role in ROLE_ORDER:
         if role not in roles:
             continue
         items = [item for section in home_sections(role) for item in section.items(user)]
+        items = [item for item in items if item.key not in shown]
+        shown.update(item.key for item in items)
         parts.append(
             HomePart(
                 role,

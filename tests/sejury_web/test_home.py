@@ -129,13 +129,36 @@ def test_each_role_home_says_what_needs_it(people: dict[str, User]) -> None:
     assert _items(annotator) == {"campaigns": 1}
     assigned = Assignment.objects.filter(annotator=people["annotator"]).count()
     # Of its assignments, patches 0 and 1 of each bug are labelled (by hand, outside it).
-    assert f"{assigned - 4} of {assigned} left" in annotator
+    assert f"4 of {assigned} labelled, {assigned - 4} left" in annotator
     assert "Continue" in annotator
     # Blind: nothing of the run, its verdicts or the other annotator.
     for secret in (RUN_NAME, JUSTIFICATION, OTHER_NAME):
         assert secret not in annotator
     for word in ("verdict", "judge", "invalid", "disagree"):
         assert word not in annotator.lower()
+
+
+def _links(html: str) -> set[str]:
+    """The links of the page's parts (not the menu's), without their anchors."""
+    main = html[html.index('<section class="home-part"') :]
+    return {href.split("#")[0] for href in re.findall(r'href="([^"]+)"', main)}
+
+
+def test_every_link_of_a_role_s_part_opens_for_that_role(people: dict[str, User]) -> None:
+    build(1, people["annotator"], people["other"])
+    for name in ("lead", "reviewer", "annotator"):
+        client = client_for(people[name])
+        links = _links(client.get("/").content.decode())
+        assert len(links) >= 2, name
+        for link in links:
+            assert client.get(link).status_code == 200, (name, link)
+    # A lead who reviews too sees the flagged rubrics once, in the lead's part.
+    both = _person("lead-reviewer", Role.LEAD, Role.REVIEWER)
+    client = client_for(both)
+    html = client.get("/").content.decode()
+    assert html.count('data-home-item="flagged"') == 1
+    for link in _links(html):
+        assert client.get(link).status_code == 200, ("lead-reviewer", link)
 
 
 def test_several_roles_see_each_part_and_nothing_says_so_in_a_line(
