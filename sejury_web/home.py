@@ -77,6 +77,17 @@ class HomePart:
     def title(self) -> str:
         return str(self.role.label)
 
+    @property
+    def empty_lines(self) -> list[tuple[HomeItem, bool]]:
+        """The empty items, each with whether its line links: only the first line of a page."""
+        seen: set[str] = set()
+        lines = []
+        for item in self.empty:
+            path = item.url.split("#")[0]
+            lines.append((item, path not in seen))
+            seen.add(path)
+        return lines
+
 
 _sections: dict[tuple[str, str], HomeSection] = {}
 
