@@ -150,12 +150,12 @@ def user_roles_bulk(request: AuthenticatedHtmxRequest) -> HttpResponse:
     if form.is_valid():
         chosen = form.cleaned_data["users"]
         if form.cleaned_data["scope"] == BulkRolesForm.FOUND:
-            search = {
+            found = {
                 "query": request.GET.get("q", "").strip(),
                 "role": request.GET.get("role", ""),
             }
-            chosen = users_found(**search)
-            now, then = users_found_count(**search), form.cleaned_data["found"]
+            chosen = users_found(**found)
+            now, then = users_found_count(**found), form.cleaned_data["found"]
             if then is not None and now != then:
                 s = "" if now == 1 else "s"
                 form.add_error(None, FOUND_CHANGED.format(now=now, then=then, s=s))
