@@ -491,9 +491,9 @@ def test_the_stale_count_filter_and_flips_cost_the_same_queries_at_any_size(
         assert summary is not None
         assert summary.flipped == run.judgments.count()
         for params in ({}, {"stale": "1", "sort": "-rubric"}):
-            # 13 as for any finished run, then what replaced results spent, the stale count,
+            # 15 as for any finished run, then what replaced results spent, the stale count,
             # and the flips (their counts, and the first ones).
-            with django_assert_max_num_queries(17):
+            with django_assert_max_num_queries(19):
                 response = lead_client.get(run.get_absolute_url(), params)
             assert response.status_code == 200
         html = response.content.decode()
