@@ -1,4 +1,6 @@
-"""Pages of the API: a user's tokens (every signed-in user: create, see, revoke their own),
+"""Pages of the API: a user's tokens (the roles the API serves, ``BROWSERS``: create, see,
+revoke their own; an annotator-only user gets the 403 page, since every operation refuses
+them),
 and the docs page, rendered on the server from the OpenAPI document (no script, so the
 Content-Security-Policy holds)."""
 
@@ -10,16 +12,19 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from api.endpoints import api
+from api.endpoints.common import BROWSERS
 from api.forms import TokenForm
 from api.models import ApiToken
 from api.tokens import token_create, token_of, token_revoke, tokens_of
 from sejury_web.htmx import AuthenticatedHtmxRequest
+from sejury_web.roles import role_required
 
 METHODS = ("get", "post", "put", "patch", "delete")
 UNKNOWN_TOKEN_ID = "you have no API token {token}"  # noqa: S105 (a message, not a token)
 
 
 @require_http_methods(["GET", "POST"])
+@role_required(*BROWSERS)
 def token_list(request: AuthenticatedHtmxRequest) -> HttpResponse:
     form = TokenForm(request.POST or None)
     new_token = None

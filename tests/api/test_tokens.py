@@ -62,8 +62,8 @@ def test_a_revoked_token_is_refused(lead: User) -> None:
     assert answer["WWW-Authenticate"].startswith("Bearer")
 
 
-def test_a_user_creates_sees_and_revokes_their_token_on_the_page(annotator: User) -> None:
-    client = client_for(annotator)
+def test_a_user_creates_sees_and_revokes_their_token_on_the_page(reviewer: User) -> None:
+    client = client_for(reviewer)
     page = client.get(reverse("api:tokens"))
     assert page.status_code == 200
     assert "You have no token." in page.content.decode()
@@ -86,7 +86,31 @@ def test_a_user_creates_sees_and_revokes_their_token_on_the_page(annotator: User
     assert "revoked" in client.get(reverse("api:tokens")).content.decode()
     events = AuditEvent.objects.filter(action__startswith="api_token").order_by("pk")
     actions = list(events.values_list("action", "actor__username"))
-    assert actions == [("api_token.create", "annotator"), ("api_token.revoke", "annotator")]
+    assert actions == [("api_token.create", "reviewer"), ("api_token.revoke", "reviewer")]
+
+
+def test_an_annotator_has_no_tokens_page_since_the_api_serves_no_annotator(
+    annotator: User, lead: User
+) -> None:
+    client = client_for(annotator)
+    page = client.get(reverse("api:tokens"))
+    assert page.status_code == 403
+    assert "Not for your role" in page.content.decode()
+    assert client.post(reverse("api:tokens"), {"name": "laptop"}).status_code == 403
+    assert not ApiToken.objects.exists()
+    # The link is in the lead's top bar, not the annotator's.
+    home = client.get(reverse("judging:my_labels")).content.decode()
+    assert reverse("api:tokens") not in home
+    assert reverse("api:tokens") in client_for(lead).get(reverse("api:tokens")).content.decode()
+
+
+@pytest.mark.parametrize("name", ["", "   "])
+def test_a_token_without_a_name_is_refused_with_a_word_on_the_field(lead: User, name: str) -> None:
+    answer = client_for(lead).post(reverse("api:tokens"), {"name": name})
+    assert answer.status_code == 400
+    assert "Name the token: say what will use it." in answer.content.decode()
+    assert 'id="new-token-value"' not in answer.content.decode()
+    assert not ApiToken.objects.exists()
 
 
 def test_nobody_revokes_another_users_token(lead: User, reviewer: User) -> None:

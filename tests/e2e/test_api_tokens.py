@@ -2,6 +2,8 @@
 Content-Security-Policy: a user makes a token (shown once), sees it listed, revokes it; the
 docs page lists the operations."""
 
+from pathlib import Path
+
 import pytest
 from playwright.sync_api import Page, expect
 from pytest_django.live_server_helper import LiveServer
@@ -16,7 +18,7 @@ from tests.helpers import PASSWORD
 @pytest.mark.e2e
 @pytest.mark.django_db(transaction=True)
 def test_a_user_creates_and_revokes_a_token_and_reads_the_docs(
-    live_server: LiveServer, e2e_page: Page
+    live_server: LiveServer, e2e_page: Page, tmp_path: Path
 ) -> None:
     user_create(actor=None, username="lea", password=PASSWORD, roles=[Role.LEAD])
     page = e2e_page
@@ -29,6 +31,11 @@ def test_a_user_creates_and_revokes_a_token_and_reads_the_docs(
     shown = page.locator("#new-token-value")
     expect(shown).to_be_visible()
     token = shown.inner_text().strip()
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.get_by_role("button", name="Copy").click()
+    expect(page.locator("#new-token-copied")).to_have_text("Copied.")
+    assert page.evaluate("navigator.clipboard.readText()") == token
+    page.screenshot(path=str(tmp_path / "api-tokens-new.png"), full_page=True)
     record = ApiToken.objects.get()
     assert token.startswith(record.prefix)
     assert token != record.prefix
