@@ -33,6 +33,26 @@ def _themes(themes: Iterable[str]) -> list[str]:
     return [value for value in DisagreementTheme.values if value in given]
 
 
+def adjudication_errors(
+    *, patch: Patch, label: str | None, themes: Iterable[str], note: str
+) -> list[AdjudicationError]:
+    """Every reason ``adjudication_record`` would refuse these values, one per field (the
+    form shows them all at once: a missing label and a missing theme together)."""
+    errors = []
+    if label not in (Label.VALID, Label.INVALID):
+        errors.append(AdjudicationError(NOT_DECISIVE.format(label=label), field="label"))
+    try:
+        chosen = _themes(themes)
+    except AdjudicationError as error:
+        return [*errors, error]
+    labels = set(Annotation.objects.filter(patch=patch).values_list("label", flat=True))
+    if len(labels - {Label.UNSURE}) > 1 and not chosen:
+        errors.append(AdjudicationError(THEMES_REQUIRED, field="themes"))
+    if DisagreementTheme.OTHER in chosen and not note.strip():
+        errors.append(AdjudicationError(OTHER_NEEDS_NOTE, field="note"))
+    return errors
+
+
 def adjudication_record(
     *, patch: Patch, label: str, themes: Iterable[str], note: str, actor: User
 ) -> Adjudication:
@@ -41,15 +61,11 @@ def adjudication_record(
     Themes are required when the annotators' decisive labels disagree, and "other" needs a
     note; a patch that merely lacks labels may be decided without a theme.
     """
-    if label not in (Label.VALID, Label.INVALID):
-        raise AdjudicationError(NOT_DECISIVE.format(label=label), field="label")
+    errors = adjudication_errors(patch=patch, label=label, themes=themes, note=note)
+    if errors:
+        raise errors[0]
     chosen = _themes(themes)
     note = note.strip()
-    labels = set(Annotation.objects.filter(patch=patch).values_list("label", flat=True))
-    if len(labels - {Label.UNSURE}) > 1 and not chosen:
-        raise AdjudicationError(THEMES_REQUIRED, field="themes")
-    if DisagreementTheme.OTHER in chosen and not note:
-        raise AdjudicationError(OTHER_NEEDS_NOTE, field="note")
     with transaction.atomic():
         adjudication, _ = Adjudication.objects.update_or_create(
             patch=patch,

@@ -194,7 +194,18 @@ def adjudication_save(request: AuthenticatedHtmxRequest, slug: str, patch_id: in
         raise Http404(NO_PATCH.format(patch=patch_id, dataset=dataset)) from None
     form = AdjudicationForm(request.POST)
     campaign = _campaign(dataset, request.POST.get("campaign"))
-    if form.is_valid():
+    if not form.is_valid():
+        # Every field's fault at once: an empty submit lacks the label and the theme.
+        data = form.cleaned_data
+        for error in services.adjudication_errors(
+            patch=patch,
+            label=data.get("label"),
+            themes=data.get("themes", []),
+            note=data.get("note", ""),
+        ):
+            if error.field not in form.errors:
+                form.add_error(error.field, str(error))
+    else:
         data = form.cleaned_data
         try:
             services.adjudication_record(

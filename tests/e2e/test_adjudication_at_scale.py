@@ -4,6 +4,7 @@ through it with the keyboard as annotators label (n/p move, v/i choose, digits t
 s records, d folds the diff); adjudicating a page skips none of the next."""
 
 import re
+from pathlib import Path
 
 import pytest
 from django.urls import reverse
@@ -48,7 +49,7 @@ def current(page: Page) -> str | None:
 @pytest.mark.e2e
 @pytest.mark.django_db(transaction=True)
 def test_the_lead_adjudicates_a_paged_queue_with_the_keyboard(
-    live_server: LiveServer, e2e_page: Page
+    live_server: LiveServer, e2e_page: Page, tmp_path: Path
 ) -> None:
     page = e2e_page
     dataset = disputed_dataset()
@@ -96,6 +97,9 @@ def test_the_lead_adjudicates_a_paged_queue_with_the_keyboard(
     expect(second.locator(".flash.ok")).to_be_visible()
     expect(second).to_have_attribute("data-state", "adjudicated")
     expect(page.locator("#count-adjudicated")).to_have_text("1")
+    # The tabs' counts follow (issue 28 item 5), without a reload.
+    expect(page.locator("#adjudication-tab-adjudicated .count")).to_have_text("1")
+    expect(page.locator("#adjudication-tab-waiting .count")).to_have_text(str(DISPUTES - 1))
     expect(page.locator("article.adjudication.current")).to_have_attribute(
         "data-patch-key", "D-02-p"
     )
@@ -105,10 +109,17 @@ def test_the_lead_adjudicates_a_paged_queue_with_the_keyboard(
         VALID,
         [FIRST_THEME],
     )
+    # An empty submit is refused for both its faults at once: no label, no theme.
+    third = page.locator("article.adjudication[data-patch-key='D-02-p']")
+    page.keyboard.press("s")
+    expect(third.locator(".themes").first).to_contain_text("pick the consensus label")
+    expect(third.locator(".themes").nth(1)).to_contain_text("at least one theme")
+    third.screenshot(path=tmp_path / "adjudication-empty-submit.png")
+    page.locator(".adjudication-tabs").screenshot(path=tmp_path / "adjudication-tabs.png")
     # Refused without a theme: the card says why and stays highlighted.
     page.keyboard.press("i")
     page.keyboard.press("s")
-    third = page.locator("article.adjudication[data-patch-key='D-02-p']")
+    expect(third.locator(".themes").first).not_to_contain_text("pick the consensus label")
     expect(third.locator(".errorlist, .field-error, .error").first).to_be_visible()
     assert current(page) == "D-02-p"
 

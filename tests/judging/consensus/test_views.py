@@ -301,3 +301,21 @@ def test_the_queue_read_again_computes_no_consensus_until_a_label_changes(
     changed.save()
     html = lead_client.get(queue_url(dataset)).content.decode()
     assert waiting_keys(html) == ["K-1-p", "K-2-p"]
+
+
+def test_an_empty_submit_names_the_missing_label_and_theme_and_htmx_gets_the_tab_counts(
+    dataset: Dataset, campaign: Campaign, lead_client: Client
+) -> None:
+    """Issue 28 item 5: both faults at once; the answer to htmx also swaps the tabs' counts."""
+    url = reverse("judging:adjudication_save", args=[dataset.slug, patch(dataset, "P-2").pk])
+    post = {"campaign": campaign.pk}
+    html = lead_client.post(url, post, headers={"HX-Request": "true"}).content.decode()
+    assert "pick the consensus label" in html
+    assert "at least one theme" in html
+    html = lead_client.post(
+        url,
+        post | {"label": VALID, "themes": ["other"], "note": "x"},
+        headers={"HX-Request": "true"},
+    ).content.decode()
+    assert re.search(r'id="adjudication-tab-waiting-count" hx-swap-oob="true">2<', html)
+    assert re.search(r'id="adjudication-tab-adjudicated-count" hx-swap-oob="true">1<', html)
