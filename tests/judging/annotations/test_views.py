@@ -286,6 +286,22 @@ def test_the_labelling_page_shows_the_bug_the_golden_rubric_and_the_diff(
     assert "Parser drops the last line" in without
 
 
+def test_the_bug_description_is_rendered_markdown_sanitized(
+    campaign: Campaign, annotator: User, annotator_client: Client
+) -> None:
+    """Issue 28 item 5: not raw Markdown, and no script of the bug's reporter."""
+    bug = patch_at(campaign, annotator, 1).bug
+    bug.description = "Calls `total()` **twice**.\n\n<script>alert(1)</script>"
+    bug.save()
+    html = annotator_client.get(annotate_url(campaign, 1)).content.decode()
+    described = html[html.index('id="annotate-bug-description"') :]
+    described = described[: described.index("</div>")]
+    assert "<code>total()</code>" in described
+    assert "<strong>twice</strong>" in described
+    assert "**twice**" not in described
+    assert "<script>" not in described
+
+
 def test_a_campaign_without_rubrics_shows_none(
     dataset: Dataset, annotator: User, annotator_client: Client
 ) -> None:
