@@ -16,7 +16,7 @@ from django.contrib.auth.models import User
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from judging.models import Annotation, Assignment, Campaign, Label
-from rubrics.models import Dataset
+from rubrics.models import Dataset, Patch
 from rubrics.selectors import PatchLabel, golden_rubric
 from sejury_web.roles import Role
 
@@ -412,6 +412,9 @@ class OwnLabelRow:
     imported: bool
     place: QueuePlace | None  # where to open it: in the campaign it was given in, if any
     final_in: str | None  # the closed campaign it was given in: the label is final
+    # Outside the annotator's campaigns, which patch of its bug it is (never its key): its
+    # place among the bug's patches in the order they were added, and how many there are.
+    bug_place: tuple[int, int] | None = None
 
     @property
     def changeable(self) -> bool:
@@ -454,6 +457,7 @@ def own_label_rows(*, annotator: User, annotations: list[Annotation]) -> list[Ow
             status=Campaign.Status.CLOSED,
         ).values_list("pk", "name")
     )
+    bug_places = _bug_places({a.patch.bug_id for a in annotations if a.patch_id not in places})
     rows = []
     for a in annotations:
         mine = places.get(a.patch_id, [])
@@ -470,9 +474,27 @@ def own_label_rows(*, annotator: User, annotations: list[Annotation]) -> list[Ow
                 imported=a.origin == Annotation.Origin.IMPORTED,
                 place=place,
                 final_in=closed.get(a.campaign_id) if a.campaign_id is not None else None,
+                bug_place=None if place else bug_places.get(a.patch_id),
             )
         )
     return rows
+
+
+def _bug_places(bug_ids: Collection[int]) -> dict[int, tuple[int, int]]:
+    """Each patch of these bugs: its place among its bug's patches, in the order they were
+    added (their ids: not their keys, whose order could hint at the tools), and their number."""
+    if not bug_ids:
+        return {}
+    by_bug: dict[int, list[int]] = defaultdict(list)
+    for bug_id, patch_id in (
+        Patch.objects.filter(bug_id__in=bug_ids).order_by("pk").values_list("bug_id", "pk")
+    ):
+        by_bug[bug_id].append(patch_id)
+    return {
+        patch_id: (n, len(patch_ids))
+        for patch_ids in by_bug.values()
+        for n, patch_id in enumerate(patch_ids, start=1)
+    }
 
 
 class LabelCounts:

@@ -3,6 +3,8 @@ place in the annotator's queue, never the patch's key; its link opens the patch 
 the annotator changes the label while the campaign is open; once the lead closes the
 campaign, the page says the label is final."""
 
+from pathlib import Path
+
 import pytest
 from django.urls import reverse
 from playwright.sync_api import Page, expect
@@ -14,7 +16,7 @@ from sejury_web.roles import Role
 from sejury_web.users import user_create
 from tests.e2e.helpers import log_in
 from tests.helpers import PASSWORD
-from tests.judging.factories import create_campaign
+from tests.judging.factories import AnnotationFactory, create_campaign
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
 
 KEY = "repairtool-Closure-2-p7"  # a key that names the tool: the annotator must not see it
@@ -23,7 +25,7 @@ KEY = "repairtool-Closure-2-p7"  # a key that names the tool: the annotator must
 @pytest.mark.e2e
 @pytest.mark.django_db(transaction=True)
 def test_an_annotator_changes_a_label_from_my_labels_until_the_campaign_closes(
-    live_server: LiveServer, e2e_page: Page
+    live_server: LiveServer, e2e_page: Page, tmp_path: Path
 ) -> None:
     page = e2e_page
     dataset = DatasetFactory(name="Labels in place", slug="labels-in-place")
@@ -35,6 +37,11 @@ def test_an_annotator_changes_a_label_from_my_labels_until_the_campaign_closes(
     campaign = create_campaign(dataset, [ann], name="Round 1", overlap=1)
     place = Assignment.objects.get(campaign=campaign, annotator=ann, patch__key=KEY)
     annotation_record(campaign=campaign, annotator=ann, patch=place.patch, label=Label.VALID)
+    # Imported, of a patch in none of ann's campaigns: named by its place among its bug's.
+    other = BugFactory(dataset=dataset, key="Lang-7")
+    PatchFactory(bug=other, key="repairtool-Lang-7-p1")
+    imported = PatchFactory(bug=other, key="repairtool-Lang-7-p2")
+    AnnotationFactory(annotator=ann, patch=imported, label=Label.INVALID, origin="imported")
 
     log_in(page, live_server, "ann")
     page.locator(".topbar nav").get_by_role("link", name="My labels").click()
@@ -43,7 +50,11 @@ def test_an_annotator_changes_a_label_from_my_labels_until_the_campaign_closes(
     expect(row).to_contain_text(f"Patch {place.position} of 2 in Round 1")
     expect(row).to_contain_text(Label.VALID)
     expect(row).to_have_attribute("data-changeable", "true")
+    outside = page.locator("#my-labels tr[data-bug='Lang-7']")
+    expect(outside).to_contain_text("Patch 2 of 2 of bug Lang-7")
+    expect(outside).to_contain_text("Not in your campaigns")
     assert "repairtool" not in page.content()
+    page.screenshot(path=tmp_path / "my-labels.png", full_page=True)
 
     # Its link opens the patch at its place; the annotator changes the label there.
     row.get_by_role("link", name="Change").click()

@@ -57,10 +57,10 @@ def test_each_label_links_to_its_place_and_says_when_it_is_final(
     annotation_record(campaign=closed_round, annotator=annotator, patch=third.patch, label="UNSURE")
     campaign_close(campaign=closed_round, actor=lead)
     # Imported, of a patch in none of the annotator's campaigns.
+    math = BugFactory(dataset=dataset, key="Math-3")
+    PatchFactory(bug=math, key="toolname-x-p1")
     AnnotationFactory(
-        annotator=annotator,
-        patch=PatchFactory(bug=BugFactory(dataset=dataset, key="Math-3"), key="toolname-x-p9"),
-        origin="imported",
+        annotator=annotator, patch=PatchFactory(bug=math, key="toolname-x-p9"), origin="imported"
     )
 
     html = annotator_client.get(reverse("judging:my_labels")).content.decode()
@@ -80,6 +80,8 @@ def test_each_label_links_to_its_place_and_says_when_it_is_final(
     assert ">Change</a>" not in final
     (imported,) = (r for r in rows if r.startswith("Math-3"))
     assert "Not in your campaigns" in imported
+    # Which patch of its bug (issue 28 item 5): by its place, as the queue tells it, not its key.
+    assert "Patch 2 of 2 of bug Math-3" in imported
     assert ">Change</a>" not in imported
     # The link opens the patch at its place, where its label can be changed.
     url = reverse("judging:annotate", args=[open_round.pk, first.position])
