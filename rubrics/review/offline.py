@@ -2,6 +2,11 @@
 a draft read off the reference diff (``rubric.draft``) and suggestions read off the
 disagreements' labels (``rubric.revise``).
 
+The draft's text is a rubric the judge reads, so it is not marked line by line: its revision
+0 is written by ``llm:offline/…`` (``selectors.OFFLINE_AUTHOR_PREFIX``), and the rubric's
+pages say once, beside the rubric and outside its text, that the offline heuristic wrote it.
+A suggestion of ``rubric.revise`` is marked (``say``): it lands among a reviewer's words.
+
 Each rule is described by its docstring and registered with ``@offline_rule`` at import
 (``RubricsConfig.ready()`` imports this module). A rule reads the request's ``inputs``,
 never its messages; the terms (*changes*, *scope*, *condition line*…) are defined in
@@ -14,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rubrics.rubric_text import MAX_TEXT
-from sejury_web.llm.offline import PREFIX, Inputs, offline_rule, say
+from sejury_web.llm.offline import Inputs, offline_rule, say
 from sejury_web.llm.offline.patches import Patch, quote_lines, read_patch
 from sejury_web.similarity import CodeChange, is_condition
 
@@ -87,18 +92,18 @@ def templated_draft(bug: dict[str, Any], reference: Patch) -> dict[str, Any]:
     if reference.error:
         title = "could not be read" if not reference.readable else "changes no non-test code"
         return {
-            "root_cause": say(f"Bug `{key}`: no skeleton, as {reference.error}.{tests}"),
+            "root_cause": f"Bug `{key}`: no skeleton, as {reference.error}.{tests}",
             "requirements": [
                 {
-                    "title": say(f"The reference fix {title}"),
-                    "detail": say(
+                    "title": f"The reference fix {title}",
+                    "detail": (
                         f"{_sentence(reference.error)}: write the requirements from the bug "
                         "description."
                     ),
                 }
             ],
-            "acceptable_solutions": [say("A change to non-test code that fixes the bug.")],
-            "unacceptable_solutions": [say("A patch that changes only tests.")],
+            "acceptable_solutions": ["A change to non-test code that fixes the bug."],
+            "unacceptable_solutions": ["A patch that changes only tests."],
         }
     removed = [line for c in reference.changes for line in c.removed if is_condition(line)]
     added = [line for c in reference.changes for line in c.added if is_condition(line)]
@@ -110,34 +115,32 @@ def templated_draft(bug: dict[str, Any], reference: Patch) -> dict[str, Any]:
     )
     scopes = ", ".join(f"`{scope}`" for scope in reference.scopes) or _places(reference)
     unacceptable = [
-        say("A patch that changes only tests, or weakens them, instead of the code."),
-        say(f"A patch that does not change {scopes}, where the reference fix is."),
+        "A patch that changes only tests, or weakens them, instead of the code.",
+        f"A patch that does not change {scopes}, where the reference fix is.",
     ]
     if len(reference.changes) > 1:
         count = len(reference.changes)
-        unacceptable.append(say(f"A patch that makes only some of the {count} changes above."))
+        unacceptable.append(f"A patch that makes only some of the {count} changes above.")
     if removed or added:
         unacceptable.append(
-            say(
-                "Suppressing the error (catching or ignoring it, skipping the input, loosening "
-                "a check) instead of fixing the condition."
-            )
+            "Suppressing the error (catching or ignoring it, skipping the input, loosening "
+            "a check) instead of fixing the condition."
         )
     return {
-        "root_cause": say(
+        "root_cause": (
             f"Bug `{key}`: the reference fix changes {_places(reference)}.{conditions}{tests} "
             "This skeleton is read off the diff; state the actual root cause from the report."
         ),
         "requirements": [
             {
-                "title": say(f"Change `{change.scope or change.path}` near line {change.line}"),
-                "detail": say(_change_detail(change)),
+                "title": f"Change `{change.scope or change.path}` near line {change.line}",
+                "detail": _change_detail(change),
             }
             for change in reference.changes
         ],
         "acceptable_solutions": [
-            say(f"A change to {scopes} that behaves like the reference, written differently."),
-            say("Extra test, comment or formatting changes alongside the fix."),
+            f"A change to {scopes} that behaves like the reference, written differently.",
+            "Extra test, comment or formatting changes alongside the fix.",
         ],
         "unacceptable_solutions": unacceptable,
     }
@@ -147,7 +150,7 @@ def free_form(draft: dict[str, Any]) -> str:
     """The templated draft as Markdown prose and bullets, without the template's headings."""
 
     def bullets(texts: list[str]) -> list[str]:
-        return [f"- {text.removeprefix(PREFIX)}" for text in texts]
+        return [f"- {text}" for text in texts]
 
     details = [requirement["detail"] for requirement in draft["requirements"]]
     return "\n".join(

@@ -53,7 +53,10 @@ def test_a_reviewer_edits_a_draft_and_a_second_reviewer_confirms_it(
     page.locator(".topbar nav").get_by_role("link", name="Review queue").click()
     page.locator("#queue-review").get_by_role("link", name="BUG-7").click()
     expect(page).to_have_url(f"{live_server.url}{rubric.get_absolute_url()}")
-    expect(page.locator(".review-head .tag.offline")).to_have_text(OFFLINE_MARKER)
+    # Said once, above the editor: the draft's own text carries no marker.
+    expect(page.locator("#offline-draft-note .tag.offline")).to_have_text(OFFLINE_MARKER)
+    expect(page.get_by_label("Root cause")).not_to_have_value(re.compile("offline heuristic"))
+    page.screenshot(path=tmp_path / "offline-draft.png", full_page=True)
     expect(page.locator("#rubric-status .badge").first).to_have_text("in review")
 
     # She edits the root cause and a requirement; the preview follows as she types.

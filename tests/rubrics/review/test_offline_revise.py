@@ -406,17 +406,22 @@ SCHEMAS = {
 
 
 def test_the_demo_drafts_revised_match_the_schema_are_marked_and_normalize() -> None:
-    """Revising an offline draft keeps every text field marked (the draft's were)."""
+    """Revising an offline draft marks what it adds, and keeps the draft's clean text as it
+    is (the draft is not marked: its page says once that the offline heuristic wrote it)."""
     requests = _demo_requests()
     assert {variant for _, variant in requests} == {"templated", "free_form"}
     for given, variant in requests:
         answer = offline_answer(purpose=PURPOSE, inputs=given)
         jsonschema.Draft202012Validator(SCHEMAS[variant]).validate(answer)
         if variant == "templated":
-            texts = [answer["root_cause"], answer["rationale"]]
-            texts += [r[k] for r in answer["requirements"] for k in ("title", "detail")]
-            texts += answer["acceptable_solutions"] + answer["unacceptable_solutions"]
-            assert all(text.startswith(PREFIX) for text in texts)
+            rubric = given["rubric"]
+            assert answer["root_cause"] == rubric["root_cause"]
+            assert PREFIX not in rubric["root_cause"]
+            assert answer["rationale"].startswith(PREFIX)
+            added_items = answer["acceptable_solutions"][len(rubric["acceptable"]) :]
+            added_items += answer["unacceptable_solutions"][len(rubric["unacceptable"]) :]
+            assert added_items
+            assert all(text.startswith(PREFIX) for text in added_items)
             structure_normalize(as_rubric(answer), templated=True)
             assert len(answer["acceptable_solutions"]) + len(answer["unacceptable_solutions"]) > (
                 len(given["rubric"]["acceptable"]) + len(given["rubric"]["unacceptable"])

@@ -9,6 +9,7 @@ from django.contrib.auth.models import User
 from rubrics.models import Rubric, RubricEvent, RubricRevision
 from rubrics.review.drafting import rubric_draft_write
 from rubrics.review.prompts import DRAFT_PROMPT_VERSION
+from rubrics.review.selectors import OFFLINE_AUTHOR_PREFIX
 from rubrics.review.services import (
     COMMENT_REQUIRED,
     JUSTIFICATION_REQUIRED,
@@ -62,7 +63,9 @@ def test_a_draft_through_the_offline_model_is_revision_zero_marked_and_linked(
     assert draft.llm_call is not None
     assert draft.llm_call.purpose == "rubric.draft"
     assert draft.text.startswith("## Root cause")
-    assert OFFLINE_MARKER in draft.text
+    # The judge reads the text: the offline label is the author's, on the page, not in it.
+    assert OFFLINE_MARKER not in draft.text
+    assert draft.author.startswith(OFFLINE_AUTHOR_PREFIX)
     assert draft.structure["requirements"]
     assert drafted.events.get().kind == RubricEvent.Kind.DRAFTED
 
@@ -95,7 +98,8 @@ def test_a_free_form_draft_is_text(reviewer: User) -> None:
 
     draft = rubric.revisions.get()
     assert set(draft.structure) == {"text"}
-    assert OFFLINE_MARKER in draft.text
+    assert OFFLINE_MARKER not in draft.text
+    assert draft.author.startswith(OFFLINE_AUTHOR_PREFIX)
 
 
 def test_a_draft_through_an_openai_server_records_the_model(openai_server: OpenAIServer) -> None:

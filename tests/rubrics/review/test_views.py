@@ -130,7 +130,10 @@ def test_the_editor_shows_the_draft_with_the_bug_and_the_offline_label(
 
     html = reviewer_client.get(url(drafted)).content.decode()
 
-    assert OFFLINE_MARKER in html
+    # Said once, in the notice above the editor, not on every line of the draft.
+    assert html.count(OFFLINE_MARKER) == 2  # the notice, and revision 0 in the history
+    assert 'id="offline-draft-note"' in html
+    assert OFFLINE_MARKER not in structure["root_cause"]
     assert 'name="root_cause"' in html
     assert 'name="requirement_title"' in html
     assert 'name="base_number" value="0"' in html
