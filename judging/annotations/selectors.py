@@ -15,7 +15,7 @@ from collections.abc import Collection
 from django.contrib.auth.models import User
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
-from judging.models import Annotation, Assignment, Campaign, Label
+from judging.models import Annotation, AnnotationRevision, Assignment, Campaign, Label
 from rubrics.models import Dataset, Patch
 from rubrics.selectors import PatchLabel, golden_rubric
 from sejury_web.roles import Role
@@ -280,6 +280,54 @@ class OwnLabel:
     label: str
     note: str
     origin_display: str
+
+
+@dataclasses.dataclass(frozen=True)
+class UndoOffer:
+    """The label the annotator just gave, which they may undo: its value and its place."""
+
+    revision_id: int
+    label: str
+    position: int
+
+
+def newest_revision_id(*, patch_id: int, annotator: User) -> int | None:
+    """The id of the newest value of the annotator's label of the patch, if any."""
+    return (
+        AnnotationRevision.objects.filter(
+            annotation__patch_id=patch_id, annotation__annotator=annotator
+        )
+        .order_by("-recorded_at", "-id")
+        .values_list("pk", flat=True)
+        .first()
+    )
+
+
+def undo_offer(*, campaign: Campaign, annotator: User, revision_id: int) -> UndoOffer | None:
+    """The annotator's own label value ``revision_id``, given in ``campaign``, if it is still
+    its label's newest value and the campaign is open: what the next page offers to undo."""
+    if not campaign.is_open:
+        return None
+    revision = (
+        AnnotationRevision.objects.filter(
+            pk=revision_id, campaign=campaign, annotation__annotator=annotator
+        )
+        .values("label", "annotation_id", "annotation__patch_id")
+        .first()
+    )
+    if revision is None:
+        return None
+    newest = newest_revision_id(patch_id=revision["annotation__patch_id"], annotator=annotator)
+    position = (
+        Assignment.objects.filter(
+            campaign=campaign, annotator=annotator, patch_id=revision["annotation__patch_id"]
+        )
+        .values_list("position", flat=True)
+        .first()
+    )
+    if newest != revision_id or position is None:
+        return None
+    return UndoOffer(revision_id, revision["label"], position)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -62,6 +62,7 @@ CAMPAIGN_CLOSED = "campaign {campaign!r} is closed: its labels are final"
 # An annotator reads these: they name the bug, never the patch's key (which may name the
 # tool that wrote it).
 NOT_ASSIGNED = "this patch of bug {bug} is not in your queue of campaign {campaign!r}"
+NOTHING_TO_UNDO = "nothing to undo: that label has changed since, or was undone already"
 LABEL_FINAL = (
     "your label of this patch of bug {bug} was given in campaign {other!r}, which is closed: "
     "it is final"
@@ -374,4 +375,36 @@ def annotation_record(
         campaign=campaign,
         seconds_spent=seconds,
     )
+    return annotation
+
+
+@transaction.atomic
+def annotation_undo(*, campaign: Campaign, annotator: User, revision_id: int) -> Annotation | None:
+    """Undo ``annotator``'s last label in ``campaign``, the revision ``revision_id``: the
+    label is back to its previous value (its history loses the undone row, and its time the
+    undone time), or, if it was the patch's first label, is removed, so that the patch is
+    unlabelled again (None). Only the newest value of a label, while its campaign is open."""
+    campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    if not campaign.is_open:
+        raise CampaignError(CAMPAIGN_CLOSED.format(campaign=campaign.name))
+    revision = AnnotationRevision.objects.filter(
+        pk=revision_id, campaign=campaign, annotation__annotator=annotator
+    ).first()
+    if revision is None:
+        raise CampaignError(NOTHING_TO_UNDO)
+    annotation = Annotation.objects.select_for_update().get(pk=revision.annotation_id)
+    newest = list(annotation.revisions.order_by("-recorded_at", "-id")[:2])
+    if newest[0].pk != revision.pk or annotation.campaign_id != campaign.pk:
+        raise CampaignError(NOTHING_TO_UNDO)
+    if len(newest) == 1:
+        annotation.delete()
+        return None
+    earlier = newest[1]
+    annotation.label = earlier.label
+    annotation.note = earlier.note
+    annotation.campaign_id = earlier.campaign_id
+    annotation.origin = Annotation.Origin.UI if earlier.campaign_id else Annotation.Origin.IMPORTED
+    annotation.seconds_spent = max(0.0, annotation.seconds_spent - revision.seconds_spent)
+    annotation.save()
+    revision.delete()
     return annotation

@@ -44,6 +44,7 @@ urlpatterns: list[URLPattern] = [
     ),
     path("annotate/", views.annotate_campaigns, name="annotate_campaigns"),
     path("annotate/<id:campaign_id>/", views.annotate_queue, name="annotate_queue"),
+    path("annotate/<id:campaign_id>/undo/", views.annotate_undo, name="annotate_undo"),
     path(
         "annotate/<id:campaign_id>/<id:position>/",
         views.annotate,

@@ -7,8 +7,9 @@ in one campaign, the labelling page, one patch at a time, and their own labels.
 The annotator's pages are blind by construction: every object they show is reached through
 the requesting annotator's own assignments (anything else is a 404), and their context
 holds the bug, the patch, the golden rubric and the annotator's own label, nothing more.
-Labelling is a plain form POST followed by a redirect; ``static/js/annotate.js`` only adds
-keyboard shortcuts and measures the time the page was visible.
+Labelling is a plain form POST followed by a redirect, whose page confirms the label once with
+an undo (``annotate_undo``); ``static/js/annotate.js`` only adds keyboard shortcuts and
+measures the time the page was visible.
 
 Label Studio (``*_labelstudio*``, leads only): a campaign's or a dataset's patches as Label
 Studio tasks (optionally with a run's verdicts as predictions) and the labelling config to
@@ -51,6 +52,7 @@ from rubrics.models import Dataset
 from rubrics.selectors import dataset_get
 from sejury_web.audit import audit_history
 from sejury_web.htmx import AuthenticatedHtmxRequest
+from sejury_web.ids import id_parse, is_id
 from sejury_web.roles import Role, role_required
 
 PATCHES_PER_PAGE = 50
@@ -59,6 +61,9 @@ CREATED = "Created campaign {name!r}: {patches} patches, {assignments} labels to
 CLOSED = "Closed campaign {name!r}: its labels are final."
 REOPENED = "Reopened campaign {name!r}: annotators may label and change their labels again."
 # The label buttons of the labelling page and their keys (static/js/annotate.js).
+# The label just given, which the next page offers to undo (``annotate_undo``), by campaign.
+UNDO_SESSION_KEY = "annotate-undo"
+UNDONE = "Undid your label {label}: {back}."
 SHORTCUTS = [(Label.VALID.value, "v"), (Label.INVALID.value, "i"), (Label.UNSURE.value, "u")]
 
 
@@ -336,20 +341,66 @@ def annotate_queue(request: AuthenticatedHtmxRequest, campaign_id: int) -> HttpR
         "queue": queue,
         "progress": selectors.Progress.of_queue(queue),
         "next_item": selectors.next_unlabelled(queue, after=0),
+        "undo": _undo_offer(request, campaign),
     }
     return render(request, "judging/annotations/annotate_queue.html", context)
 
 
-def _after_label(
-    request: AuthenticatedHtmxRequest, campaign: Campaign, position: int
-) -> HttpResponse:
-    """On to the annotator's next unlabelled patch, or to their queue once all are done."""
+@require_POST
+@role_required(Role.ANNOTATOR)
+def annotate_undo(request: AuthenticatedHtmxRequest, campaign_id: int) -> HttpResponse:
+    """Undo the label the annotator just gave (``revision``): back to its previous value, or
+    unlabelled if it was the first; then to the patch's page, to label it again."""
     user: User = request.user
+    campaign = _own_campaign(campaign_id, user)
+    value = request.POST.get("revision")
+    offer = (
+        selectors.undo_offer(campaign=campaign, annotator=user, revision_id=id_parse(value))
+        if is_id(value)
+        else None
+    )
+    try:
+        if offer is None:
+            raise CampaignError(services.NOTHING_TO_UNDO)
+        annotation = services.annotation_undo(
+            campaign=campaign, annotator=user, revision_id=offer.revision_id
+        )
+    except CampaignError as error:
+        messages.error(request, str(error)[:1].upper() + str(error)[1:] + ".")
+        return redirect("judging:annotate_queue", campaign.pk)
+    back = f"back to {annotation.label}" if annotation else "the patch is unlabelled again"
+    messages.success(request, UNDONE.format(label=offer.label, back=back))
+    return redirect(_annotate_url(campaign, offer.position))
+
+
+def _after_label(
+    request: AuthenticatedHtmxRequest, campaign: Campaign, position: int, revision: int | None
+) -> HttpResponse:
+    """On to the annotator's next unlabelled patch, or to their queue once all are done;
+    ``revision``, the label just given, is offered there to undo (kept in the session)."""
+    user: User = request.user
+    if revision is not None:
+        request.session[_undo_key(campaign)] = revision
     queue = selectors.annotator_queue(campaign=campaign, annotator=user)
     following = selectors.next_unlabelled(queue, after=position)
     if following is None:  # the queue page says they are done
         return HttpResponseRedirect(reverse("judging:annotate_queue", args=[campaign.pk]))
     return HttpResponseRedirect(_annotate_url(campaign, following.position))
+
+
+def _undo_key(campaign: Campaign) -> str:
+    return f"{UNDO_SESSION_KEY}-{campaign.pk}"
+
+
+def _undo_offer(request: AuthenticatedHtmxRequest, campaign: Campaign) -> Any:
+    """The label the annotator just gave, offered once, on the page that follows it, if they
+    may still undo it."""
+    value = request.session.pop(_undo_key(campaign), None)
+    if not is_id(value):
+        return None
+    return selectors.undo_offer(
+        campaign=campaign, annotator=request.user, revision_id=id_parse(value)
+    )
 
 
 @require_http_methods(["GET", "POST"])
@@ -366,6 +417,7 @@ def annotate(request: AuthenticatedHtmxRequest, campaign_id: int, position: int)
         raise Http404(NOT_YOURS.format(position=position, campaign=campaign_id)) from None
     form = LabelForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
+        before = selectors.newest_revision_id(patch_id=assignment.patch_id, annotator=user)
         try:
             services.annotation_record(
                 campaign=campaign,
@@ -378,9 +430,12 @@ def annotate(request: AuthenticatedHtmxRequest, campaign_id: int, position: int)
         except CampaignError as error:
             form.add_error(None, str(error))
         else:
-            return _after_label(request, campaign, position)
+            after = selectors.newest_revision_id(patch_id=assignment.patch_id, annotator=user)
+            # A label that changed nothing recorded nothing: there is nothing to undo.
+            return _after_label(request, campaign, position, after if after != before else None)
     context = _annotate_context(campaign, assignment, user)
     context["form"] = form
+    context["undo"] = _undo_offer(request, campaign) if request.method == "GET" else None
     return render(
         request, "judging/annotations/annotate.html", context, status=400 if form.errors else 200
     )

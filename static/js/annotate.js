@@ -2,6 +2,7 @@
 // Without this file the page works the same (plain form posts); a label's time is then 0.
 //   v, i, u      label VALID, INVALID, UNSURE (clicks #label-valid, #label-invalid, #label-unsure)
 //   n or →       next patch (#annotate-next);  p or ←  previous patch (#annotate-prev)
+//   z            undo the label just given (#annotate-undo, shown after a label; u is UNSURE)
 //   Esc          leave the note field (shortcuts are off while typing in it)
 (function () {
   "use strict";
@@ -62,6 +63,14 @@
       if (!button || button.disabled || button.closest("fieldset:disabled") || sent) return;
       event.preventDefault();
       button.click();
+      return;
+    }
+    if (key === "z") {
+      var undo = document.getElementById("annotate-undo");
+      if (!undo || sent) return;
+      event.preventDefault();
+      sent = true;
+      undo.click();
       return;
     }
     if (NAVIGATION[key]) {

@@ -69,6 +69,19 @@ def test_an_annotator_changes_a_label_from_my_labels_until_the_campaign_closes(
     page.keyboard.press("i")
     page.wait_for_url(lambda url: url != f"{live_server.url}{annotate}")
     assert Annotation.objects.get(annotator=ann, patch=place.patch).label == Label.INVALID
+    # The next page confirms the label, with an undo (issue 28 item 5): z brings VALID back.
+    bar = page.locator("#annotate-undo-bar")
+    expect(bar).to_contain_text("Labelled INVALID")
+    page.screenshot(path=tmp_path / "annotate-undo-bar.png")
+    page.keyboard.press("z")
+    page.wait_for_url(f"{live_server.url}{annotate}")
+    expect(page.locator(".messages")).to_contain_text("Undid your label INVALID: back to VALID")
+    expect(page.locator("#annotate-current-label")).to_have_attribute("data-label", "VALID")
+    assert Annotation.objects.get(annotator=ann, patch=place.patch).label == Label.VALID
+    page.screenshot(path=tmp_path / "annotate-undone.png")
+    page.keyboard.press("i")
+    page.wait_for_url(lambda url: url != f"{live_server.url}{annotate}")
+    assert Annotation.objects.get(annotator=ann, patch=place.patch).label == Label.INVALID
     page.goto(f"{live_server.url}{reverse('judging:my_labels')}")
     expect(row).to_contain_text(Label.INVALID)
 

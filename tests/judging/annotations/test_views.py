@@ -393,6 +393,72 @@ def test_changing_a_label_keeps_the_annotator_s_own_history(
     assert Annotation.objects.get(annotator=annotator, patch=patch_at(campaign, annotator, 1))
 
 
+def undo_url(campaign: Campaign) -> str:
+    return reverse("judging:annotate_undo", args=[campaign.pk])
+
+
+def undo_revision(html: str) -> str:
+    """The revision the page's undo bar offers to undo."""
+    bar = html[html.index('id="annotate-undo-bar"') :]
+    found = re.search(r'name="revision" value="(\d+)"', bar)
+    assert found
+    return found.group(1)
+
+
+def test_a_label_is_confirmed_and_undone_to_its_previous_value_or_to_none(
+    campaign: Campaign, annotator: User, annotator_client: Client
+) -> None:
+    """Issue 28 item 5: after a label the next page says so, with an undo; undoing a first
+    label leaves the patch unlabelled, undoing a change brings the previous label back."""
+    patch = patch_at(campaign, annotator, 1)
+    response = annotator_client.post(annotate_url(campaign, 1), {"label": "VALID"}, follow=True)
+    html = response.content.decode()
+    assert response.redirect_chain[-1][0] == annotate_url(campaign, 2)
+    assert re.search(r'id="annotate-undo-bar"[^>]*data-label="VALID"', html)
+    assert "· patch 1</span>" in html
+    response = annotator_client.post(
+        undo_url(campaign), {"revision": undo_revision(html)}, follow=True
+    )
+    assert response.redirect_chain[-1][0] == annotate_url(campaign, 1)
+    assert "Undid your label VALID: the patch is unlabelled again." in response.content.decode()
+    assert not Annotation.objects.filter(patch=patch, annotator=annotator).exists()
+
+    # A change undone: back to the earlier label, note and time; its history as it was.
+    annotator_client.post(annotate_url(campaign, 1), {"label": "VALID", "note": "a", "seconds": 5})
+    html = annotator_client.post(
+        annotate_url(campaign, 1), {"label": "INVALID", "note": "b", "seconds": 7}, follow=True
+    ).content.decode()
+    revision = undo_revision(html)
+    annotator_client.post(undo_url(campaign), {"revision": revision})
+    annotation = Annotation.objects.get(patch=patch, annotator=annotator)
+    assert (annotation.label, annotation.note, annotation.seconds_spent) == ("VALID", "a", 5.0)
+    assert list(annotation.revisions.values_list("label", flat=True)) == ["VALID"]
+    # Undone once only; another annotator's label, no id, too long an id: refused, unchanged.
+    rater = User.objects.get(username="rater-b")
+    annotation_record(campaign=campaign, annotator=rater, patch=patch, label="INVALID")
+    theirs = Annotation.objects.get(patch=patch, annotator=rater).revisions.get().pk
+    for value in (revision, str(theirs), "x", str(10**30)):
+        response = annotator_client.post(undo_url(campaign), {"revision": value}, follow=True)
+        assert "Nothing to undo" in response.content.decode()
+    assert Annotation.objects.get(patch=patch, annotator=rater).label == "INVALID"
+    assert Annotation.objects.get(patch=patch, annotator=annotator).label == "VALID"
+
+
+def test_the_undo_is_offered_once_and_not_for_a_label_that_changed_nothing(
+    campaign: Campaign, annotator: User, annotator_client: Client
+) -> None:
+    url = annotate_url(campaign, 1)
+    first = annotator_client.post(url, {"label": "VALID"}, follow=True).content.decode()
+    assert 'id="annotate-undo-bar"' in first
+    # Read again: the confirmation was said once.
+    assert (
+        'id="annotate-undo-bar"'
+        not in annotator_client.get(annotate_url(campaign, 2)).content.decode()
+    )
+    again = annotator_client.post(url, {"label": "VALID"}, follow=True).content.decode()
+    assert 'id="annotate-undo-bar"' not in again
+
+
 def test_a_closed_campaign_is_read_only(
     campaign: Campaign, annotator: User, annotator_client: Client, lead: User
 ) -> None:
