@@ -25,8 +25,10 @@ from judging.runs.uncertainty import (
     uncertainty_order,
 )
 
-# Without earlier timed labels on the dataset, a label is assumed to take this long.
+# Without enough timed labels on the dataset, a label is assumed to take this long.
 DEFAULT_SECONDS_PER_LABEL = 120.0
+# The timed labels a median needs to replace the default: two quick clicks are no estimate.
+MIN_TIMED_LABELS = 10
 
 NOT_FINISHED = "run {run} is {status}: only a finished run's verdicts can be routed"
 BAD_BUDGET = "give a budget of at least one patch, or a share above 0% and at most 100%"
@@ -49,6 +51,8 @@ class RoutingPlan:
     overlap: int
     seconds_per_label: float
     seconds_from_labels: int  # the timed labels the estimate comes from (0: the default)
+    timed_labels: int = 0  # the timed labels on the dataset (fewer than MIN: the default)
+    min_timed_labels: int = MIN_TIMED_LABELS
 
     @property
     def labels(self) -> int:
@@ -58,18 +62,24 @@ class RoutingPlan:
     def expected_seconds(self) -> float:
         return self.labels * self.seconds_per_label
 
+    @property
+    def expected_minutes(self) -> int:
+        """The expected time in whole minutes (0: under half a minute)."""
+        return round(self.expected_seconds / 60)
 
-def seconds_per_label(run: JudgingRun) -> tuple[float, int]:
-    """The median time of a label given in the app on the run's dataset, and how many
-    labels it rests on; the default (and 0) without any."""
+
+def seconds_per_label(run: JudgingRun) -> tuple[float, int, int]:
+    """The median time of a label given in the app on the run's dataset, how many labels it
+    rests on, and how many are timed; with fewer than ``MIN_TIMED_LABELS`` timed, the
+    default (resting on 0 labels)."""
     timed = list(
         Annotation.objects.filter(
             patch__dataset_id=run.dataset_id, seconds_spent__gt=0
         ).values_list("seconds_spent", flat=True)
     )
-    if not timed:
-        return DEFAULT_SECONDS_PER_LABEL, 0
-    return float(statistics.median(timed)), len(timed)
+    if len(timed) < MIN_TIMED_LABELS:
+        return DEFAULT_SECONDS_PER_LABEL, 0, len(timed)
+    return float(statistics.median(timed)), len(timed), len(timed)
 
 
 def routing_plan(
@@ -103,7 +113,7 @@ def routing_plan(
     if not open_:
         raise RoutingError(NOTHING_TO_ROUTE.format(run=run.pk))
     count = budget if budget is not None else math.ceil((share or 0) * len(open_))
-    seconds, timed = seconds_per_label(run)
+    seconds, used, timed = seconds_per_label(run)
     return RoutingPlan(
         run=run,
         signal=signal,
@@ -112,7 +122,8 @@ def routing_plan(
         settled=len(ordered) - len(open_),
         overlap=overlap,
         seconds_per_label=seconds,
-        seconds_from_labels=timed,
+        seconds_from_labels=used,
+        timed_labels=timed,
     )
 
 

@@ -532,7 +532,8 @@ def rubric_preview(request: AuthenticatedHtmxRequest, rubric_id: int) -> HttpRes
 @role_required(Role.LEAD)
 def run_route(request: AuthenticatedHtmxRequest, run_id: int) -> HttpResponse:
     """Send a finished run's least certain verdicts to humans: the form, a preview of the
-    patches and of the annotators' time (GET), and the campaign (POST)."""
+    patches and of the annotators' time (GET with the form's fields, or POST with
+    ``preview``), and the campaign (POST)."""
     run = _run(run_id)
     data = request.POST if request.method == "POST" else request.GET
     form = RouteForm(data or None)
@@ -550,7 +551,7 @@ def run_route(request: AuthenticatedHtmxRequest, run_id: int) -> HttpResponse:
             )
         except RoutingError as error:
             form.add_error(None, str(error))
-        if plan is not None and request.method == "POST":
+        if plan is not None and request.method == "POST" and "preview" not in request.POST:
             try:
                 campaign = route(
                     plan=plan,

@@ -4,6 +4,7 @@ routing table and valid@k table show the figures computed here, independently, f
 labels and verdicts."""
 
 import math
+from pathlib import Path
 from statistics import fmean
 
 import pytest
@@ -52,7 +53,7 @@ def verdict(score: float) -> str:
 
 
 def test_a_lead_routes_annotators_label_and_the_report_shows_what_it_bought(
-    transactional_db: None, live_server: LiveServer, e2e_page: Page
+    transactional_db: None, live_server: LiveServer, e2e_page: Page, tmp_path: Path
 ) -> None:
     dataset = DatasetFactory(name="Loop", slug="loop")
     bugs = {key: BugFactory(dataset=dataset, key=key) for key in ("B1", "B2", "B3")}
@@ -91,6 +92,10 @@ def test_a_lead_routes_annotators_label_and_the_report_shows_what_it_bought(
     rows = page.locator("#route-patches tbody tr")
     expect(rows).to_have_count(4)
     assert [rows.nth(n).get_attribute("data-patch") for n in range(4)] == ROUTED
+    # The preview is a POST: no CSRF token (nor anything) in the URL.
+    assert page.url == f"{live_server.url}{run.get_absolute_url()}route/"
+    expect(page.locator("#route-time")).to_contain_text("a default")
+    page.screenshot(path=tmp_path / "route-preview.png", full_page=True)
     page.locator("#route-create").click()
     expect(page).to_have_url(f"{live_server.url}/campaigns/{Campaign.objects.get().pk}/")
     campaign = Campaign.objects.get()

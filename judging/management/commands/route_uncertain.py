@@ -63,5 +63,13 @@ class Command(BaseCommand):
         self.stderr.write(
             f"Campaign {campaign.pk} “{campaign.name}”: {len(plan.patches)} of {plan.candidates}"
             f" unsettled verdicts, {plan.labels} labels, about"
-            f" {plan.expected_seconds / 60:.0f} min of annotator time."
+            f" {plan.expected_seconds / 60:.0f} min of annotator time at"
+            f" {plan.seconds_per_label:.0f} s a label ("
+            + (
+                f"the median of {plan.seconds_from_labels} timed labels"
+                if plan.seconds_from_labels
+                else f"a default: {plan.timed_labels} timed labels, fewer than"
+                f" {plan.min_timed_labels}"
+            )
+            + ")."
         )

@@ -24,6 +24,7 @@ from judging.models import (
 )
 from judging.runs.routing import (
     DEFAULT_SECONDS_PER_LABEL,
+    MIN_TIMED_LABELS,
     NOT_FINISHED,
     ROUTED_NAME,
     RoutingError,
@@ -124,12 +125,22 @@ def test_the_plan_takes_the_budget_leaves_settled_patches_out_and_estimates_time
     plan = routing_plan(run=run, budget=2, overlap=3)
     assert keys(plan.patches) == ["p0", "p2"]
     assert (plan.candidates, plan.settled) == (4, 1)
-    assert plan.seconds_per_label == 40.0
-    assert plan.seconds_from_labels == 2
+    # Two timed labels are no sample: the default stays, and the plan says how many there are.
+    assert (plan.seconds_per_label, plan.seconds_from_labels) == (DEFAULT_SECONDS_PER_LABEL, 0)
+    assert plan.timed_labels == 2
     assert plan.labels == 6
-    assert plan.expected_seconds == 240.0
+    assert (plan.expected_seconds, plan.expected_minutes) == (720.0, 12)
     # A share is of the unsettled verdicts, rounded up: 30 % of 4 is 2.
     assert keys(routing_plan(run=run, share=0.3).patches) == ["p0", "p2"]
+    # From MIN_TIMED_LABELS on, their median replaces it (these labels settle patches too).
+    for n in range(MIN_TIMED_LABELS - 2):
+        other = UserFactory(username=f"timed{n}")
+        patch = patches[f"p{n % 4}"]
+        Annotation.objects.create(patch=patch, annotator=other, label=V, seconds_spent=40)
+    plan = routing_plan(run=run, share=1.0, overlap=3)
+    assert plan.seconds_per_label == 40.0
+    assert plan.seconds_from_labels == plan.timed_labels == MIN_TIMED_LABELS
+    assert plan.expected_seconds == plan.labels * 40.0
 
 
 def test_without_timed_labels_the_default_time_is_used(setting: tuple) -> None:  # type: ignore[type-arg]
@@ -241,6 +252,15 @@ def test_the_lead_previews_then_creates_the_campaign(
     assert 'id="route-patches"' in page
     assert "a default: no label on this dataset has been timed yet" in page
     assert not Campaign.objects.exists()  # a preview makes nothing
+    # The page's Preview is a POST (no CSRF token in a URL), and makes nothing either.
+    assert 'formmethod="get"' not in page
+    assert 'name="preview"' in page
+    posted = lead_client.post(route_url(run), {**form, "preview": "1"})
+    assert posted.status_code == 200
+    assert [row.patch_key for row in posted.context["plan"].patches] == [
+        patches["p4"].key, patches["p0"].key,
+    ]  # fmt: skip
+    assert not Campaign.objects.exists()
     created = lead_client.post(route_url(run), form)
     campaign = Campaign.objects.get()
     assert created.status_code == 302
@@ -249,6 +269,24 @@ def test_the_lead_previews_then_creates_the_campaign(
     run_page = lead_client.get(run.get_absolute_url()).content.decode()
     assert 'id="run-route"' in run_page
     assert "From the page" in run_page
+
+
+def test_the_preview_says_the_default_stands_until_enough_labels_are_timed(
+    setting: tuple,
+    lead_client: Client,  # type: ignore[type-arg]
+) -> None:
+    _, patches, run = setting
+    rater = UserFactory(username="quick")
+    for key in ("p1", "p3"):
+        Annotation.objects.create(patch=patches[key], annotator=rater, label=V, seconds_spent=2)
+    form = {"patches": "1", "signal": "margin", "annotators": [annotator("a1").pk],
+            "overlap": "1", "preview": "1"}  # fmt: skip
+    page = lead_client.post(route_url(run), form).content.decode()
+    text = " ".join(re.sub(r"<[^>]+>", "", page).split())
+    assert (
+        "about 2 min of annotator time, at 120 s a label — a default: only 2 labels on this "
+        f"dataset are timed, and the median needs {MIN_TIMED_LABELS}." in text
+    )
 
 
 def test_a_bad_budget_is_a_form_error_and_nothing_is_made(
