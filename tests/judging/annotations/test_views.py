@@ -459,6 +459,18 @@ def test_the_undo_is_offered_once_and_not_for_a_label_that_changed_nothing(
     assert 'id="annotate-undo-bar"' not in again
 
 
+def test_a_label_cannot_be_undone_once_its_campaign_is_closed(
+    campaign: Campaign, annotator: User, annotator_client: Client, lead: User
+) -> None:
+    html = annotator_client.post(
+        annotate_url(campaign, 1), {"label": "VALID"}, follow=True
+    ).content.decode()
+    campaign_close(campaign=campaign, actor=lead)
+    response = annotator_client.post(undo_url(campaign), {"revision": undo_revision(html)})
+    assert Annotation.objects.get(patch=patch_at(campaign, annotator, 1)).label == "VALID"
+    assert response.status_code == 302
+
+
 def test_a_closed_campaign_is_read_only(
     campaign: Campaign, annotator: User, annotator_client: Client, lead: User
 ) -> None:
