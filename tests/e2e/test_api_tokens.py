@@ -57,3 +57,14 @@ def test_a_user_creates_and_revokes_a_token_and_reads_the_docs(
     expect(page.locator("#operation-index")).to_contain_text("/api/v1/runs/{run_id}/verdicts")
     expect(page.locator("#operation-index")).to_contain_text("/api/v1/runs/preflight")
     expect(page.locator("#operation-index tbody tr")).to_have_count(11)
+
+    # An annotator (whom every API operation refuses) has no link, and the page is a 403.
+    user_create(actor=None, username="ann", password=PASSWORD, roles=[Role.ANNOTATOR])
+    page.context.clear_cookies()
+    log_in(page, live_server, "ann")
+    expect(page.locator(".topbar").get_by_role("link", name="API tokens")).to_have_count(0)
+    answer = page.goto(f"{live_server.url}/api/tokens/")
+    assert answer is not None
+    assert answer.status == 403
+    expect(page.get_by_role("heading", name="Not for your role")).to_be_visible()
+    page.screenshot(path=str(tmp_path / "api-tokens-annotator.png"), full_page=True)
