@@ -3,8 +3,8 @@ r"""The ``offline`` provider: a deterministic heuristic, no network, and NOT an 
 It answers a request from the request's structured ``inputs``, by the *rule* registered for
 the request's purpose, so that the whole workflow runs without a model or a key. Its scores
 and verdicts are not judgements of correctness. Every free-text field it writes starts with
-``PREFIX``, ``[offline heuristic — not an LLM]`` (``say`` adds it), except the rubric draft's
-(``rubric.draft``): that text is the rubric the judge reads, so its revision's author
+``PREFIX``, ``[offline heuristic — not an LLM]`` (``say`` adds it), except where its rule
+says otherwise: a rubric draft's text is the rubric the judge reads, so its revision's author
 (``llm:offline/…``) carries the label, which the rubric's page shows once. Same inputs, same
 answer: no randomness, no clock. ``OFFLINE_MODEL`` is part of the cache key: bump it when a
 rule changes.
