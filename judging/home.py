@@ -13,7 +13,8 @@ from django.urls import reverse
 
 from judging.annotations.selectors import annotator_campaigns
 from judging.consensus.rules import MAJORITY_SHARE, MIN_DECISIVE_LABELS, MIN_MAJORITY_LABELS
-from judging.models import Adjudication, Annotation, JudgingRun, Label, PatchJudgment
+from judging.models import Adjudication, Annotation, JudgingRun, Label
+from judging.runs.selectors import runs_judged_counts
 from judging.runs.stale import stale_counts_by_run
 from rubrics.models import ConsensusRule, Dataset, Patch
 from sejury_web.home import HOME_ROWS, HomeItem, HomeRow, HomeSection, home_section_register
@@ -33,14 +34,7 @@ def running_runs_item() -> HomeItem:
     """Runs queued or running, newest first, each with its share of patches judged."""
     runs = JudgingRun.objects.filter(kind=JudgingRun.Kind.RUN, status__in=UNFINISHED_RUN)
     shown = list(runs.select_related("dataset").order_by("-created_at", "-id")[:HOME_ROWS])
-    finished = [PatchJudgment.Status.DONE, PatchJudgment.Status.FAILED]
-    counts = {
-        row["run_id"]: (row["total"], row["finished"])
-        for row in PatchJudgment.objects.filter(run__in=shown)
-        .order_by()
-        .values("run_id")
-        .annotate(total=Count("id"), finished=Count("id", filter=Q(status__in=finished)))
-    }
+    counts = runs_judged_counts(shown)
     rows = []
     for run in shown:
         total, done = counts.get(run.pk, (0, 0))

@@ -48,11 +48,23 @@ class RunRow:
         return round(100 * self.finished / self.total) if self.total else 100
 
 
+def runs_judged_counts(runs: list[JudgingRun]) -> dict[int, tuple[int, int]]:
+    """Per run of ``runs``: how many patches it has, and how many are done or failed, in one
+    grouped query over those runs only."""
+    finished = [PatchJudgment.Status.DONE, PatchJudgment.Status.FAILED]
+    return {
+        row["run_id"]: (row["total"], row["finished"])
+        for row in PatchJudgment.objects.filter(run__in=runs)
+        .order_by()
+        .values("run_id")
+        .annotate(total=Count("id"), finished=Count("id", filter=Q(status__in=finished)))
+    }
+
+
 def runs_page(*, page: int | str = 1) -> Page:
     """Judging runs (not rubric previews), newest first, as ``RunRow``s: the page's runs, then
     their verdicts counted in one grouped query over those runs only (counting in the list's
     own query grouped every verdict of every run, for the page and again for its count)."""
-    finished = [PatchJudgment.Status.DONE, PatchJudgment.Status.FAILED]
     runs = (
         JudgingRun.objects.filter(kind=JudgingRun.Kind.RUN)
         .select_related("dataset", "created_by")
@@ -60,13 +72,7 @@ def runs_page(*, page: int | str = 1) -> Page:
     )
     result = Paginator(runs, RUNS_PER_PAGE).get_page(page)
     shown = list(result.object_list)
-    counts = {
-        row["run_id"]: (row["total"], row["finished"])
-        for row in PatchJudgment.objects.filter(run__in=shown)
-        .order_by()
-        .values("run_id")
-        .annotate(total=Count("id"), finished=Count("id", filter=Q(status__in=finished)))
-    }
+    counts = runs_judged_counts(shown)
     rows: list[Any] = [RunRow(run, *counts.get(run.pk, (0, 0))) for run in shown]
     result.object_list = rows
     return result
