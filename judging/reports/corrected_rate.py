@@ -56,7 +56,7 @@ from judging.models import Label
 from judging.reports.figures import Figure, Sampling
 from judging.reports.judges import RunVerdicts
 from judging.reports.resampling import Replicates
-from judging.reports.scope import INVALID, NO_CONSENSUS, VALID, Scope
+from judging.reports.scope import Scope
 from judging.reports.valid_at_k import NO_SOURCE
 
 YOUDEN_MIN = 0.2
@@ -120,12 +120,7 @@ def corrected_valid_rate(
     valid@k's). No run: no rows."""
     if run is None:
         return []
-    labels = {VALID: Label.VALID.value, INVALID: Label.INVALID.value}
-    consensus = {
-        patch_id: labels[code]
-        for patch_id, code in zip(scope.patch_ids.tolist(), scope.consensus.tolist(), strict=True)
-        if code != NO_CONSENSUS
-    }
+    consensus = scope.consensus_labels()
     return corrected_valid_rate_of(
         candidates, consensus, run.verdicts, excluded=run.excluded, sampling=sampling
     )

@@ -172,6 +172,15 @@ class Scope:
         wanted = np.fromiter(patch_ids, np.int64, count=len(patch_ids))
         return np.isin(self.patch_ids, wanted)
 
+    def consensus_labels(self) -> dict[int, str]:
+        """Patch id → its consensus label, for the patches that have one."""
+        labels = {VALID: Label.VALID.value, INVALID: Label.INVALID.value}
+        return {
+            patch_id: labels[code]
+            for patch_id, code in zip(self.patch_ids.tolist(), self.consensus.tolist(), strict=True)
+            if code != NO_CONSENSUS
+        }
+
     def ids(self, indices: IntArray) -> list[int]:
         """The patch ids at ``indices``."""
         result: list[int] = self.patch_ids[indices].tolist()

@@ -45,7 +45,7 @@ from judging.reports.charts import Estimate, interval_chart
 from judging.reports.figures import Figure, Sampling
 from judging.reports.judges import NO_GROUP, RunVerdicts
 from judging.reports.resampling import Replicates
-from judging.reports.scope import INVALID, NO_CONSENSUS, VALID, Scope
+from judging.reports.scope import Scope
 
 KS = (1, 5, 10)
 NO_SOURCE = NO_GROUP.format(key="source")  # "(no source)", as the source breakdown says
@@ -118,12 +118,7 @@ def valid_at_k(
     (patch id, bug id, source, tests_pass); validity is the consensus of ``scope``,
     else ``run``'s verdict. ``sampling`` is the report's (default ``Sampling()``). See
     ``valid_at_k_of``."""
-    labels = {VALID: Label.VALID.value, INVALID: Label.INVALID.value}
-    consensus = {
-        patch_id: labels[code]
-        for patch_id, code in zip(scope.patch_ids.tolist(), scope.consensus.tolist(), strict=True)
-        if code != NO_CONSENSUS
-    }
+    consensus = scope.consensus_labels()
     return valid_at_k_of(
         patches,
         consensus,
