@@ -76,6 +76,9 @@ def test_an_annotator_changes_a_label_from_my_labels_until_the_campaign_closes(
     page.keyboard.press("z")
     page.wait_for_url(f"{live_server.url}{annotate}")
     expect(page.locator(".messages")).to_contain_text("Undid your label INVALID: back to VALID")
+    # A success looks like one: green (--add-bg), not the blue of an information.
+    success = page.locator(".messages li.success")
+    expect(success).to_have_css("background-color", "rgb(231, 247, 234)")
     expect(page.locator("#annotate-current-label")).to_have_attribute("data-label", "VALID")
     assert Annotation.objects.get(annotator=ann, patch=place.patch).label == Label.VALID
     page.screenshot(path=tmp_path / "annotate-undone.png")
