@@ -164,6 +164,7 @@ def rubric_screen(
     previous = by_number.get(base.number - 1)
     dirty = text != base.text or bool(justification.strip())
     items = editor_items(state, focus)
+    may_confirm = user_may_confirm(rubric, user)
     return {
         "rubric": rubric,
         "bug": rubric.bug,
@@ -200,7 +201,12 @@ def rubric_screen(
         "draft_diff": line_diff(draft.text, text, context=DRAFT_DIFF_CONTEXT),
         "history": rubric_history(revisions),
         "events": rubric_review_events(rubric),
-        "may_confirm": user_may_confirm(rubric, user),
+        "may_confirm": may_confirm,
+        # The tab the page opens on: what the first reviewer changed, for the second one to
+        # confirm knowingly; else the one the reviewer last chose (rubric_editor.js).
+        "open_tab": "tab-changes"
+        if can_edit and may_confirm and rubric.status == Rubric.Status.AWAITING_CONFIRMATION
+        else "",
         "sent_back": rubric_last_event(rubric, RubricEvent.Kind.SENT_BACK)
         if rubric.status == Rubric.Status.SENT_BACK
         else None,

@@ -112,7 +112,7 @@
   var tablist = document.querySelector(".review-side .tabs");
   if (!tablist) return;
   var tabs = Array.prototype.slice.call(tablist.querySelectorAll("[role=tab]"));
-  function select(tab, focus) {
+  function select(tab, focus, remember) {
     tabs.forEach(function (other) {
       var on = other === tab;
       other.setAttribute("aria-selected", on ? "true" : "false");
@@ -120,13 +120,20 @@
       document.getElementById(other.getAttribute("aria-controls")).hidden = !on;
     });
     if (focus) tab.focus();
+    if (remember === false) return;
     try { sessionStorage.setItem(TAB_KEY, tab.id); } catch (e) { /* private mode */ }
   }
   tablist.hidden = false;
   document.querySelector(".review-side").classList.add("tabbed");
   var saved = null;
   try { saved = sessionStorage.getItem(TAB_KEY); } catch (e) { /* private mode */ }
-  select(document.getElementById(saved) || tabs[0], false);
+  // The page may name the tab to open on (a rubric awaiting this reviewer's confirmation
+  // opens on its changes), without making it the tab last chosen; else that tab.
+  var opening = tabs.filter(function (t) {
+    return t.getAttribute("aria-controls") === tablist.dataset.open;
+  })[0];
+  if (opening) select(opening, false, false);
+  else select(document.getElementById(saved) || tabs[0], false);
   tabs.forEach(function (tab, index) {
     tab.addEventListener("click", function () { select(tab, false); });
     tab.addEventListener("keydown", function (event) {

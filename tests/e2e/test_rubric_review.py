@@ -109,7 +109,13 @@ def test_a_reviewer_edits_a_draft_and_a_second_reviewer_confirms_it(
     try:
         log_in(bob, live_server, "bob")
         bob.goto(f"{live_server.url}{reverse('rubrics:review_queue')}")
+        bob.screenshot(path=tmp_path / "queue-confirm.png", full_page=True)
         bob.locator("#queue-confirm").get_by_role("link", name="BUG-7").click()
+        # He lands on what Alice changed and why (issue 28 item 5), not on the preview.
+        expect(bob.get_by_role("tab", name="Changes")).to_have_attribute("aria-selected", "true")
+        expect(bob.locator("#tab-changes")).to_be_visible()
+        expect(bob.locator("#rubric-change-reasons")).to_contain_text(JUSTIFICATION)
+        bob.screenshot(path=tmp_path / "confirm-changes.png", full_page=True)
         bob.get_by_role("button", name="Confirm revision 1 as golden").click()
         expect(bob.locator("#rubric-status .badge").first).to_have_text(
             "golden", timeout=ACTION_TIMEOUT_MS

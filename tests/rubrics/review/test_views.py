@@ -377,6 +377,34 @@ def test_the_author_submits_but_cannot_confirm_a_second_reviewer_confirms(
     assert "saving an edit starts revision 2, which needs a new confirmation" in page
 
 
+def test_the_second_reviewer_lands_on_the_changes_with_their_justifications(
+    reviewer_client: Client,
+    reviewer2_client: Client,
+    lead_client: Client,
+    reviewer: User,
+    drafted: Rubric,
+) -> None:
+    structure = {**drafted.revisions.get(number=0).structure, "root_cause": "Edited."}
+    why = "The draft's root cause was read off the diff."
+    rubric_revise(
+        rubric=drafted, base_number=0, structure=structure, justification=why, actor=reviewer
+    )
+    rubric = Rubric.objects.get(pk=drafted.pk)
+    opens_on_changes = 'data-open="tab-changes"'
+    # In review: every reviewer keeps the tab they last chose.
+    assert opens_on_changes not in reviewer2_client.get(url(rubric)).content.decode()
+    rubric_submit(rubric=rubric, base_number=1, actor=reviewer)
+
+    page = reviewer2_client.get(url(rubric)).content.decode()
+    assert opens_on_changes in page
+    reasons = page.split('id="rubric-change-reasons"')[1].split("</ul>")[0]
+    assert "<strong>r1</strong>" in reasons
+    assert "The draft&#x27;s root cause was read off the diff." in reasons
+    # Not for the author, who may not confirm, nor for a lead, who reads.
+    assert opens_on_changes not in reviewer_client.get(url(rubric)).content.decode()
+    assert opens_on_changes not in lead_client.get(url(rubric)).content.decode()
+
+
 def test_sending_back_needs_a_comment_and_shows_it(
     reviewer_client: Client, reviewer2_client: Client, reviewer: User, drafted: Rubric
 ) -> None:
