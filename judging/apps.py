@@ -8,6 +8,7 @@ class JudgingConfig(AppConfig):
     def ready(self) -> None:
         # Importing them registers what the offline model answers to each strategy's prompts
         # and to the rejection-theme prompt.
+        import judging.judges.offline
         import judging.runs.rejections_offline
         import judging.strategies  # noqa: F401
         from judging.annotations.bundle import LabelKind
@@ -25,6 +26,12 @@ class JudgingConfig(AppConfig):
         label_source_register(LabelCounts())
         disagreement_source_register(ConsensusDisagreements())
         verdict_source_register(ConsensusVerdicts())
+
+        # A team may name a judge a lead wrote (judging.judges), besides the built-in ones.
+        from judging.judges.selectors import WrittenJudges
+        from judging.strategies import strategy_source_register
+
+        strategy_source_register(WrittenJudges())
 
         # What the home page shows a lead and an annotator of judging (sejury_web.home).
         from judging.home import home_sections_register

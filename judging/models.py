@@ -381,7 +381,7 @@ class StrategyResult(models.Model):
         FAILED = "failed", "Failed"
 
     judgment = models.ForeignKey(PatchJudgment, on_delete=models.CASCADE, related_name="results")
-    strategy = models.CharField(max_length=16)
+    strategy = models.CharField(max_length=40)
     status = models.CharField(max_length=10, choices=Status.choices)
     score = models.FloatField(null=True, blank=True, help_text="0–100.")
     verdict = models.CharField(max_length=10, blank=True, help_text="The rubric judge's label.")
@@ -438,7 +438,7 @@ class ReplacedResult(models.Model):
     judgment = models.ForeignKey(
         PatchJudgment, on_delete=models.CASCADE, related_name="replaced_results"
     )
-    strategy = models.CharField(max_length=16)
+    strategy = models.CharField(max_length=40)
     reason = models.CharField(max_length=16, choices=Reason.choices)
     generation = models.PositiveIntegerField(help_text="The run's generation that re-judged it.")
     replaced_at = models.DateTimeField(auto_now_add=True)
@@ -481,7 +481,7 @@ class BugStep(models.Model):
 
     run = models.ForeignKey(JudgingRun, on_delete=models.CASCADE, related_name="bug_steps")
     bug = models.ForeignKey(Bug, on_delete=models.CASCADE, related_name="+")
-    strategy = models.CharField(max_length=16)
+    strategy = models.CharField(max_length=40)
     answer = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True)
     prompt_version = models.CharField(max_length=40)
@@ -536,7 +536,7 @@ class RejectionTheme(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     theme = models.CharField(max_length=24, choices=Theme.choices, blank=True)
     rationale = models.TextField(blank=True)
-    strategy = models.CharField(max_length=16, help_text="The member whose justification it is.")
+    strategy = models.CharField(max_length=40, help_text="The member whose justification it is.")
     justification = models.TextField(
         blank=True, help_text="The text sorted, as the judge wrote it."
     )
@@ -552,3 +552,105 @@ class RejectionTheme(models.Model):
 
     def __str__(self) -> str:
         return f"{self.judgment}: {self.theme or self.status}"
+
+
+class WrittenJudge(models.Model):
+    """A judge a lead wrote (``judging.judges``): a name a team names it by, and its versions.
+
+    Its name is a slug that no built-in strategy has; a team names the judge's newest trusted
+    version by it (``minimalism``), or one version by number (``minimalism@3``).
+    """
+
+    name = models.SlugField(max_length=24, unique=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class VersionFrozen(Exception):
+    """A judge version's content is never changed (every edit is a new version), and a
+    version a run names is never deleted."""
+
+
+# What a version says: fixed once it is written. Its status alone may change.
+JUDGE_VERSION_CONTENT = ("judge_id", "number", "title", "template", "kind", "dimensions", "overall")
+FROZEN_CHANGE = "{label} is never changed: every edit is a new version (changed: {fields})"
+FROZEN_DELETE = "{label} is named by a judging run and is never deleted"
+
+
+class JudgeVersionQuerySet(models.QuerySet["JudgeVersion"]):
+    def update(self, **kwargs: object) -> int:
+        frozen = sorted(set(kwargs) & {*JUDGE_VERSION_CONTENT, "judge"})
+        if frozen:
+            raise VersionFrozen(FROZEN_CHANGE.format(label="a judge version", fields=frozen))
+        return super().update(**kwargs)
+
+
+class JudgeVersion(models.Model):
+    """One version of a written judge: its title, prompt template, answer kind (with its
+    dimensions and how they make the overall score), who wrote it and why, and how far it is
+    trusted. Written once: an edit is a new version; a run names the version it judged with
+    (``name@number`` in ``JudgingRun.strategies`` and ``StrategyResult.strategy``)."""
+
+    class Kind(models.TextChoices):
+        VERDICT = "verdict", "A verdict: VALID or INVALID with a justification (100 or 0)"
+        SCORE = "score", "A score on 0–100 with reasoning"
+        DIMENSIONS = "dimensions", "Named dimensions, each on its own ordinal scale"
+
+    class Status(models.TextChoices):
+        UNTESTED = "untested", "Untested"
+        TESTED = "tested", "Tested"
+        TRUSTED = "trusted", "Trusted"
+
+    judge = models.ForeignKey(WrittenJudge, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    title = models.CharField(max_length=200)
+    template = models.TextField(help_text="The prompt, with data blocks such as {{ bug }}.")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    # [{"name": "maintainability", "low": 1, "high": 5, "description": "..."}, ...]
+    dimensions = models.JSONField(default=list, blank=True)
+    # The dimension that is the overall score; "" for the mean of every dimension.
+    overall = models.CharField(max_length=32, blank=True)
+    note = models.TextField(blank=True, help_text="Why this version was written.")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.UNTESTED)
+
+    objects = JudgeVersionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["judge", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["judge", "number"], name="one_judge_version_number")
+        ]
+
+    def __str__(self) -> str:
+        return self.label
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        if self.pk is not None:
+            stored = JudgeVersion.objects.filter(pk=self.pk).values(*JUDGE_VERSION_CONTENT).first()
+            if stored is not None:
+                changed = [f for f in JUDGE_VERSION_CONTENT if stored[f] != getattr(self, f)]
+                if changed:
+                    raise VersionFrozen(FROZEN_CHANGE.format(label=self.label, fields=changed))
+        super().save(*args, **kwargs)  # type: ignore[arg-type]
+
+    def delete(self, *args: object, **kwargs: object) -> tuple[int, dict[str, int]]:
+        if JudgingRun.objects.filter(strategies__icontains=f'"{self.label}"').exists():
+            raise VersionFrozen(FROZEN_DELETE.format(label=self.label))
+        return super().delete(*args, **kwargs)  # type: ignore[arg-type]
+
+    @property
+    def label(self) -> str:
+        """``name@number``, what a team and a run's results name it by."""
+        return f"{self.judge.name}@{self.number}"

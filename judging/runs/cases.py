@@ -4,6 +4,7 @@ from judging.models import Context, JudgingRun
 from judging.strategies import Case
 from rubrics.models import Patch, Rubric, RubricRevision
 from rubrics.selectors import golden_rubric
+from rubrics.templatetags.evidence import evidence_lists
 
 NO_GOLDEN = "bug {bug} has no golden rubric yet"
 NO_DRAFT = "bug {bug} has no {variant} draft rubric"
@@ -65,7 +66,27 @@ def _case(run: JudgingRun, patch: Patch, revision: RubricRevision | None, missin
         rubric=revision.structure if revision else None,
         rubric_text=revision.text if revision else "",
         rubric_missing=missing,
+        test_evidence=test_evidence_text(patch),
     )
+
+
+def test_evidence_text(patch: Patch) -> str:
+    """The patch's test evidence as a judge reads it ("" when it has none): whether its tests
+    pass, each list of the harness with how many pass and the failing ones named, the note."""
+    lists = evidence_lists(patch.tests_status)
+    if patch.tests_pass is None and not lists and not patch.tests_note:
+        return ""
+    verdict = {True: "yes", False: "no", None: "unknown"}[patch.tests_pass]
+    lines = [f"Tests pass: {verdict}"]
+    for found in lists:
+        line = f"{found.name} ({found.meaning}): {found.passed} of {found.total} pass"
+        if found.failing:
+            more = f" and {found.failing_more} more" if found.failing_more else ""
+            line += f"; failing: {', '.join(found.failing)}{more}"
+        lines.append(line)
+    if patch.tests_note:
+        lines.append(f"Note: {patch.tests_note}")
+    return "\n".join(lines)
 
 
 def cases_bulk(run: JudgingRun, patches: list[Patch]) -> list[Case]:

@@ -526,7 +526,7 @@ def run_forecast(
     patches = dataset.patches.select_related("bug").order_by("bug_id", "pk")
     patches = patches.only(
         "pk", "diff", "dataset_id", "bug_id", "bug__key", "bug__title", "bug__description",
-        "bug__reference_patch",
+        "bug__reference_patch", "tests_pass", "tests_status", "tests_note",
     )  # fmt: skip
     if patch_ids is not None:
         patches = patches.filter(pk__in=list(patch_ids))

@@ -7,7 +7,15 @@ with paper 000's numbering (S4 analyzes the reference, S5 generates tests); ``bl
 """
 
 from .base import Ask, Case, Outcome, Step, Strategy, StrategyError
-from .registry import STRATEGIES, UNKNOWN_STRATEGY, get_strategy, parse_team, register
+from .registry import (
+    STRATEGIES,
+    UNKNOWN_STRATEGY,
+    StrategySource,
+    get_strategy,
+    parse_team,
+    register,
+    strategy_source_register,
+)
 
 # Importing the modules registers their strategies, in this order: the registry's order is
 # the order of the new-run form.
@@ -26,7 +34,9 @@ __all__ = [
     "Step",
     "Strategy",
     "StrategyError",
+    "StrategySource",
     "get_strategy",
     "parse_team",
     "register",
+    "strategy_source_register",
 ]

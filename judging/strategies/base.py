@@ -31,6 +31,9 @@ class Case:
     rubric: dict[str, Any] | None = None  # a rubric structure (see rubrics.rubric_text)
     rubric_text: str = ""  # the same rubric as the Markdown a model reads
     rubric_missing: str = ""  # why the context's rubric is missing, if it is
+    # The patch's test results as text ("" when it has none): only a written judge whose
+    # template names the ``test_evidence`` block shows them (judging.judges).
+    test_evidence: str = ""
 
     @property
     def bug_inputs(self) -> dict[str, Any]:

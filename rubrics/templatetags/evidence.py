@@ -5,7 +5,8 @@ tests, FAIL_TO_PASS and PASS_TO_PASS, its passing and failing names) and why ``t
 is null or failing (``Patch.tests_note``), as a compact block: a row per list with how many
 of its tests pass and the failing ones named, the passing ones folded away. Shown to leads
 and reviewers (the patch page, a verdict's page); never to an annotator, whose pages are
-built from their assignments alone, nor to a judge, whose case holds no test evidence.
+built from their assignments alone. A judge sees it only through a written judge whose
+template names the ``test_evidence`` block (``judging.runs.cases.test_evidence_text``).
 """
 
 from dataclasses import dataclass, field

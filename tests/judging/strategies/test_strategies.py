@@ -334,6 +334,7 @@ def test_the_rubric_judge_never_judges_a_rubric_context_without_a_rubric(context
     assert ask.requests == []
 
 
+@pytest.mark.django_db  # a name not built in is looked up among the written judges
 def test_teams_are_known_names_each_once() -> None:
     assert parse_team(" rubric, s1b ,,s3") == ["rubric", "s1b", "s3"]
     assert parse_team(["s4", "bleu"]) == ["s4", "bleu"]

@@ -1,0 +1,128 @@
+"""Written judges as data: defined from JSON (checked whole, nothing written when refused),
+every change a new version, a version a run names never changed nor deleted, and the team
+syntax: ``name`` is the newest trusted version, an untrusted one is named ``name@N``."""
+
+import copy
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+
+from judging.judges.selectors import judge_version_get
+from judging.judges.services import JudgeDefinitionError, judge_define, judge_version_status_set
+from judging.models import JudgeVersion, JudgingRun, VersionFrozen, WrittenJudge
+from judging.runs.services import RunError, run_check, run_create
+from judging.strategies import get_strategy, parse_team
+from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
+
+pytestmark = pytest.mark.django_db
+
+MINIMALISM: dict[str, Any] = {
+    "name": "minimalism",
+    "title": "Rule of Minimalism",
+    "template": (
+        "A patch that changes more than the bug needs is INVALID.\n\n{{ bug }}\n\n"
+        "{{ reference_fix }}\n\n{{ candidate_patch }}"
+    ),
+    "kind": "verdict",
+    "note": "first cut",
+}
+
+
+def _define(data: dict[str, Any], actor: User | None = None, **changes: Any) -> JudgeVersion:
+    return judge_define(data={**data, **changes}, actor=actor)[0]
+
+
+def test_a_definition_makes_a_judge_and_each_change_a_new_version(lead: User) -> None:
+    first = _define(MINIMALISM, lead)
+    assert (first.label, first.author, first.status) == ("minimalism@1", lead, "untested")
+    again, created = judge_define(data=MINIMALISM, actor=lead)
+    assert (again, created) == (first, False)  # the same definition: no new version
+    second = _define(MINIMALISM, None, title="Minimalism", note="shorter title")
+    assert (second.label, second.note, second.author) == ("minimalism@2", "shorter title", None)
+    first.refresh_from_db()
+    assert first.title == "Rule of Minimalism"  # the first version says what it said
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"name": "s1b"}, "name: 's1b' is a built-in strategy's"),
+        ({"name": "Mini Malism"}, "name: 'Mini Malism' must be 1 to 24 lowercase letters"),
+        ({"name": "mini@1"}, "name: 'mini@1' must be"),
+        ({"template": "{{ bug }} only"}, "template: the template never shows the candidate"),
+        ({"template": "{{ patch }}"}, "template: unknown block 'patch' at line 1, column 1"),
+        ({"kind": "stars"}, "kind: unknown answer kind 'stars'"),
+        ({"kind": "dimensions"}, "dimensions: an answer of kind 'dimensions' needs"),
+        ({"title": " "}, "title: missing"),
+        ({"owner": "me"}, "unknown field 'owner'"),
+    ],
+)
+def test_a_bad_definition_is_refused_and_changes_nothing(
+    changes: dict[str, Any], message: str
+) -> None:
+    _define(MINIMALISM)
+    with pytest.raises(JudgeDefinitionError, match=message):
+        _define(MINIMALISM, **changes)
+    assert list(JudgeVersion.objects.values_list("number", flat=True)) == [1]
+    assert WrittenJudge.objects.count() == 1
+
+
+def test_a_version_is_never_changed_and_one_a_run_names_never_deleted() -> None:
+    version = _define(MINIMALISM)
+    version.template = version.template + "\nBe strict."
+    with pytest.raises(VersionFrozen, match=r"minimalism@1 is never changed.*template"):
+        version.save()
+    with pytest.raises(VersionFrozen):
+        JudgeVersion.objects.filter(pk=version.pk).update(title="Other")
+    version.refresh_from_db()
+    judge_version_status_set(version=version, status="tested", actor=None)  # status may change
+    dataset = DatasetFactory()
+    PatchFactory(bug=BugFactory(dataset=dataset, reference_patch=make_diff()))
+    team = "s1b,minimalism@1"
+    run = run_create(actor=None, dataset=dataset, strategies=team, context="reference")
+    assert run.strategies == ["s1b", "minimalism@1"]
+    with pytest.raises(VersionFrozen, match="minimalism@1 is named by a judging run"):
+        version.delete()
+    unused = _define(MINIMALISM, title="Another")
+    unused.delete()  # no run names it
+
+
+def test_a_name_is_the_newest_trusted_version_and_an_untrusted_one_needs_its_number() -> None:
+    one = _define(MINIMALISM)
+    untrusted = r"no trusted version yet: .* e\.g\. minimalism@1 \(untested\)"
+    with pytest.raises(ValueError, match=untrusted):
+        parse_team("s1b,minimalism")
+    assert parse_team("s1b, minimalism@1") == ["s1b", "minimalism@1"]
+    with pytest.raises(ValueError, match="'minimalism' has no version 4; its versions are 1 to 1"):
+        parse_team("minimalism@4")
+    with pytest.raises(ValueError, match="untested: a version is trusted only once it is tested"):
+        judge_version_status_set(version=one, status="trusted", actor=None)
+    judge_version_status_set(version=one, status="tested", actor=None)
+    judge_version_status_set(version=one, status="trusted", actor=None)
+    two = _define(MINIMALISM, title="Stricter")  # newer, untested
+    assert parse_team("minimalism") == ["minimalism@1"]  # the newest trusted, pinned
+    assert parse_team("minimalism@2") == ["minimalism@2"]
+    judge_version_status_set(version=two, status="tested", actor=None)
+    judge_version_status_set(version=two, status="trusted", actor=None)
+    assert parse_team("minimalism") == ["minimalism@2"]
+    with pytest.raises(ValueError, match="strategy 'minimalism' appears twice"):
+        parse_team("minimalism@2,minimalism")
+    unknown = r"unknown strategy 'nope'; the strategies are rubric, .*edit, minimalism$"
+    with pytest.raises(RunError, match=unknown):
+        run_check(strategies="nope", context="reference")
+    strategy = get_strategy("minimalism@1")
+    assert (strategy.name, strategy.prompt_version) == ("minimalism@1", "written:minimalism@1")
+    assert (strategy.uses_reference, strategy.uses_rubric) == (True, False)
+    assert judge_version_get("minimalism").number == 2
+
+
+def test_a_run_keeps_meaning_the_version_it_named() -> None:
+    one = _define(MINIMALISM)
+    dataset = DatasetFactory()
+    PatchFactory(bug=BugFactory(dataset=dataset, reference_patch=make_diff()))
+    run = run_create(actor=None, dataset=dataset, strategies="minimalism@1", context="reference")
+    _define(copy.deepcopy(MINIMALISM), template="Stricter. {{ candidate_patch }}")
+    run = JudgingRun.objects.get(pk=run.pk)
+    assert run.strategies == ["minimalism@1"]
+    assert get_strategy(run.strategies[0]).spec.template == one.template  # type: ignore[attr-defined]
