@@ -1,9 +1,11 @@
 """Test judge configurations on a ladder dataset: one judging run per configuration.
 
 A configuration is written as the ``refine`` command and the page take it: a team
-(``s1b`` or ``s1b,s2,s3``), optionally ``@context`` (``rubric@golden``); several are
-separated by ``;``. Without a context, a team with the rubric judge reads the golden rubric
-and any other team the reference fix (the S strategies read it in every context).
+(``s1b`` or ``s1b,s2,s3``, a written judge as ``minimalism`` or ``minimalism@2``), optionally
+``@context`` (``rubric@golden``, ``minimalism@2@golden``); several are separated by ``;``.
+Without a context, a team with the rubric judge (or a written judge that shows the rubric)
+reads the golden rubric and any other team the reference fix (the S strategies read it in
+every context).
 
 A configuration that already has a run on the ladder with the same team, context, provider
 and model, not cancelled, started after the ladder's last patch was added, is not run
@@ -50,7 +52,9 @@ def configurations_parse(text: str) -> list[Configuration]:
     for part in (p.strip() for p in text.replace("\n", ";").split(";")):
         if not part:
             continue
-        team_text, _, context = (x.strip() for x in part.partition("@"))
+        team_text, _, context = (x.strip() for x in part.rpartition("@"))
+        if not team_text or context.isdigit():  # no context, or a written judge's version
+            team_text, context = part, ""
         try:
             team = tuple(run_check(strategies=team_text, context=Context.REFERENCE)[0])
         except RunError as error:

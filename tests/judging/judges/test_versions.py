@@ -11,6 +11,7 @@ from django.contrib.auth.models import User
 from judging.judges.selectors import judge_version_get
 from judging.judges.services import JudgeDefinitionError, judge_define, judge_version_status_set
 from judging.models import JudgeVersion, JudgingRun, VersionFrozen, WrittenJudge
+from judging.refine.services import Configuration, configurations_parse
 from judging.runs.services import RunError, run_check, run_create
 from judging.strategies import get_strategy, parse_team
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
@@ -126,3 +127,12 @@ def test_a_run_keeps_meaning_the_version_it_named() -> None:
     run = JudgingRun.objects.get(pk=run.pk)
     assert run.strategies == ["minimalism@1"]
     assert get_strategy(run.strategies[0]).spec.template == one.template  # type: ignore[attr-defined]
+
+
+def test_refine_takes_a_written_judge_s_version_with_or_without_a_context() -> None:
+    _define(MINIMALISM)
+    assert configurations_parse("minimalism@1; s1b; minimalism@1@none") == [
+        Configuration(("minimalism@1",), "reference"),
+        Configuration(("s1b",), "reference"),
+        Configuration(("minimalism@1",), "none"),
+    ]
