@@ -14,6 +14,10 @@ from rubrics.bundle.uploads import upload_progress
 from rubrics.models import BundleUpload, DraftBatch, Rubric
 from rubrics.review.disagreements import open_counts
 from rubrics.review.selectors import (
+    QUEUE_EMPTY_CONFIRM,
+    QUEUE_EMPTY_DISAGREED,
+    QUEUE_EMPTY_REVIEW,
+    QUEUE_EMPTY_SENT_BACK,
     rubrics_awaiting_confirmation_by,
     rubrics_awaiting_review,
     rubrics_sent_back_to,
@@ -64,7 +68,7 @@ def flagged_rubrics_item(*, url: str, link_text: str) -> HomeItem:
         len(counts),
         url,
         link_text,
-        "No rubric has a disagreement of the judge with humans to answer.",
+        QUEUE_EMPTY_DISAGREED,
         tuple(rows),
         note="The rubric judge's verdict contradicts the humans' consensus: revise the "
         "rubric or uphold it.",
@@ -72,32 +76,32 @@ def flagged_rubrics_item(*, url: str, link_text: str) -> HomeItem:
 
 
 def reviewer_items(user: User) -> list[HomeItem]:
-    """A reviewer's: what awaits their confirmation, what was sent back to them, what awaits
-    review, and what the judge's disagreements flagged."""
+    """A reviewer's, in the review queue's order: what awaits their confirmation, what was
+    sent back to them, what the judge's disagreements flagged, and what awaits review."""
     return [
         _queue_item(
             "confirm",
             "Rubrics awaiting your confirmation",
             rubrics_awaiting_confirmation_by(user),
             "confirm",
-            "No rubric awaits your confirmation.",
+            QUEUE_EMPTY_CONFIRM,
         ),
         _queue_item(
             "sent-back",
             "Rubrics sent back to you",
             rubrics_sent_back_to(user),
             "sent-back",
-            "No rubric was sent back to you.",
+            QUEUE_EMPTY_SENT_BACK,
+        ),
+        flagged_rubrics_item(
+            url=f"{reverse('rubrics:review_queue')}#queue-disagreed", link_text="Review queue"
         ),
         _queue_item(
             "review",
             "Rubrics awaiting review",
             rubrics_awaiting_review(),
             "review",
-            "No rubric awaits review.",
-        ),
-        flagged_rubrics_item(
-            url=f"{reverse('rubrics:review_queue')}#queue-disagreed", link_text="Review queue"
+            QUEUE_EMPTY_REVIEW,
         ),
     ]
 

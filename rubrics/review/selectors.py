@@ -230,6 +230,14 @@ class QueueList:
     total: int
 
 
+# What a part of a reviewer's queue says when it is empty: the review queue and the home page
+# (``rubrics.home``) say it in the same words.
+QUEUE_EMPTY_CONFIRM = "No rubric awaits your confirmation."
+QUEUE_EMPTY_SENT_BACK = "No rubric was sent back to you."
+QUEUE_EMPTY_REVIEW = "No rubric awaits review."
+QUEUE_EMPTY_DISAGREED = "No rubric has a disagreement of the judge with humans to answer."
+
+
 @dataclass(frozen=True)
 class ReviewQueue:
     awaiting_review: QueueList

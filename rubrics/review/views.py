@@ -30,6 +30,12 @@ from rubrics.review.forms import (
     UpholdForm,
     editor_apply,
 )
+from rubrics.review.selectors import (
+    QUEUE_EMPTY_CONFIRM,
+    QUEUE_EMPTY_DISAGREED,
+    QUEUE_EMPTY_REVIEW,
+    QUEUE_EMPTY_SENT_BACK,
+)
 from rubrics.review.services import (
     JUSTIFICATION_REQUIRED,
     NOTE_REQUIRED,
@@ -65,12 +71,6 @@ UPHELD = "Recorded: the rubric is right on {count} patch{plural}."
 TAKE_WITHOUT_SUGGESTION = "there is no suggestion to take changes from: ask for one first"
 ACTION_CONFLICT = (
     "{author} saved revision {number} meanwhile: reload the page and read it before you act."
-)
-QUEUE_EMPTY_CONFIRM = "Nothing awaits your confirmation."
-QUEUE_EMPTY_SENT_BACK = "Nothing was sent back to you."
-QUEUE_EMPTY_REVIEW = "No rubric awaits review."
-QUEUE_EMPTY_DISAGREED = (
-    "The rubric judges agree with every human consensus, or a reviewer answered."
 )
 # Lines of context around each change in the diff a refused save shows.
 CONFLICT_CONTEXT = 2
@@ -414,7 +414,9 @@ def rubric_uphold_view(
 @require_GET
 @role_required(Role.REVIEWER)
 def review_queue(request: AuthenticatedHtmxRequest) -> HttpResponse:
-    """Rubrics awaiting review, awaiting my confirmation, and sent back to me."""
+    """Rubrics awaiting my confirmation, sent back to me, flagged by the judge's
+    disagreements, and awaiting review: the parts where something waits first, then the
+    empty ones, a line each."""
     user: User = request.user
     queue = review_selectors.review_queue(user=user)
     sections = [
@@ -433,9 +435,12 @@ def review_queue(request: AuthenticatedHtmxRequest) -> HttpResponse:
         ),
         ("Awaiting review", queue.awaiting_review, "review", QUEUE_EMPTY_REVIEW),
     ]
-    return render(
-        request, "rubrics/review/review_queue.html", {"queue": queue, "sections": sections}
-    )
+    context = {
+        "queue": queue,
+        "sections": [section for section in sections if section[1].total],
+        "empty_sections": [section for section in sections if not section[1].total],
+    }
+    return render(request, "rubrics/review/review_queue.html", context)
 
 
 DRAFT_ROLES = (Role.LEAD, Role.REVIEWER)

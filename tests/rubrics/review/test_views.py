@@ -12,6 +12,12 @@ from django.urls import reverse
 
 from rubrics.models import Rubric, RubricEvent
 from rubrics.review.drafting import rubric_draft_write
+from rubrics.review.selectors import (
+    QUEUE_EMPTY_CONFIRM,
+    QUEUE_EMPTY_DISAGREED,
+    QUEUE_EMPTY_REVIEW,
+    QUEUE_EMPTY_SENT_BACK,
+)
 from rubrics.review.services import (
     COMMENT_REQUIRED,
     JUSTIFICATION_REQUIRED,
@@ -463,6 +469,21 @@ def test_the_queue_lists_what_awaits_review_my_confirmation_and_what_came_back(
     assert "Too long" in html
     queue_link = f'href="{reverse("rubrics:review_queue")}"'
     assert queue_link in html  # in the nav
+    # What waits comes first; the empty part (the judge's disagreements) is one line after
+    # it, with the home page's words, and keeps its anchor.
+    assert html.index('id="queue-review"') < html.index('id="queue-disagreed"')
+    assert f'<li id="queue-disagreed" data-queue-part="disagreed">{QUEUE_EMPTY_DISAGREED}</li>' in (
+        html
+    )
+
+
+def test_an_empty_queue_is_a_line_a_part(reviewer_client: Client) -> None:
+    html = reviewer_client.get(reverse("rubrics:review_queue")).content.decode()
+    assert "<table" not in html
+    assert 'class="card queue-section"' not in html
+    for line in (QUEUE_EMPTY_CONFIRM, QUEUE_EMPTY_SENT_BACK, QUEUE_EMPTY_DISAGREED):
+        assert line in html
+    assert html.index(QUEUE_EMPTY_CONFIRM) < html.index(QUEUE_EMPTY_REVIEW)
 
 
 def test_only_reviewers_have_the_queue_in_their_nav(
