@@ -39,7 +39,7 @@ from django.db.models import Avg, Count
 from judging.models import JudgingRun
 from judging.runs.cases import cases_bulk
 from judging.runs.selectors import Preflight, RunProgress
-from judging.strategies import Case, StrategyError, get_strategy
+from judging.strategies import Case, Strategy, StrategyError, get_strategy
 from rubrics.models import Dataset, RubricRevision
 from sejury_web.llm import OFFLINE_MARKER, LLMRequest, LLMResponse, Provider
 from sejury_web.llm.client import request_hash
@@ -273,6 +273,8 @@ class _Forecaster:
             )
         )
         self.known: dict[str, Any] = {}  # key → cached answer, or None: looked up, not cached
+        # Each member once: a written judge's strategy is read from the database.
+        self.strategies: dict[str, Strategy] = {}
         self.to_look_up: set[str] = set()
         self.placeholders: dict[int, tuple[dict[str, Any], Any]] = {}
         self.responses: dict[int, LLMResponse] = {}
@@ -286,6 +288,12 @@ class _Forecaster:
         # Only requests of a purpose the log has answered with this model can be cached:
         # no key is computed for the others.
         self.cached_purposes = set(ok.values_list("purpose", flat=True).distinct())
+
+    def strategy(self, name: str) -> Strategy:
+        found = self.strategies.get(name)
+        if found is None:
+            found = self.strategies[name] = get_strategy(name)
+        return found
 
     def response(self, answer: Any) -> LLMResponse:
         """What ``ask`` answers: made once per answer (a placeholder is shared)."""
@@ -375,7 +383,7 @@ class _Forecaster:
         answers before it (S2's rethink): on a placeholder when one of them was guessed."""
         unit.calls, unit.guessed_keys = [], []
         guessed = ""
-        strategy = get_strategy(unit.strategy)
+        strategy = self.strategy(unit.strategy)
 
         def ask(request: LLMRequest) -> LLMResponse:
             nonlocal guessed
@@ -543,7 +551,7 @@ def run_forecast(
 
     offline = provider == Provider.OFFLINE
     forecaster = _Forecaster(provider=provider, model=model, reasoning=reasoning)
-    members = [get_strategy(name) for name in team]
+    members = [forecaster.strategy(name) for name in team]
     llm_members = [s for s in members if s.uses_llm]
     bug_units = [
         _Unit(strategy.name, case, bug_step=True)
@@ -554,7 +562,7 @@ def run_forecast(
     forecaster.settle(bug_units, lambda unit: (None, ""))
     prepared: dict[tuple[str, str], tuple[Any, str]] = {}
     for unit in bug_units:
-        step = get_strategy(unit.strategy)
+        step = forecaster.strategy(unit.strategy)
         answer = forecaster.known.get(unit.calls[0].key) if unit.calls else None
         if answer is None:
             schema = getattr(step, "step_schema", {})

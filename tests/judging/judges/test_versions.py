@@ -7,11 +7,14 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from judging.judges.selectors import judge_version_get
 from judging.judges.services import JudgeDefinitionError, judge_define, judge_version_status_set
 from judging.models import JudgeVersion, JudgingRun, VersionFrozen, WrittenJudge
 from judging.refine.services import Configuration, configurations_parse
+from judging.runs.forecast import run_forecast
 from judging.runs.services import RunError, run_check, run_create
 from judging.strategies import get_strategy, parse_team
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
@@ -136,3 +139,25 @@ def test_refine_takes_a_written_judge_s_version_with_or_without_a_context() -> N
         Configuration(("s1b",), "reference"),
         Configuration(("minimalism@1",), "none"),
     ]
+
+
+def test_a_run_s_forecast_reads_a_written_judge_once_whatever_the_patches(
+    django_assert_max_num_queries: Any,
+) -> None:
+    _define(MINIMALISM)
+    dataset = DatasetFactory()
+    bug = BugFactory(dataset=dataset, reference_patch=make_diff())
+    PatchFactory(bug=bug, diff=make_diff(new="x = 3"))
+
+    def forecast() -> Any:
+        return run_forecast(
+            dataset=dataset, team=["minimalism@1"], context="reference",
+            provider="offline", model="heuristic",
+        )  # fmt: skip
+
+    with CaptureQueriesContext(connection) as one:
+        assert forecast().patches == 1
+    for n in range(20):
+        PatchFactory(bug=bug, diff=make_diff(new=f"x = {n + 4}"))
+    with django_assert_max_num_queries(len(one)):
+        assert forecast().patches == 21
