@@ -330,6 +330,36 @@ def queue_window(
     )
 
 
+@dataclasses.dataclass(frozen=True)
+class QueueRange:
+    """Where a page's patches still in its list are: 1-based places (0 when none is left)."""
+
+    first: int
+    last: int
+    total: int
+    paged: bool = False  # patches of the list come before or after the page's: it has a pager
+
+
+def queue_range(
+    queue: AdjudicationQueue, *, adjudicated: bool = False, first: int | None, last: int | None
+) -> QueueRange:
+    """The places in the list (waiting, or adjudicated) of those patches of a page shown from
+    patch ``first`` to patch ``last`` that are still in it: after the lead records a
+    consensus on that page, the page's range line says so without a reload."""
+    items = queue.adjudicated if adjudicated else queue.waiting
+    order = adjudicated_order if adjudicated else waiting_order
+    known = {item.patch.pk: item for item in (*queue.waiting, *queue.adjudicated)}
+    if first is None or last is None or first not in known or last not in known:
+        return QueueRange(0, 0, len(items))
+    places = [order(item) for item in items]
+    start = bisect.bisect_left(places, order(known[first]))
+    end = bisect.bisect_right(places, order(known[last]))
+    paged = start > 0 or end < len(items)
+    if end <= start:
+        return QueueRange(0, 0, len(items), paged)
+    return QueueRange(start + 1, end, len(items), paged)
+
+
 def adjudication_diffs(*, patch_ids: Iterable[int]) -> dict[int, str]:
     """The diffs of a window's patches, by patch id."""
     return dict(Patch.objects.filter(pk__in=list(patch_ids)).values_list("pk", "diff"))

@@ -81,6 +81,12 @@ def _place(data: Any) -> dict[str, Any]:
     }
 
 
+def _shown(first: int | None, last: int | None) -> dict[str, int | None]:
+    """The first and last patch of the page a card is on, which its form sends back: the
+    answer to htmx then says where the page's patches now are in the list."""
+    return {"shown_first": first, "shown_last": last}
+
+
 def _item_context(dataset: Dataset, campaign: Campaign | None) -> dict[str, Any]:
     return {
         "dataset": dataset,
@@ -149,6 +155,10 @@ def _queue_context(
         "queue": queue,
         "counts": queue.counts,
         "window": window,
+        "range": window,
+        "shown": _shown(window.items[0].patch.pk, window.items[-1].patch.pk)
+        if window.items
+        else {},
         "cards": cards,
         "show_adjudicated": show_adjudicated,
         "place": place,
@@ -226,11 +236,23 @@ def adjudication_save(request: AuthenticatedHtmxRequest, slug: str, patch_id: in
         context = _queue_context(dataset, campaign, place, refused=(patch.pk, form))
         return render(request, "judging/consensus/adjudication_queue.html", context, status=400)
     item = selectors.adjudication_item(patch=patch, campaign=campaign)
+    queue = selectors.adjudication_queue_outline(dataset=dataset, campaign=campaign)
+    shown = _shown(
+        _cursor(request.POST.get("shown_first")), _cursor(request.POST.get("shown_last"))
+    )
     context = {
         "card": _card(item, patch.diff, form),
         "place": place,
+        "shown": shown,
         "saved": not form.errors,
-        "counts": selectors.adjudication_counts(dataset=dataset, campaign=campaign),
+        "counts": queue.counts,
+        "range": selectors.queue_range(
+            queue,
+            adjudicated=place["show"] == SHOW_ADJUDICATED,
+            first=shown["shown_first"],
+            last=shown["shown_last"],
+        ),
+        "show_adjudicated": place["show"] == SHOW_ADJUDICATED,
         "oob": True,
         **_item_context(dataset, campaign),
     }

@@ -100,6 +100,15 @@ def test_the_lead_adjudicates_a_paged_queue_with_the_keyboard(
     # The tabs' counts follow (issue 28 item 5), without a reload.
     expect(page.locator("#adjudication-tab-adjudicated .count")).to_have_text("1")
     expect(page.locator("#adjudication-tab-waiting .count")).to_have_text(str(DISPUTES - 1))
+    # So does the range line: the page's patches still waiting, of how many.
+    expect(page.locator("#adjudication-range-line")).to_have_text(
+        f"Patches 1–{PER_PAGE - 1} of {DISPUTES - 1} waiting"
+    )
+    expect(page.locator("#adjudication-pager-range")).to_have_text(
+        f"1–{PER_PAGE - 1} of {DISPUTES - 1}"
+    )
+    top = {"x": 0, "y": 0, "width": 1280, "height": 800}
+    page.screenshot(path=tmp_path / "adjudication-recorded.png", full_page=True, clip=top)
     expect(page.locator("article.adjudication.current")).to_have_attribute(
         "data-patch-key", "D-02-p"
     )

@@ -319,3 +319,38 @@ def test_an_empty_submit_names_the_missing_label_and_theme_and_htmx_gets_the_tab
     ).content.decode()
     assert re.search(r'id="adjudication-tab-waiting-count" hx-swap-oob="true">2<', html)
     assert re.search(r'id="adjudication-tab-adjudicated-count" hx-swap-oob="true">1<', html)
+
+
+def test_recording_a_consensus_with_htmx_sends_the_page_s_range_again(
+    lead_client: Client,
+) -> None:
+    """Issue 28 item 5: "Patches 1–10 of 12 waiting" went stale after a consensus."""
+    dataset = DatasetFactory(slug="range-line")
+    for n in range(PER_PAGE + 2):
+        patch = PatchFactory(bug=BugFactory(dataset=dataset, key=f"R-{n:02d}"), key=f"R-{n:02d}-p")
+        for rater, label in enumerate((VALID, INVALID, INVALID)):
+            AnnotationFactory(patch=patch, annotator=UserFactory(username=f"q{rater}"), label=label)
+    first, last = (dataset.patches.get(key=f"R-{n:02d}-p") for n in (0, PER_PAGE - 1))
+    html = lead_client.get(queue_url(dataset)).content.decode()
+    assert re.search(rf'id="adjudication-range">1–{PER_PAGE}</b> of {PER_PAGE + 2} waiting', html)
+    # Each card's form says which page it is on.
+    assert f'<input type="hidden" name="shown_first" value="{first.pk}">' in html
+    assert f'<input type="hidden" name="shown_last" value="{last.pk}">' in html
+
+    def record(patch: Patch) -> str:
+        response = lead_client.post(
+            reverse("judging:adjudication_save", args=[dataset.slug, patch.pk]),
+            {"label": INVALID, "themes": ["other"], "note": "x"}
+            | {"shown_first": first.pk, "shown_last": last.pk},
+            headers={"HX-Request": "true"},
+        )
+        return response.content.decode()
+
+    html = record(dataset.patches.get(key="R-03-p"))
+    line = html.split('id="adjudication-range-line" hx-swap-oob="true">')[1].split("</p>")[0]
+    assert f"1–{PER_PAGE - 1}</b> of {PER_PAGE + 1} waiting" in line
+    pager = html.split('id="adjudication-pager-range" hx-swap-oob="true">')[1].split("<")[0]
+    assert pager == f"1–{PER_PAGE - 1} of {PER_PAGE + 1}"
+    # The page's first patch too: the range starts at the next one still waiting, still 1.
+    html = record(first)
+    assert f"1–{PER_PAGE - 2}</b> of {PER_PAGE} waiting" in html
