@@ -9,6 +9,7 @@ changed definition is a new version, numbered after the newest, with its author 
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -21,6 +22,8 @@ from sejury_web.audit import audit_record
 from .answers import AnswerSpec, AnswerSpecError, answer_spec
 from .template import TemplateError, template_placeholders
 
+# The starter judges leads copy and edit, as ``judge_define`` files (the demo defines them).
+STARTERS = Path(__file__).resolve().parent / "starters"
 NAME = re.compile(r"^[a-z][a-z0-9-]{0,23}$")
 FIELDS = ("name", "title", "template", "kind", "dimensions", "overall", "note")
 IGNORED = ("exported_from",)  # what ``judge_export`` adds, for the reader

@@ -11,7 +11,7 @@ from django.test import Client
 from pytest_django.fixtures import Settings
 
 from judging.management.commands.load_demo import DEMO_PASSWORD, DEMO_USERS, MODEL_TEAM
-from judging.models import Annotation, Assignment, Campaign, JudgingRun
+from judging.models import Annotation, Assignment, Campaign, JudgeVersion, JudgingRun
 from rubrics.models import Dataset, Rubric
 from sejury_web.roles import user_roles
 from tests.helpers import DEMO_BUNDLE, logs_in
@@ -46,7 +46,7 @@ def test_load_demo_is_idempotent_and_creates_working_logins() -> None:
     call_command("load_demo", stdout=open("/dev/null", "w"))  # noqa: SIM115
 
     def counts() -> tuple[int, ...]:
-        models = (Dataset, Annotation, User, Campaign, Assignment, JudgingRun)
+        models = (Dataset, Annotation, User, Campaign, Assignment, JudgingRun, JudgeVersion)
         return tuple(model.objects.count() for model in models)
 
     first = counts()
@@ -74,6 +74,12 @@ def test_load_demo_is_idempotent_and_creates_working_logins() -> None:
     run = JudgingRun.objects.get(dataset=demo)
     assert run.provider == "offline"
     assert run.strategies == ["s1a", "s1b", "s2", "s3", "s4", "s5"]
+    # The starter written judges, untested, by the lead.
+    starters = JudgeVersion.objects.select_related("judge", "author")
+    assert {(v.label, v.status, v.author.username) for v in starters} == {  # type: ignore[union-attr]
+        ("minimalism@1", "untested", "lead"),
+        ("nonfunctional@1", "untested", "lead"),
+    }
 
 
 def test_load_demo_with_a_model_drafts_and_queues_a_run_on_it_once(

@@ -1,9 +1,11 @@
 """Load the built-in demo: role groups, demo users, the demo dataset with its labels, a
-calibration campaign and a judging run by the offline model. Safe to re-run.
+calibration campaign, a judging run by the offline model, and the starter written judges
+(Rule of Minimalism, Non-functional quality). Safe to re-run.
 
 ``--with-model`` (``make run LLM=local``) also drafts the demo's rubrics and queues a run on
 the configured model, such as the local one ``make llm-local`` serves."""
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +14,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from judging.annotations.services import campaign_create
-from judging.models import Campaign, Context
+from judging.judges.services import STARTERS, judge_define
+from judging.models import Campaign, Context, WrittenJudge
 from judging.reports.synthetic import Shape, synthetic_dataset
 from judging.runs.services import RunError, run_create
 from rubrics.bundle.base import BundleImportError, kind_plural
@@ -105,6 +108,7 @@ class Command(BaseCommand):
         self.stdout.write(f"Demo dataset {summary.dataset.name!r}: {counts}.")
         self._demo_campaign(summary.dataset)
         self._demo_run(summary.dataset)
+        self._demo_judges()
         if options.get("with_model"):
             self._model_demo(summary.dataset)
         self._demo_report_data()
@@ -130,6 +134,16 @@ class Command(BaseCommand):
             actor=get_user_model().objects.filter(username="lead").first(),
         )
         self.stdout.write(f"Campaign {campaign.name!r}: {campaign.assignments.count()} labels.")
+
+    def _demo_judges(self) -> None:
+        """The starter written judges, by the lead, each once (a lead's later versions are
+        left as they are)."""
+        lead = get_user_model().objects.filter(username="lead").first()
+        for path in sorted(STARTERS.glob("*.json")):
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if not WrittenJudge.objects.filter(name=data["name"]).exists():
+                version, _ = judge_define(data=data, actor=lead)
+                self.stdout.write(f"Written judge {version.label}: {version.title} (untested).")
 
     def _model_demo(self, dataset: Dataset) -> None:
         """The demo's rubrics drafted, and a run queued, on the configured model: once."""

@@ -11,6 +11,7 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from judging.judges.services import STARTERS
 from judging.models import JudgeVersion, WrittenJudge
 
 pytestmark = pytest.mark.django_db
@@ -107,3 +108,17 @@ def test_the_commands_name_what_is_missing(tmp_path: Path) -> None:
     _define(path)
     with pytest.raises(CommandError, match="has no version 3; its versions are 1 to 1"):
         _export("nonfunctional@3")
+
+
+@pytest.mark.parametrize("name", ["minimalism", "nonfunctional"])
+def test_the_starter_judges_are_files_judge_define_reads(name: str) -> None:
+    path = STARTERS / f"{name}.json"
+    assert _define(path) == (f"{name}@1", "")
+    version = JudgeVersion.objects.get()
+    assert version.kind == {"minimalism": "verdict", "nonfunctional": "dimensions"}[name]
+    if name == "nonfunctional":
+        assert [(d["name"], d["low"], d["high"]) for d in version.dimensions] == [
+            ("maintainability", 1, 5),
+            ("performance", 1, 5),
+            ("security", 1, 5),
+        ]
