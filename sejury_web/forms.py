@@ -26,6 +26,33 @@ def provider_choices() -> list[tuple[str, str]]:
     ]
 
 
+class ModelTargetForm(forms.Form):
+    """The model a form's work goes to (a new run, rubric drafts, the evaluator tester): a
+    provider (blank: the configured default, named) and a model (blank: its default)."""
+
+    provider = forms.ChoiceField(required=False)
+    model = forms.CharField(
+        required=False, max_length=128, help_text="Blank: the provider's default model."
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["provider"].choices = provider_choices()  # type: ignore[attr-defined]
+
+
+class ReasoningTargetForm(ModelTargetForm):
+    """A model, and how hard it reasons (checked against the model by the service)."""
+
+    reasoning = forms.CharField(
+        label="Reasoning",
+        required=False,
+        max_length=16,
+        widget=forms.TextInput(attrs={"placeholder": "the model's default"}),
+        help_text="How hard a reasoning model thinks: an effort (minimal, low, medium, high) "
+        "or, for Gemini, a thinking budget in tokens. It is billed as output.",
+    )
+
+
 class ModelIdsField(forms.ModelMultipleChoiceField):
     """``ModelMultipleChoiceField`` whose values are checked to be ids before they reach the
     query (Django's own sends ``pk__in`` any integer, and a number past 64 bits fails

@@ -1,12 +1,10 @@
 """The evaluator tester's forms: which levels to build, which configurations to test."""
 
-from typing import Any
-
 from django import forms
 
 from judging.runs.services import RunError
 from rubrics.ladders.operators import LEVELS
-from sejury_web.forms import provider_choices
+from sejury_web.forms import ModelTargetForm
 
 from .services import Configuration, configurations_parse
 
@@ -26,7 +24,7 @@ class LevelsForm(forms.Form):
         return sorted(int(level) for level in self.cleaned_data["levels"])
 
 
-class RefineForm(forms.Form):
+class RefineForm(ModelTargetForm):
     configs = forms.CharField(
         label="Configurations",
         initial=DEFAULT_CONFIGS,
@@ -35,14 +33,7 @@ class RefineForm(forms.Form):
         "(rubric@golden). Without one, the rubric judge reads the golden rubric, the others "
         "the reference fix.",
     )
-    provider = forms.ChoiceField(required=False)
-    model = forms.CharField(
-        required=False, max_length=128, help_text="Blank: the provider's default model."
-    )
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["provider"].choices = provider_choices()  # type: ignore[attr-defined]
+    # provider, model: ModelTargetForm's
 
     def clean_configs(self) -> list[Configuration]:
         try:

@@ -12,7 +12,7 @@ from judging.strategies.reducers import DEFAULT_REDUCER, reducer_choices
 from rubrics.forms import DatasetChoiceField
 from rubrics.models import Dataset
 from rubrics.selectors import UNKNOWN_PATCHES, dataset_list, dataset_patches_named
-from sejury_web.forms import provider_choices, split_keys
+from sejury_web.forms import ReasoningTargetForm, split_keys
 
 # A reference-based team that runs on any dataset: the rubric judge, plus SE-Jury's direct
 # assessment with the reference (S1b) and its equivalence check (S3).
@@ -32,7 +32,7 @@ NO_TEAM = "pick at least one strategy for the team"
 BAD_SCALE_FIELD = "scale_hi"
 
 
-class RunForm(forms.Form):
+class RunForm(ReasoningTargetForm):
     """What ``run_create`` needs, from a lead."""
 
     dataset = DatasetChoiceField(queryset=Dataset.objects.none(), to_field_name="slug")
@@ -47,18 +47,7 @@ class RunForm(forms.Form):
         choices=[(value, label) for value, label in Context.choices if value != Context.REVISION],
         initial=DEFAULT_CONTEXT,
     )
-    provider = forms.ChoiceField(required=False)
-    model = forms.CharField(
-        required=False, max_length=128, help_text="Blank: the provider's default model."
-    )
-    reasoning = forms.CharField(
-        label="Reasoning",
-        required=False,
-        max_length=16,
-        widget=forms.TextInput(attrs={"placeholder": "the model's default"}),
-        help_text="How hard a reasoning model thinks: an effort (minimal, low, medium, high) "
-        "or, for Gemini, a thinking budget in tokens. It is billed as output.",
-    )
+    # provider, model, reasoning: ReasoningTargetForm's
     batch = forms.BooleanField(
         label="Batch mode",
         required=False,
@@ -106,7 +95,6 @@ class RunForm(forms.Form):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["dataset"].queryset = dataset_list()  # type: ignore[attr-defined]
-        self.fields["provider"].choices = provider_choices()  # type: ignore[attr-defined]
 
     def clean_webhook_url(self) -> str:
         url = self.cleaned_data.get("webhook_url", "")

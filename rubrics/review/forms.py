@@ -18,7 +18,7 @@ from rubrics.models import Dataset, Rubric, Theme
 from rubrics.review.services import NO_BUGS
 from rubrics.rubric_text import Requirement, rubric_markdown
 from rubrics.selectors import UNKNOWN_BUGS, dataset_bugs_named
-from sejury_web.forms import split_keys
+from sejury_web.forms import ReasoningTargetForm, split_keys
 
 # The lists an op can change, and how many items one may hold.
 LISTS = ("requirements", "acceptable", "unacceptable")
@@ -205,15 +205,25 @@ class ReviewActionForm(forms.Form):
     comment = forms.CharField(required=False, widget=forms.Textarea)
 
 
-class DraftRequestForm(forms.Form):
-    """Which bugs to draft: every bug of the dataset, or those named (comma or space separated)."""
+class DraftRequestForm(ReasoningTargetForm):
+    """Which bugs to draft, how, and by which model: every bug of the dataset, or those named
+    (comma or space separated); the provider and model as a new run chooses them."""
 
-    variant = forms.ChoiceField(choices=Rubric.Variant.choices, initial=Rubric.Variant.TEMPLATED)
-    bug_keys = forms.CharField(
-        required=False,
-        widget=forms.Textarea(attrs={"rows": 2}),
-        help_text="Leave empty for every bug of the dataset.",
+    variant = forms.ChoiceField(
+        choices=Rubric.Variant.choices,
+        initial=Rubric.Variant.TEMPLATED,
+        widget=forms.RadioSelect,
+        help_text="Templated: root cause, numbered requirements, acceptable and unacceptable "
+        "solutions (paper 004). Free-form: one Markdown text.",
     )
+    bug_keys = forms.CharField(
+        label="Bugs",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2, "placeholder": "every bug of the dataset"}),
+        help_text="Leave empty for every bug of the dataset; or name bug keys, one per line "
+        "or separated by commas.",
+    )
+    field_order = ["variant", "bug_keys", "provider", "model", "reasoning"]
 
     def __init__(self, *args: Any, dataset: Dataset, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

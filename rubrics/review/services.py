@@ -21,7 +21,7 @@ from rubrics.selectors import rubric_reviewers_since_draft
 from rubrics.tasks import rubric_draft_write_task
 from sejury_web.durable import enqueue_on_commit
 from sejury_web.llm import LLMRequest, Provider
-from sejury_web.llm.config import llm_settings
+from sejury_web.llm.config import Target, llm_settings
 from sejury_web.llm.models_table import reasoning_check
 
 JUSTIFICATION_REQUIRED = "every edit needs a justification: say why you changed the rubric"
@@ -90,12 +90,16 @@ def rubric_draft_request(
 
     Rubrics that already have a draft, or are being drafted, are left alone; failed ones are
     queued again. The batch records them all, so its progress bar covers the whole request.
+    ``provider`` and ``model`` (blank: the configured default) are resolved now, so that the
+    batch names the model its drafts go to, and a provider without its key is refused here.
     ``reasoning`` (an effort or a thinking budget) must be one the model takes.
     """
     bugs = list(bugs)
     if not bugs:
         raise RubricActionError(NO_BUGS)
-    reasoning = _reasoning_checked(provider, model, reasoning)
+    target = _draft_target(provider, model)
+    provider, model = str(target.provider), target.model
+    reasoning = _reasoning_checked(target, reasoning)
     with transaction.atomic():
         batch = DraftBatch.objects.create(
             dataset_id=bugs[0].dataset_id,
@@ -156,12 +160,10 @@ def rubric_drafts_resume_unfinished() -> list[int]:
     return resumed
 
 
-def _reasoning_checked(provider: str, model: str, reasoning: str) -> str:
-    """``reasoning`` normalised for the model the drafts will go to, or the refusal."""
-    if not reasoning.strip():
-        return ""
+def _draft_target(provider: str, model: str) -> Target:
+    """The provider and model drafts go to (blank: the configured default), or the refusal."""
     try:
-        target = llm_settings().target(
+        return llm_settings().target(
             LLMRequest(
                 purpose=DRAFT_PURPOSE,
                 messages=(),
@@ -170,10 +172,19 @@ def _reasoning_checked(provider: str, model: str, reasoning: str) -> str:
                 model=model or None,
             )
         )
+    except (ImproperlyConfigured, ValueError) as error:
+        raise RubricActionError(str(error)) from None
+
+
+def _reasoning_checked(target: Target, reasoning: str) -> str:
+    """``reasoning`` normalised for the model the drafts will go to, or the refusal."""
+    if not reasoning.strip():
+        return ""
+    try:
         if target.provider == Provider.OFFLINE:
             raise ValueError(OFFLINE_REASONING)
         return reasoning_check(target.provider, target.model, reasoning)
-    except (ImproperlyConfigured, ValueError) as error:
+    except ValueError as error:
         raise RubricActionError(str(error)) from None
 
 

@@ -58,7 +58,9 @@ from rubrics.review.suggestions import (
 )
 from rubrics.review.textdiff import line_diff
 from rubrics.rubric_text import EMPTY_ROOT_CAUSE, EMPTY_TEXT, NO_REQUIREMENTS
+from sejury_web.forms import ReasoningTargetForm
 from sejury_web.htmx import AuthenticatedHtmxRequest
+from sejury_web.llm import OFFLINE_MARKER, Provider
 from sejury_web.roles import Role, role_required, user_has_role
 
 READ_ROLES = (Role.LEAD, Role.REVIEWER)
@@ -457,11 +459,19 @@ def rubric_draft_dataset(request: AuthenticatedHtmxRequest, slug: str) -> HttpRe
             for problem in problems:
                 message_error(request, str(problem))
         return redirect(dataset)
-    batch = rubric_draft_request(
-        bugs=form.cleaned_data["bugs"],
-        variant=form.cleaned_data["variant"],
-        actor=request.user,
-    )
+    data = form.cleaned_data
+    try:
+        batch = rubric_draft_request(
+            bugs=data["bugs"],
+            variant=data["variant"],
+            actor=request.user,
+            provider=data["provider"],
+            model=data["model"],
+            reasoning=data["reasoning"],
+        )
+    except RubricActionError as error:  # a provider without its key, a reasoning refused
+        message_error(request, str(error))
+        return redirect(dataset)
     return redirect("rubrics:draft_batch", slug=dataset.slug, batch_id=batch.pk)
 
 
@@ -470,15 +480,21 @@ def rubric_draft_dataset(request: AuthenticatedHtmxRequest, slug: str) -> HttpRe
 def rubric_draft_bug(
     request: AuthenticatedHtmxRequest, slug: str, bug_key: str, variant: str
 ) -> HttpResponse:
-    """Draft (or retry the failed draft of) one bug's rubric."""
+    """Draft (or retry the failed draft of) one bug's rubric, by the model posted (a batch
+    page's Retry posts its batch's) or else the configured default."""
     bug = selectors.bug_get(dataset=selectors.dataset_get(slug=slug), key=bug_key)
     if variant not in Rubric.Variant.values:
         raise Http404("no such rubric variant")
+    target = ReasoningTargetForm(request.POST)
+    chosen = target.cleaned_data if target.is_valid() else {}
     try:
         batch = rubric_draft_request(
             bugs=[bug],
             variant=variant,
             actor=request.user,
+            provider=chosen.get("provider", ""),
+            model=chosen.get("model", ""),
+            reasoning=chosen.get("reasoning", ""),
         )
     except RubricActionError as problem:
         message_error(request, str(problem))
@@ -492,7 +508,17 @@ def rubric_draft_bug(
 def draft_batch(request: AuthenticatedHtmxRequest, slug: str, batch_id: int) -> HttpResponse:
     """The live progress of a draft request; htmx polls the progress partial."""
     batch = selectors.draft_batch_get(dataset_slug=slug, batch_id=batch_id)
-    context = {"batch": batch, "progress": selectors.draft_batch_progress(batch)}
+    context = {
+        "batch": batch,
+        "progress": selectors.draft_batch_progress(batch),
+        # Said once for the whole batch: the drafts' own text carries no marker.
+        "offline_marker": OFFLINE_MARKER if batch.provider == Provider.OFFLINE else "",
+        "retry_with": [
+            ("provider", batch.provider),
+            ("model", batch.model),
+            ("reasoning", batch.reasoning),
+        ],
+    }
     if request.htmx:
         return render(request, "rubrics/review/_draft_progress.html", context)
     return render(request, "rubrics/review/draft_batch.html", context)

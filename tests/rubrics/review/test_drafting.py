@@ -2,19 +2,25 @@
 
 from collections.abc import Callable
 from io import StringIO
+from pathlib import Path
 from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
+from pytest_django.fixtures import Settings
 
 from rubrics.models import DraftBatch, Rubric
 from rubrics.review.drafting import rubric_draft_write
 from rubrics.review.services import NO_BUGS, rubric_draft_request, rubric_drafts_resume_unfinished
 from rubrics.selectors import UNKNOWN_BUGS
+from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.llm.models import LLMCall
+from sejury_web.llm.offline import OFFLINE_MODEL
 from tests.rubrics.factories import BugFactory, DatasetFactory
+from tests.sejury_web.llm.fake_servers import OpenAIServer, schema_reply
+from tests.sejury_web.llm.helpers import point_at
 
 pytestmark = pytest.mark.django_db
 
@@ -141,3 +147,73 @@ def test_a_draft_asked_for_before_a_worker_starts_asks_the_model_once() -> None:
     written = rubric_draft_write(rubric_id=rubric.pk, provider="offline", attempt=first + 1)
     assert written.current_number == 0
     assert LLMCall.objects.count() == 1
+
+
+# -- the model a batch drafts with (issue 28 item 5) -------------------------------------------
+
+
+def test_the_dataset_page_offers_a_provider_and_model_the_offline_one_by_default(
+    reviewer_client: Client,
+    eager_tasks: None,
+    django_capture_on_commit_callbacks: Callable[..., Any],
+) -> None:
+    dataset = DatasetFactory()
+    BugFactory.create_batch(2, dataset=dataset)
+    html = reviewer_client.get(dataset.get_absolute_url()).content.decode()
+    form = html.split('id="draft-form"')[1].split("</form>")[0]
+    assert '<option value="" selected>Configured default (offline)</option>' in form
+    for name in ("provider", "model", "reasoning", "bug_keys"):
+        assert f'name="{name}"' in form
+    assert 'type="radio" name="variant" value="templated"' in form
+
+    url = reverse("rubrics:rubric_draft_dataset", args=[dataset.slug])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = reviewer_client.post(url, {"variant": "templated"}, follow=True)
+
+    batch = DraftBatch.objects.get()
+    assert (batch.provider, batch.model) == ("offline", OFFLINE_MODEL)
+    # The batch page says it once, for the whole batch, not on each row.
+    page = response.content.decode()
+    assert page.count(OFFLINE_MARKER) == 1
+    assert 'id="draft-batch-offline"' in page
+    assert f"offline/{OFFLINE_MODEL}" in page
+
+
+def test_drafts_go_to_the_provider_and_model_chosen_on_the_page(
+    reviewer_client: Client,
+    openai_server: OpenAIServer,
+    settings: Settings,
+    tmp_path: Path,
+    eager_tasks: None,
+    django_capture_on_commit_callbacks: Callable[..., Any],
+) -> None:
+    # The configured default stays offline: the page's choice is what sends it to the model.
+    point_at(settings, tmp_path, PROVIDER="offline", OPENAI_BASE_URL=openai_server.base_url)
+    openai_server.default = schema_reply
+    bug = BugFactory()
+    url = reverse("rubrics:rubric_draft_dataset", args=[bug.dataset.slug])
+    chosen = {"variant": "free_form", "provider": "openai", "model": "gpt-drafter"}
+
+    with django_capture_on_commit_callbacks(execute=True):
+        page = reviewer_client.post(url, chosen, follow=True).content.decode()
+
+    batch = DraftBatch.objects.get()
+    assert (batch.provider, batch.model) == ("openai", "gpt-drafter")
+    [sent] = openai_server.requests
+    assert sent.body["model"] == "gpt-drafter"
+    revision = Rubric.objects.get(bug=bug).revisions.get(number=0)
+    assert revision.author == "llm:openai/gpt-drafter"
+    assert "openai/gpt-drafter" in page
+    assert OFFLINE_MARKER not in page
+
+
+def test_a_provider_without_its_key_is_refused_on_the_page(reviewer_client: Client) -> None:
+    bug = BugFactory()
+    url = reverse("rubrics:rubric_draft_dataset", args=[bug.dataset.slug])
+
+    page = reviewer_client.post(
+        url, {"variant": "templated", "provider": "gemini"}, follow=True
+    ).content.decode()
+
+    assert "GEMINI_API_KEY" in page
+    assert not DraftBatch.objects.exists()
