@@ -217,3 +217,21 @@ def test_a_provider_without_its_key_is_refused_on_the_page(reviewer_client: Clie
 
     assert "GEMINI_API_KEY" in page
     assert not DraftBatch.objects.exists()
+
+
+def test_retrying_a_failed_draft_uses_its_batch_s_model(reviewer_client: Client) -> None:
+    bug = BugFactory()
+    batch = rubric_draft_request(bugs=[bug], variant="templated", actor=None)
+    Rubric.objects.filter(bug=bug).update(status=Rubric.Status.DRAFT_FAILED, draft_error="x")
+    page = reviewer_client.get(reverse("rubrics:draft_batch", args=[bug.dataset.slug, batch.pk]))
+    retry = page.content.decode().split("Retry")[0].rsplit("<form", 1)[1]
+    assert '<input type="hidden" name="provider" value="offline">' in retry
+    assert f'<input type="hidden" name="model" value="{OFFLINE_MODEL}">' in retry
+
+    response = reviewer_client.post(
+        reverse("rubrics:rubric_draft_bug", args=[bug.dataset.slug, bug.key, "templated"]),
+        {"provider": "offline", "model": OFFLINE_MODEL},
+    )
+    assert response.status_code == 302
+    again = DraftBatch.objects.latest("pk")
+    assert (again.provider, again.model) == ("offline", OFFLINE_MODEL)
