@@ -5,7 +5,7 @@ the JSON that ``judge_define`` reads back."""
 import re
 from typing import Any
 
-from judging.models import JudgeVersion, JudgingRun, WrittenJudge
+from judging.models import JudgeVersion, WrittenJudge
 
 from .answers import AnswerSpec, answer_spec
 from .strategy import JudgeSpec, WrittenStrategy, written_strategy
@@ -76,11 +76,6 @@ def version_spec(version: JudgeVersion) -> JudgeSpec:
         answer=version_answer_spec(version),
         status=version.status,
     )
-
-
-def judge_version_used(version: JudgeVersion) -> bool:
-    """Whether a judging run names the version (its team holds ``name@number``)."""
-    return JudgingRun.objects.filter(strategies__icontains=f'"{version.label}"').exists()
 
 
 def judge_export(text: str) -> dict[str, Any]:

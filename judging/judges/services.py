@@ -40,6 +40,7 @@ BUILT_IN = "name: {name!r} is a built-in strategy's; choose another"
 LONG_TITLE = "title: at most 200 characters"
 BAD_TEMPLATE = "template: {error}"
 BAD_ANSWER = "{field}: {error}"
+JUDGE_VERSION_STATUS = "judge_version_status"
 UNTESTED_TRUST = "{label} is untested: a version is trusted only once it is tested"
 
 
@@ -153,7 +154,7 @@ def judge_version_status_set(*, version: JudgeVersion, status: str, actor: User 
         version.save(update_fields=["status"])
         audit_record(
             actor=actor,
-            action="judge_version_status",
+            action=JUDGE_VERSION_STATUS,
             target=version,
             detail={"from": before, "to": status},
         )

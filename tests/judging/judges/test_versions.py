@@ -11,12 +11,18 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from judging.judges.selectors import judge_version_get
-from judging.judges.services import JudgeDefinitionError, judge_define, judge_version_status_set
+from judging.judges.services import (
+    JUDGE_VERSION_STATUS,
+    JudgeDefinitionError,
+    judge_define,
+    judge_version_status_set,
+)
 from judging.models import JudgeVersion, JudgingRun, VersionFrozen, WrittenJudge
 from judging.refine.services import Configuration, configurations_parse
 from judging.runs.forecast import run_forecast
 from judging.runs.services import RunError, run_check, run_create
 from judging.strategies import get_strategy, parse_team
+from sejury_web.models import AuditEvent
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
 
 pytestmark = pytest.mark.django_db
@@ -92,7 +98,9 @@ def test_a_version_is_never_changed_and_one_a_run_names_never_deleted() -> None:
     unused.delete()  # no run names it
 
 
-def test_a_name_is_the_newest_trusted_version_and_an_untrusted_one_needs_its_number() -> None:
+def test_a_name_is_the_newest_trusted_version_and_an_untrusted_one_needs_its_number(
+    lead: User,
+) -> None:
     one = _define(MINIMALISM)
     untrusted = r"no trusted version yet: .* e\.g\. minimalism@1 \(untested\)"
     with pytest.raises(ValueError, match=untrusted):
@@ -102,8 +110,13 @@ def test_a_name_is_the_newest_trusted_version_and_an_untrusted_one_needs_its_num
         parse_team("minimalism@4")
     with pytest.raises(ValueError, match="untested: a version is trusted only once it is tested"):
         judge_version_status_set(version=one, status="trusted", actor=None)
-    judge_version_status_set(version=one, status="tested", actor=None)
-    judge_version_status_set(version=one, status="trusted", actor=None)
+    judge_version_status_set(version=one, status="tested", actor=lead)
+    judge_version_status_set(version=one, status="trusted", actor=lead)
+    trail = AuditEvent.objects.filter(action=JUDGE_VERSION_STATUS, target_id=one.pk)
+    assert [(e.actor, e.detail["to"]) for e in trail.order_by("pk")] == [
+        (lead, "tested"),
+        (lead, "trusted"),
+    ]
     two = _define(MINIMALISM, title="Stricter")  # newer, untested
     assert parse_team("minimalism") == ["minimalism@1"]  # the newest trusted, pinned
     assert parse_team("minimalism@2") == ["minimalism@2"]
