@@ -573,6 +573,11 @@ class WrittenJudge(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def delete(self, *args: object, **kwargs: object) -> tuple[int, dict[str, int]]:
+        for version in self.versions.all():
+            version.delete_check()
+        return super().delete(*args, **kwargs)  # type: ignore[arg-type]
+
 
 class VersionFrozen(Exception):
     """A judge version's content is never changed (every edit is a new version), and a
@@ -646,9 +651,13 @@ class JudgeVersion(models.Model):
         super().save(*args, **kwargs)  # type: ignore[arg-type]
 
     def delete(self, *args: object, **kwargs: object) -> tuple[int, dict[str, int]]:
+        self.delete_check()
+        return super().delete(*args, **kwargs)  # type: ignore[arg-type]
+
+    def delete_check(self) -> None:
+        """``VersionFrozen`` when a judging run names the version."""
         if JudgingRun.objects.filter(strategies__icontains=f'"{self.label}"').exists():
             raise VersionFrozen(FROZEN_DELETE.format(label=self.label))
-        return super().delete(*args, **kwargs)  # type: ignore[arg-type]
 
     @property
     def label(self) -> str:

@@ -94,6 +94,8 @@ def test_a_version_is_never_changed_and_one_a_run_names_never_deleted() -> None:
     assert run.strategies == ["s1b", "minimalism@1"]
     with pytest.raises(VersionFrozen, match="minimalism@1 is named by a judging run"):
         version.delete()
+    with pytest.raises(VersionFrozen, match="minimalism@1 is named by a judging run"):
+        version.judge.delete()
     unused = _define(MINIMALISM, title="Another")
     unused.delete()  # no run names it
 
