@@ -28,6 +28,10 @@ class Annotation(models.Model):
     label = models.CharField(max_length=10, choices=Label.choices)
     note = models.TextField(blank=True)
     origin = models.CharField(max_length=10, choices=Origin.choices, default=Origin.UI)
+    # The campaign's dimensions the annotator rated with this label: {name: rating}, each
+    # rating an integer on that dimension's scale (``Campaign.dimensions``); a dimension
+    # left unrated is absent.
+    ratings = models.JSONField(default=dict, blank=True)
     # The campaign the label was last given in (none for imported labels): once it closes,
     # the label is final.
     campaign = models.ForeignKey(
@@ -57,6 +61,7 @@ class AnnotationRevision(models.Model):
     annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="revisions")
     label = models.CharField(max_length=10, choices=Label.choices)
     note = models.TextField(blank=True)
+    ratings = models.JSONField(default=dict, blank=True)  # as ``Annotation.ratings``
     campaign = models.ForeignKey(
         "Campaign", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -96,6 +101,9 @@ class Campaign(models.Model):
     filters = models.JSONField(default=dict, blank=True)
     overlap = models.PositiveSmallIntegerField(default=2, help_text="Labels per patch (k).")
     show_rubric = models.BooleanField(default=True, help_text="Annotators see the golden rubric.")
+    # Named dimensions annotators rate besides the label, each on an integer ordinal scale:
+    # [{"name": "maintainability", "low": 1, "high": 5}, ...] (``annotations.dimensions``).
+    dimensions = models.JSONField(default=list, blank=True)
     routed_from = models.ForeignKey(
         "JudgingRun",
         null=True,
