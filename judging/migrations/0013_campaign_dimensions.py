@@ -4,25 +4,24 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('judging', '0012_written_judges'),
+        ("judging", "0012_written_judges"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='annotation',
-            name='ratings',
+            model_name="annotation",
+            name="ratings",
             field=models.JSONField(blank=True, default=dict),
         ),
         migrations.AddField(
-            model_name='annotationrevision',
-            name='ratings',
+            model_name="annotationrevision",
+            name="ratings",
             field=models.JSONField(blank=True, default=dict),
         ),
         migrations.AddField(
-            model_name='campaign',
-            name='dimensions',
+            model_name="campaign",
+            name="dimensions",
             field=models.JSONField(blank=True, default=list),
         ),
     ]
