@@ -1,6 +1,8 @@
 """Pages of datasets, bugs and patches, the bundle import and export, and the rubric report
 (a dataset's edit statistics, paper 004 §5.1, and its JSON)."""
 
+from typing import Any
+
 from django.contrib.messages import success
 from django.core import signing
 from django.core.exceptions import PermissionDenied
@@ -30,7 +32,7 @@ from rubrics.bundle.uploads import (
 )
 from rubrics.forms import BundleUploadForm
 from rubrics.long_diffs import DiffExpired, DiffGone, diff_for_token
-from rubrics.models import BundleUpload, Rubric
+from rubrics.models import BundleUpload, Dataset, Rubric
 from rubrics.review.forms import DraftRequestForm
 from rubrics.swebench.forms import SwebenchUploadForm
 from rubrics.swebench.services import NamedFile, SwebenchImportError, swebench_import
@@ -55,22 +57,41 @@ def dataset_list(request: AuthenticatedHtmxRequest) -> HttpResponse:
 @vary_on_headers("HX-Request")
 def dataset_detail(request: AuthenticatedHtmxRequest, slug: str) -> HttpResponse:
     dataset = selectors.dataset_get(slug=slug)
+    if request.htmx and request.htmx.target == "bug-table":
+        return render(request, "rubrics/_bug_table.html", _bugs_context(request, dataset))
+    return dataset_page(request, dataset)
+
+
+def _bugs_context(request: AuthenticatedHtmxRequest, dataset: Dataset) -> dict[str, Any]:
+    """The dataset and the page of its bugs that the query asks for."""
     query = request.GET.get("q", "")
     page = selectors.dataset_bugs_page(
         dataset=dataset, query=query, page=request.GET.get("page", 1)
     )
-    context = {"dataset": dataset, "page": page, "query": query}
-    if request.htmx and request.htmx.target == "bug-table":
-        return render(request, "rubrics/_bug_table.html", context)
-    context["imports"] = [
-        (bundle_import, import_counts_text(bundle_import))
-        for bundle_import in selectors.dataset_imports_recent(dataset)
-    ]
-    context["label_count"] = selectors.dataset_label_count(dataset)
-    context["rubric_counts"] = selectors.dataset_rubric_counts(dataset)
-    context["draft_form"] = DraftRequestForm(dataset=dataset)
-    context["draft_batches"] = selectors.dataset_draft_batches_recent(dataset)
-    return render(request, "rubrics/dataset_detail.html", context)
+    return {"dataset": dataset, "page": page, "query": query}
+
+
+def dataset_page(
+    request: AuthenticatedHtmxRequest,
+    dataset: Dataset,
+    *,
+    draft_form: DraftRequestForm | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    """A dataset's page (the bugs its query asks for), with ``draft_form`` as posted when
+    drafting was refused: the choices kept, the errors said in the form."""
+    context = {
+        **_bugs_context(request, dataset),
+        "imports": [
+            (bundle_import, import_counts_text(bundle_import))
+            for bundle_import in selectors.dataset_imports_recent(dataset)
+        ],
+        "label_count": selectors.dataset_label_count(dataset),
+        "rubric_counts": selectors.dataset_rubric_counts(dataset),
+        "draft_form": draft_form or DraftRequestForm(dataset=dataset),
+        "draft_batches": selectors.dataset_draft_batches_recent(dataset),
+    }
+    return render(request, "rubrics/dataset_detail.html", context, status=status)
 
 
 @require_GET

@@ -58,6 +58,7 @@ from rubrics.review.suggestions import (
 )
 from rubrics.review.textdiff import line_diff
 from rubrics.rubric_text import EMPTY_ROOT_CAUSE, EMPTY_TEXT, NO_REQUIREMENTS
+from rubrics.views import dataset_page
 from sejury_web.forms import ReasoningTargetForm
 from sejury_web.htmx import AuthenticatedHtmxRequest
 from sejury_web.llm import OFFLINE_MARKER, Provider
@@ -454,25 +455,23 @@ def rubric_draft_dataset(request: AuthenticatedHtmxRequest, slug: str) -> HttpRe
     """Draft the rubrics of a whole dataset, or of the bugs the form names."""
     dataset = selectors.dataset_get(slug=slug)
     form = DraftRequestForm(request.POST, dataset=dataset)
-    if not form.is_valid():
-        for problems in form.errors.values():
-            for problem in problems:
-                message_error(request, str(problem))
-        return redirect(dataset)
-    data = form.cleaned_data
-    try:
-        batch = rubric_draft_request(
-            bugs=data["bugs"],
-            variant=data["variant"],
-            actor=request.user,
-            provider=data["provider"],
-            model=data["model"],
-            reasoning=data["reasoning"],
-        )
-    except RubricActionError as error:  # a provider without its key, a reasoning refused
-        message_error(request, str(error))
-        return redirect(dataset)
-    return redirect("rubrics:draft_batch", slug=dataset.slug, batch_id=batch.pk)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            batch = rubric_draft_request(
+                bugs=data["bugs"],
+                variant=data["variant"],
+                actor=request.user,
+                provider=data["provider"],
+                model=data["model"],
+                reasoning=data["reasoning"],
+            )
+        except RubricActionError as error:  # a provider without its key, a reasoning refused
+            form.add_error(None, str(error))
+        else:
+            return redirect("rubrics:draft_batch", slug=dataset.slug, batch_id=batch.pk)
+    # Refused: the dataset's page again, the form as the user filled it, its errors in it.
+    return dataset_page(request, dataset, draft_form=form, status=400)
 
 
 @require_POST

@@ -207,15 +207,19 @@ def test_drafts_go_to_the_provider_and_model_chosen_on_the_page(
     assert OFFLINE_MARKER not in page
 
 
-def test_a_provider_without_its_key_is_refused_on_the_page(reviewer_client: Client) -> None:
+def test_a_provider_without_its_key_is_refused_in_the_form_which_keeps_the_choice(
+    reviewer_client: Client,
+) -> None:
     bug = BugFactory()
     url = reverse("rubrics:rubric_draft_dataset", args=[bug.dataset.slug])
 
-    page = reviewer_client.post(
-        url, {"variant": "templated", "provider": "gemini"}, follow=True
-    ).content.decode()
+    response = reviewer_client.post(url, {"variant": "free_form", "provider": "gemini"})
 
-    assert "GEMINI_API_KEY" in page
+    assert response.status_code == 400
+    form = response.content.decode().split('id="draft-form"')[1].split("</form>")[0]
+    assert "GEMINI_API_KEY" in form.split('class="form-errors"')[1]
+    assert '<option value="gemini" selected>' in form
+    assert 'value="free_form" id="id_variant_1" required checked>' in form
     assert not DraftBatch.objects.exists()
 
 
