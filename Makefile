@@ -13,7 +13,7 @@ DOCS_PORT ?= 8001
 DOCS_SITE ?= var/docs-site
 
 .PHONY: run test test-pytest test-fast lint format install migrate demo bench clean llm-local llm-local-stop \
-	docs docs-build
+	docs docs-build screenshots
 
 # LLM=local: a real model on this machine (llama.cpp's server and Qwen2.5-Coder-1.5B-Instruct,
 # built and fetched once into ~/.cache/sejury-web by scripts/llm_local.py); `make run LLM=local`
@@ -71,6 +71,13 @@ test-pytest: install
 
 test-fast: install
 	$(PY) -m pytest $(XDIST) -m "not e2e and not worker and not real_llm and not label_studio" $(PYTEST_ARGS)
+
+# The browser tests with their screenshots, which the suite does not take: one folder per test
+# under var/screenshots/ (the last page of a failed test is saved there either way).
+screenshots: install
+	rm -rf var/screenshots
+	SEJURY_SCREENSHOTS=1 $(PY) -m pytest $(XDIST) -m e2e -p no:randomly --basetemp=var/screenshots $(PYTEST_ARGS)
+	@find var/screenshots -name '*.png' | sort
 
 # The documentation site, served on HOST:DOCS_PORT and rebuilt as docs/ changes.
 docs: install

@@ -8,7 +8,7 @@ download a browser here. Without it the e2e tests skip, unless ``SEJURY_REQUIRE_
 import asyncio
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,24 @@ from django.db import connections
 from playwright.sync_api import Browser, Page, sync_playwright
 from playwright.sync_api import Error as PlaywrightError
 
-from tests.e2e.helpers import ACTION_TIMEOUT_MS, NAVIGATION_TIMEOUT_MS
+from tests.e2e.helpers import ACTION_TIMEOUT_MS, NAVIGATION_TIMEOUT_MS, SCREENSHOTS
+
+# Each phase's report on its test item, so that a fixture's teardown knows whether it failed.
+REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item,
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    item.stash.setdefault(REPORTS, {})[report.when] = report
+    return report
+
+
+def _failed(item: pytest.Item) -> bool:
+    return any(report.failed for report in item.stash.get(REPORTS, {}).values())
+
 
 CHROMIUM = Path(os.environ.get("SEJURY_CHROMIUM", "/usr/bin/chromium"))
 # As root (CI) Chromium needs --no-sandbox; the rest keeps it off the (closed) network.
@@ -88,7 +105,9 @@ def e2e_browser(
 
 
 @pytest.fixture
-def e2e_page(e2e_browser: Browser, tmp_path: Path) -> Iterator[Page]:
+def e2e_page(
+    e2e_browser: Browser, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Page]:
     """A fresh browser context and page; its last state is saved as ``final-page.png``."""
     context = e2e_browser.new_context(viewport={"width": 1280, "height": 900})
     context.set_default_timeout(ACTION_TIMEOUT_MS)
@@ -109,7 +128,8 @@ def e2e_page(e2e_browser: Browser, tmp_path: Path) -> Iterator[Page]:
         yield page
     finally:
         # For a failed test, the page it stopped on is the first thing to look at.
-        with contextlib.suppress(PlaywrightError):
-            page.screenshot(path=tmp_path / "final-page.png", full_page=True)
+        if SCREENSHOTS or _failed(request.node):
+            with contextlib.suppress(PlaywrightError):
+                page.screenshot(path=tmp_path / "final-page.png", full_page=True)
         context.close()
     assert not violations, f"Content-Security-Policy violations: {violations}"

@@ -1,12 +1,27 @@
-"""Plain helpers for the end-to-end tests: Playwright's time limits, and logging in."""
+"""Plain helpers for the end-to-end tests: Playwright's time limits, logging in, and
+screenshots."""
 
-from playwright.sync_api import Page, expect
+import os
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import Locator, Page, expect
 from pytest_django.live_server_helper import LiveServer
 
 from tests.helpers import PASSWORD
 
 ACTION_TIMEOUT_MS = 15_000
 NAVIGATION_TIMEOUT_MS = 30_000
+# A screenshot is for a person to look at and asserts nothing, so the suite takes none (a
+# full page of the report costs its browser seconds); ``make screenshots`` takes them all.
+SCREENSHOTS = os.environ.get("SEJURY_SCREENSHOTS") == "1"
+
+
+def screenshot(target: Page | Locator, path: Path, **options: Any) -> None:
+    """Save what ``target`` shows at ``path`` when screenshots are asked for
+    (``SEJURY_SCREENSHOTS=1``, as ``make screenshots`` sets); ``options`` are Playwright's."""
+    if SCREENSHOTS:
+        target.screenshot(path=path, **options)
 
 
 def log_in(page: Page, server: LiveServer, username: str) -> None:

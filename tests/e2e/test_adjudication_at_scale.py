@@ -16,7 +16,7 @@ from judging.models import Adjudication, DisagreementTheme, Label
 from rubrics.models import Dataset
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.e2e.helpers import log_in
+from tests.e2e.helpers import log_in, screenshot
 from tests.helpers import PASSWORD
 from tests.judging.factories import AnnotationFactory, UserFactory
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
@@ -108,7 +108,7 @@ def test_the_lead_adjudicates_a_paged_queue_with_the_keyboard(
         f"1–{PER_PAGE - 1} of {DISPUTES - 1}"
     )
     top = {"x": 0, "y": 0, "width": 1280, "height": 800}
-    page.screenshot(path=tmp_path / "adjudication-recorded.png", full_page=True, clip=top)
+    screenshot(page, tmp_path / "adjudication-recorded.png", full_page=True, clip=top)
     expect(page.locator("article.adjudication.current")).to_have_attribute(
         "data-patch-key", "D-02-p"
     )
@@ -123,8 +123,8 @@ def test_the_lead_adjudicates_a_paged_queue_with_the_keyboard(
     page.keyboard.press("s")
     expect(third.locator(".themes").first).to_contain_text("pick the consensus label")
     expect(third.locator(".themes").nth(1)).to_contain_text("at least one theme")
-    third.screenshot(path=tmp_path / "adjudication-empty-submit.png")
-    page.locator(".adjudication-tabs").screenshot(path=tmp_path / "adjudication-tabs.png")
+    screenshot(third, tmp_path / "adjudication-empty-submit.png")
+    screenshot(page.locator(".adjudication-tabs"), tmp_path / "adjudication-tabs.png")
     # Refused without a theme: the card says why and stays highlighted.
     page.keyboard.press("i")
     page.keyboard.press("s")

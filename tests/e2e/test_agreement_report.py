@@ -13,7 +13,7 @@ from judging.models import JudgingRun
 from judging.reports.synthetic import Shape, synthetic_dataset
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.e2e.helpers import log_in
+from tests.e2e.helpers import log_in, screenshot
 from tests.helpers import PASSWORD
 
 SECTIONS = ("humans", "judges", "human-judge", "breakdowns")
@@ -112,7 +112,7 @@ def test_the_report_loads_its_sections_and_draws_their_numbers(
         )
         assert lines == [1] * len(lines), lines
     expect(contents).to_be_in_viewport()
-    page.screenshot(path=tmp_path / "report-breakdowns.png")
+    screenshot(page, tmp_path / "report-breakdowns.png")
 
     # The judge's valid share per source beside its correction, each within [0, 1], and the
     # judge's sensitivity and specificity they rest on.
@@ -123,7 +123,7 @@ def test_the_report_loads_its_sections_and_draws_their_numbers(
     assert shares
     assert all(0.0 <= float(share) <= 1.0 for share in shares if share)
     expect(page.locator("#corrected-judge-errors")).to_contain_text("sensitivity")
-    page.locator("#corrected-valid-rate-part").screenshot(path=tmp_path / "report-corrected.png")
+    screenshot(page.locator("#corrected-valid-rate-part"), tmp_path / "report-corrected.png")
 
 
 @pytest.mark.e2e

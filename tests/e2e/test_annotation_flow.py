@@ -36,7 +36,7 @@ from rubrics.models import Dataset, Patch
 from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.e2e.helpers import log_in
+from tests.e2e.helpers import log_in, screenshot
 from tests.helpers import PASSWORD
 from tests.rubrics.factories import (
     DRAFT_TEXT,
@@ -323,7 +323,7 @@ def test_annotators_label_the_lead_adjudicates_calibrates_and_reads_the_report(
     assert defined, means
     assert means[: len(defined)] == sorted(defined, reverse=True), means
     expect(page.locator("#calibration-body .offline-note")).to_be_visible()
-    page.screenshot(path=tmp_path / "calibration.png", full_page=True)
+    screenshot(page, tmp_path / "calibration.png", full_page=True)
     page.locator("#use-team").click()
     expect(page.locator("#calibration-team")).to_have_attribute("data-team", best)
     chosen = Calibration.objects.get()
@@ -400,7 +400,7 @@ def test_annotators_label_the_lead_adjudicates_calibrates_and_reads_the_report(
             assert value == "", (name, value)
         else:
             assert close_to(float(kappa))(value), (name, value, kappa)
-    page.screenshot(path=tmp_path / "report.png", full_page=True)
+    screenshot(page, tmp_path / "report.png", full_page=True)
 
     # The JSON export is the same report.
     href = page.locator("#export-json").get_attribute("href")

@@ -11,7 +11,7 @@ from pytest_django.live_server_helper import LiveServer
 from api.models import ApiToken
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.e2e.helpers import log_in
+from tests.e2e.helpers import log_in, screenshot
 from tests.helpers import PASSWORD
 
 
@@ -35,7 +35,7 @@ def test_a_user_creates_and_revokes_a_token_and_reads_the_docs(
     page.get_by_role("button", name="Copy").click()
     expect(page.locator("#new-token-copied")).to_have_text("Copied.")
     assert page.evaluate("navigator.clipboard.readText()") == token
-    page.screenshot(path=str(tmp_path / "api-tokens-new.png"), full_page=True)
+    screenshot(page, str(tmp_path / "api-tokens-new.png"), full_page=True)
     record = ApiToken.objects.get()
     assert token.startswith(record.prefix)
     assert token != record.prefix
@@ -67,4 +67,4 @@ def test_a_user_creates_and_revokes_a_token_and_reads_the_docs(
     assert answer is not None
     assert answer.status == 403
     expect(page.get_by_role("heading", name="Not for your role")).to_be_visible()
-    page.screenshot(path=str(tmp_path / "api-tokens-annotator.png"), full_page=True)
+    screenshot(page, str(tmp_path / "api-tokens-annotator.png"), full_page=True)

@@ -11,7 +11,7 @@ from judging.models import Label
 from rubrics.models import Patch
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.e2e.helpers import log_in
+from tests.e2e.helpers import log_in, screenshot
 from tests.helpers import PASSWORD
 from tests.judging.factories import finished_run
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
@@ -49,7 +49,7 @@ def test_a_lead_chooses_the_dataset_then_compares_two_of_its_runs(
     expect(page.locator("#compare-too-few")).to_have_text(
         "Elsewhere has 1 run: comparing needs two."
     )
-    page.screenshot(path=tmp_path / "compare-too-few.png", full_page=True)
+    screenshot(page, tmp_path / "compare-too-few.png", full_page=True)
 
     page.locator("#id_dataset").select_option("runs-demo")
     expect(page.locator("#id_a option")).to_have_count(2)
@@ -60,4 +60,4 @@ def test_a_lead_chooses_the_dataset_then_compares_two_of_its_runs(
     expect(page.locator(".compare-counts")).to_contain_text("A VALID, B INVALID")
     expect(page.locator("#differing h2")).to_have_text("Patches with different verdicts (2)")
     expect(page.locator("#id_dataset")).to_have_value("runs-demo")
-    page.screenshot(path=tmp_path / "compare-two-runs.png", full_page=True)
+    screenshot(page, tmp_path / "compare-two-runs.png", full_page=True)

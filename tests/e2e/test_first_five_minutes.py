@@ -19,6 +19,7 @@ from pytest_django.live_server_helper import LiveServer
 from judging.management.commands.load_demo import DEMO_PASSWORD, DEMO_RUN_NAME
 from sejury_web.celery import app as celery_app
 from sejury_web.roles import Role, user_roles
+from tests.e2e.helpers import screenshot
 
 # Drafting, judging the candidates and the golden run go through a worker polling a SQLite
 # broker, after the demo's own run: allow it some seconds.
@@ -66,7 +67,7 @@ def test_the_first_five_minutes_as_readme_tells_them(
     page = e2e_page
 
     def shot(name: str, *, full_page: bool = True) -> None:
-        page.screenshot(path=tmp_path / f"{name}.png", full_page=full_page)
+        screenshot(page, tmp_path / f"{name}.png", full_page=full_page)
 
     # 1. lead: the demo dataset, its drafts, the demo run, the synthetic report.
     log_in_as(page, live_server, "lead")
@@ -212,7 +213,7 @@ def test_the_real_le2019_bundle_imports_on_the_import_page_after_the_demo(
         "Imported bundle.jsonl into defects4j-le2019: 100 bugs, 150 patches, 950 labels created."
     )
     expect(page.locator("main")).to_contain_text("69 of 250 diffs have hunk headers")
-    page.screenshot(path=tmp_path / "le2019-imported.png", full_page=True)
+    screenshot(page, tmp_path / "le2019-imported.png", full_page=True)
     raters = User.objects.filter(username__startswith="rater-")
     assert raters.count() == 37
     assert all(

@@ -10,7 +10,7 @@ from playwright.sync_api import Page, expect
 from pytest_django.live_server_helper import LiveServer
 
 from sejury_web.roles import Role
-from tests.e2e.helpers import log_in
+from tests.e2e.helpers import log_in, screenshot
 from tests.sejury_web.test_home import OTHER_NAME, RUN_NAME, _person, build
 
 
@@ -31,7 +31,7 @@ def test_each_role_lands_on_what_needs_it(
     expect(runs).to_contain_text(RUN_NAME)
     expect(runs.locator("progress")).to_have_count(1)
     expect(page.locator('[data-home-item="adjudication"] .home-count')).to_have_text("2")
-    page.screenshot(path=tmp_path / "home-lead.png", full_page=True)
+    screenshot(page, tmp_path / "home-lead.png", full_page=True)
     page.locator('[data-home-item="adjudication"] .home-rows a').first.click()
     expect(page).to_have_url(re.compile(r"/adjudication/[\w-]+/$"))
 
@@ -40,14 +40,14 @@ def test_each_role_lands_on_what_needs_it(
     cards = page.locator("section.home-item")
     expect(cards.first).to_have_attribute("data-home-item", "confirm")
     expect(page.locator(".home-empty")).to_contain_text("No rubric was sent back to you.")
-    page.screenshot(path=tmp_path / "home-reviewer.png", full_page=True)
+    screenshot(page, tmp_path / "home-reviewer.png", full_page=True)
 
     page.context.clear_cookies()
     log_in(page, live_server, "annotator")
     campaigns = page.locator('[data-home-item="campaigns"]')
     expect(campaigns).to_contain_text("Round 2")
     expect(page.locator("main")).not_to_contain_text(RUN_NAME)
-    page.screenshot(path=tmp_path / "home-annotator.png", full_page=True)
+    screenshot(page, tmp_path / "home-annotator.png", full_page=True)
     campaigns.get_by_role("link", name="Continue").click()
     expect(page).to_have_url(re.compile(r"/annotate/\d+/$"))
 
@@ -56,4 +56,4 @@ def test_each_role_lands_on_what_needs_it(
     expect(page.get_by_role("heading", level=2)).to_have_text(
         ["As lead", "As reviewer", "As annotator"]
     )
-    page.screenshot(path=tmp_path / "home-every-role.png", full_page=True)
+    screenshot(page, tmp_path / "home-every-role.png", full_page=True)

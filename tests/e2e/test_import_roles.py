@@ -14,7 +14,7 @@ from pytest_django.live_server_helper import LiveServer
 from judging.reports.synthetic import Shape, synthetic_dataset
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.e2e.helpers import log_in
+from tests.e2e.helpers import log_in, screenshot
 from tests.helpers import PASSWORD
 from tests.rubrics.bundles import bug, label, patch
 
@@ -50,7 +50,7 @@ def test_a_lead_gives_the_annotator_role_on_the_import_page_and_imports(
         "Only the annotator role stops this import: 1 existing user without any role"
         " (rater-01) is named as annotator."
     )
-    page.screenshot(path=tmp_path / "import-refused.png", full_page=True)
+    screenshot(page, tmp_path / "import-refused.png", full_page=True)
 
     page.get_by_label("Give the annotator role to the existing users this file names").check()
     page.set_input_files("#id_file", bundle)
@@ -59,7 +59,7 @@ def test_a_lead_gives_the_annotator_role_on_the_import_page_and_imports(
     expect(page.locator("body")).to_contain_text(
         "Gave the annotator role to 1 existing user the file names as annotators: rater-01."
     )
-    page.screenshot(path=tmp_path / "import-granted.png", full_page=True)
+    screenshot(page, tmp_path / "import-granted.png", full_page=True)
 
     page.goto(f"{live_server.url}/users/?q=rater-0")
     rows = page.locator("#user-table tbody tr")
@@ -67,4 +67,4 @@ def test_a_lead_gives_the_annotator_role_on_the_import_page_and_imports(
     expect(page.locator("#user-table .no-password")).to_have_count(6)
     expect(rows.filter(has_text="demo-rater-00").get_by_label("Annotator")).not_to_be_checked()
     expect(rows.filter(has_text="rater-01").last.get_by_label("Annotator")).to_be_checked()
-    page.screenshot(path=tmp_path / "users-no-password.png", full_page=True)
+    screenshot(page, tmp_path / "users-no-password.png", full_page=True)

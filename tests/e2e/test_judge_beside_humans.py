@@ -13,7 +13,7 @@ from pytest_django.live_server_helper import LiveServer
 from judging.models import Label, PatchJudgment
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.e2e.helpers import log_in
+from tests.e2e.helpers import log_in, screenshot
 from tests.helpers import PASSWORD
 from tests.judging.factories import AnnotationFactory, bug_with_patches, finished_run
 
@@ -50,14 +50,14 @@ def test_the_judge_beside_the_humans_on_the_patch_and_verdict_pages(
     expect(card.locator("tr", has_text="strict")).to_contain_text("agrees with the consensus")
     expect(card.locator("tr", has_text="lenient")).to_contain_text("disagrees with the consensus")
     expect(page.locator("#labels")).to_contain_text("overfits the test")
-    card.screenshot(path=tmp_path / "patch-lead-card.png")
-    page.screenshot(path=tmp_path / "patch-lead.png", full_page=True)
+    screenshot(card, tmp_path / "patch-lead-card.png")
+    screenshot(page, tmp_path / "patch-lead.png", full_page=True)
 
     card.locator("tr", has_text="strict").get_by_role("link", name="INVALID").click()
     humans = page.locator("#humans")
     expect(humans).to_contain_text("The team’s verdict agrees with the consensus")
     expect(humans).to_contain_text("drops the check")
-    page.screenshot(path=tmp_path / "verdict-lead.png", full_page=True)
+    screenshot(page, tmp_path / "verdict-lead.png", full_page=True)
 
     page.context.clear_cookies()
     log_in(page, live_server, "rey")
@@ -65,8 +65,8 @@ def test_the_judge_beside_the_humans_on_the_patch_and_verdict_pages(
     expect(page.locator("#judge-humans tr", has_text="lenient")).to_contain_text("disagrees")
     expect(page.locator("#labels")).to_have_count(0)
     expect(page.locator("#judge-humans a")).to_have_count(0)
-    page.locator("#judge-humans").screenshot(path=tmp_path / "patch-reviewer-card.png")
-    page.screenshot(path=tmp_path / "patch-reviewer.png", full_page=True)
+    screenshot(page.locator("#judge-humans"), tmp_path / "patch-reviewer-card.png")
+    screenshot(page, tmp_path / "patch-reviewer.png", full_page=True)
     verdict = PatchJudgment.objects.get(run=strict)
     response = page.goto(f"{live_server.url}{verdict.get_absolute_url()}")
     assert response is not None

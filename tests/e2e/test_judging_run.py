@@ -15,7 +15,7 @@ from judging.strategies.prompts import SYSTEM
 from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.e2e.helpers import log_in
+from tests.e2e.helpers import log_in, screenshot
 from tests.helpers import PASSWORD
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
 from tests.workers import running_worker
@@ -63,7 +63,7 @@ def test_a_lead_starts_a_run_watches_it_finish_and_reads_a_verdict(
             page.get_by_label("S4 Analyze Reference and Assess").check()
             page.get_by_label("Context").select_option("none")
             page.get_by_label("Name").fill("Browser run")
-            page.screenshot(path=tmp_path / "new-run.png", full_page=True)
+            screenshot(page, tmp_path / "new-run.png", full_page=True)
             page.get_by_role("button", name="Start the run").click()
 
             expect(page).to_have_url(re.compile(r"/runs/\d+/$"))
@@ -87,7 +87,7 @@ def test_a_lead_starts_a_run_watches_it_finish_and_reads_a_verdict(
     assert set(run.judgments.values_list("status", flat=True)) == {PatchJudgment.Status.DONE}
     judgment = run.judgments.select_related("patch").order_by("patch__key").first()
     expect(rows.first.locator("td").nth(3)).to_have_text(judgment.verdict)
-    page.screenshot(path=tmp_path / "run.png", full_page=True)
+    screenshot(page, tmp_path / "run.png", full_page=True)
 
     # The verdict page: each member's reasoning and the prompts it was given.
     page.get_by_role("link", name=judgment.patch.key).click()
@@ -103,7 +103,7 @@ def test_a_lead_starts_a_run_watches_it_finish_and_reads_a_verdict(
     s4 = page.locator("#member-s4")
     expect(s4).to_contain_text("Step 1, once per bug")
     expect(s4.locator(".llm-call code").first).to_have_text("judge.s4.analyze")
-    page.screenshot(path=tmp_path / "verdict.png", full_page=True)
+    screenshot(page, tmp_path / "verdict.png", full_page=True)
     expect(page.get_by_role("link", name=re.compile("Next patch"))).to_be_visible()
 
     # Back on the run page, a sort by a member's score survives a search typed afterwards.

@@ -14,7 +14,7 @@ from judging.annotations.services import annotation_record, campaign_close
 from judging.models import Annotation, Assignment, Label
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.e2e.helpers import log_in
+from tests.e2e.helpers import log_in, screenshot
 from tests.helpers import PASSWORD
 from tests.judging.factories import AnnotationFactory, create_campaign
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
@@ -54,7 +54,7 @@ def test_an_annotator_changes_a_label_from_my_labels_until_the_campaign_closes(
     expect(outside).to_contain_text("Patch 2 of 2 of bug Lang-7")
     expect(outside).to_contain_text("Not in your campaigns")
     assert "repairtool" not in page.content()
-    page.screenshot(path=tmp_path / "my-labels.png", full_page=True)
+    screenshot(page, tmp_path / "my-labels.png", full_page=True)
 
     # Its link opens the patch at its place; the annotator changes the label there.
     row.get_by_role("link", name="Change").click()
@@ -72,7 +72,7 @@ def test_an_annotator_changes_a_label_from_my_labels_until_the_campaign_closes(
     # The next page confirms the label, with an undo (issue 28 item 5): z brings VALID back.
     bar = page.locator("#annotate-undo-bar")
     expect(bar).to_contain_text("Labelled INVALID")
-    page.screenshot(path=tmp_path / "annotate-undo-bar.png")
+    screenshot(page, tmp_path / "annotate-undo-bar.png")
     page.keyboard.press("z")
     page.wait_for_url(f"{live_server.url}{annotate}")
     expect(page.locator(".messages")).to_contain_text("Undid your label INVALID: back to VALID")
@@ -81,7 +81,7 @@ def test_an_annotator_changes_a_label_from_my_labels_until_the_campaign_closes(
     expect(success).to_have_css("background-color", "rgb(231, 247, 234)")
     expect(page.locator("#annotate-current-label")).to_have_attribute("data-label", "VALID")
     assert Annotation.objects.get(annotator=ann, patch=place.patch).label == Label.VALID
-    page.screenshot(path=tmp_path / "annotate-undone.png")
+    screenshot(page, tmp_path / "annotate-undone.png")
     page.keyboard.press("i")
     page.wait_for_url(lambda url: url != f"{live_server.url}{annotate}")
     assert Annotation.objects.get(annotator=ann, patch=place.patch).label == Label.INVALID

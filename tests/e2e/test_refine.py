@@ -16,7 +16,7 @@ from rubrics.models import Dataset
 from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.e2e.helpers import log_in
+from tests.e2e.helpers import log_in, screenshot
 from tests.e2e.test_judging_run import RUN_TIMEOUT_MS, wait_until_ready
 from tests.helpers import DEMO_BUNDLE, PASSWORD
 from tests.workers import running_worker
@@ -43,7 +43,7 @@ def test_a_lead_builds_ladders_tests_two_configurations_and_reads_the_ranking(
             page.get_by_role("link", name="Ladders").click()
             row = page.locator("#ladder-sources tr", has_text="Demo")
             expect(row).to_contain_text("not built")
-            page.screenshot(path=tmp_path / "ladders-index.png", full_page=True)
+            screenshot(page, tmp_path / "ladders-index.png", full_page=True)
             row.get_by_role("button", name="Build ladders").click()
 
             ladder = Dataset.objects.get(derivation="ladders")
@@ -92,7 +92,7 @@ def test_a_lead_builds_ladders_tests_two_configurations_and_reads_the_ranking(
         assert float(point.get_attribute("data-value") or "nan") == pytest.approx(mean, abs=1e-6)
     expect(chart.locator("text", has_text="L4 no fix")).to_have_count(1)  # the axis label
     expect(chart.locator(".chart-point title").first).to_contain_text(", L")
-    page.screenshot(path=tmp_path / "ladders-ranking.png", full_page=True)
+    screenshot(page, tmp_path / "ladders-ranking.png", full_page=True)
 
     # Scoring fewer levels re-ranks on those only.
     page.locator(".level-filter").get_by_label("L1 equivalent rewrite").uncheck()

@@ -24,7 +24,7 @@ from judging.models import (
 from rubrics.models import Patch
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.e2e.helpers import log_in
+from tests.e2e.helpers import log_in, screenshot
 from tests.helpers import PASSWORD
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
 
@@ -95,7 +95,7 @@ def test_a_lead_routes_annotators_label_and_the_report_shows_what_it_bought(
     # The preview is a POST: no CSRF token (nor anything) in the URL.
     assert page.url == f"{live_server.url}{run.get_absolute_url()}route/"
     expect(page.locator("#route-time")).to_contain_text("a default")
-    page.screenshot(path=tmp_path / "route-preview.png", full_page=True)
+    screenshot(page, tmp_path / "route-preview.png", full_page=True)
     page.locator("#route-create").click()
     expect(page).to_have_url(f"{live_server.url}/campaigns/{Campaign.objects.get().pk}/")
     campaign = Campaign.objects.get()

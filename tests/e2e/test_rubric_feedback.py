@@ -24,7 +24,7 @@ from rubrics.review.prompts import REVISE_PROMPT_VERSION
 from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.e2e.helpers import ACTION_TIMEOUT_MS, log_in
+from tests.e2e.helpers import ACTION_TIMEOUT_MS, log_in, screenshot
 from tests.helpers import PASSWORD
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
 
@@ -100,7 +100,7 @@ def test_a_reviewer_answers_the_judge_s_disagreements_with_a_suggested_revision(
     expect(suggestion).to_contain_text("Suggested revision", timeout=ACTION_TIMEOUT_MS)
     expect(suggestion.locator(".tag.offline")).to_have_text(OFFLINE_MARKER)
     assert rubric.revisions.count() == 1
-    page.screenshot(path=tmp_path / "suggestion.png", full_page=True)
+    screenshot(page, tmp_path / "suggestion.png", full_page=True)
 
     # She takes the first change only; the editor holds it, unsaved.
     first = suggestion.locator(".suggested-change").first
@@ -123,4 +123,4 @@ def test_a_reviewer_answers_the_judge_s_disagreements_with_a_suggested_revision(
 
     page.goto(f"{live_server.url}{reverse('rubrics:review_queue')}")
     expect(page.locator("#queue-disagreed")).not_to_contain_text("BUG-9")
-    page.screenshot(path=tmp_path / "queue.png", full_page=True)
+    screenshot(page, tmp_path / "queue.png", full_page=True)

@@ -16,7 +16,7 @@ from rubrics.review.services import rubric_revise
 from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.e2e.helpers import log_in
+from tests.e2e.helpers import log_in, screenshot
 from tests.helpers import PASSWORD
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
 
@@ -67,7 +67,7 @@ def test_a_reviewer_sees_which_candidates_her_edit_flips(
         expect(panel).to_contain_text("1 of 2 verdicts flipped")
         expect(panel.locator(".tag.offline")).to_have_text(OFFLINE_MARKER)
         expect(panel.locator("progress")).to_have_count(0)
-        page.screenshot(path=tmp_path / "preview.png", full_page=True)
+        screenshot(page, tmp_path / "preview.png", full_page=True)
 
         # A save makes the preview stale; the panel notices on its own.
         page.get_by_label("Root cause").fill("f() returns 1 where callers expect 2.")

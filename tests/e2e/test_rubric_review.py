@@ -14,7 +14,7 @@ from rubrics.review.drafting import rubric_draft_write
 from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.e2e.helpers import ACTION_TIMEOUT_MS, NAVIGATION_TIMEOUT_MS, log_in
+from tests.e2e.helpers import ACTION_TIMEOUT_MS, NAVIGATION_TIMEOUT_MS, log_in, screenshot
 from tests.helpers import PASSWORD
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory
 
@@ -56,7 +56,7 @@ def test_a_reviewer_edits_a_draft_and_a_second_reviewer_confirms_it(
     # Said once, above the editor: the draft's own text carries no marker.
     expect(page.locator("#offline-draft-note .tag.offline")).to_have_text(OFFLINE_MARKER)
     expect(page.get_by_label("Root cause")).not_to_have_value(re.compile("offline heuristic"))
-    page.screenshot(path=tmp_path / "offline-draft.png", full_page=True)
+    screenshot(page, tmp_path / "offline-draft.png", full_page=True)
     expect(page.locator("#rubric-status .badge").first).to_have_text("in review")
 
     # She edits the root cause and a requirement; the preview follows as she types.
@@ -78,7 +78,7 @@ def test_a_reviewer_edits_a_draft_and_a_second_reviewer_confirms_it(
     page.get_by_label("Correcting LLM errors & hallucinations").check()
     page.get_by_role("tab", name="Changes").click()
     expect(page.locator("#rubric-changes")).to_contain_text("Your unsaved edit")
-    page.screenshot(path=tmp_path / "editor.png", full_page=True)
+    screenshot(page, tmp_path / "editor.png", full_page=True)
     # Ctrl+Enter saves.
     page.get_by_label("Justification").press("Control+Enter")
     expect(page.locator("#rubric-editor .flash.ok")).to_contain_text(
@@ -102,20 +102,20 @@ def test_a_reviewer_edits_a_draft_and_a_second_reviewer_confirms_it(
     page.get_by_role("button", name="Submit revision 1 for confirmation").click()
     expect(page.locator("#rubric-status .badge").first).to_have_text("awaiting confirmation")
     expect(page.locator("#rubric-status")).to_contain_text("You can't confirm this rubric")
-    page.screenshot(path=tmp_path / "submitted.png", full_page=True)
+    screenshot(page, tmp_path / "submitted.png", full_page=True)
 
     # Bob, in a browser of his own, confirms it from his queue.
     context, bob = new_page(e2e_browser)
     try:
         log_in(bob, live_server, "bob")
         bob.goto(f"{live_server.url}{reverse('rubrics:review_queue')}")
-        bob.screenshot(path=tmp_path / "queue-confirm.png", full_page=True)
+        screenshot(bob, tmp_path / "queue-confirm.png", full_page=True)
         bob.locator("#queue-confirm").get_by_role("link", name="BUG-7").click()
         # He lands on what Alice changed and why (issue 28 item 5), not on the preview.
         expect(bob.get_by_role("tab", name="Changes")).to_have_attribute("aria-selected", "true")
         expect(bob.locator("#tab-changes")).to_be_visible()
         expect(bob.locator("#rubric-change-reasons")).to_contain_text(JUSTIFICATION)
-        bob.screenshot(path=tmp_path / "confirm-changes.png", full_page=True)
+        screenshot(bob, tmp_path / "confirm-changes.png", full_page=True)
         bob.get_by_role("button", name="Confirm revision 1 as golden").click()
         expect(bob.locator("#rubric-status .badge").first).to_have_text(
             "golden", timeout=ACTION_TIMEOUT_MS
@@ -131,7 +131,7 @@ def test_a_reviewer_edits_a_draft_and_a_second_reviewer_confirms_it(
         bob.goto(f"{live_server.url}{reverse('rubrics:rubric_report', args=[dataset.slug])}")
         modified = bob.get_by_role("row", name=re.compile("Modified golden rubrics"))
         expect(modified.locator("td")).to_have_text("1")
-        bob.screenshot(path=tmp_path / "report.png", full_page=True)
+        screenshot(bob, tmp_path / "report.png", full_page=True)
     finally:
         context.close()
     print(f"screenshots: {tmp_path}")

@@ -14,7 +14,7 @@ from judging.reports.synthetic import Shape, synthetic_dataset
 from judging.runs.agreement import run_agreement
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.e2e.helpers import log_in
+from tests.e2e.helpers import log_in, screenshot
 from tests.helpers import PASSWORD
 
 
@@ -39,7 +39,7 @@ def test_a_lead_sees_the_run_beside_the_humans(
     expect(figures).to_contain_text(f"{accuracy:.2f}")
     expect(page.locator("#run-agreement")).to_contain_text(f"n={card.full.n}")
     expect(page.locator("#run-table thead")).to_contain_text("Humans")
-    page.screenshot(path=tmp_path / "run-humans.png", full_page=True)
+    screenshot(page, tmp_path / "run-humans.png", full_page=True)
 
     page.get_by_label("Judge disagrees with humans").check()
     expect(page.locator("#run-table")).to_contain_text(
@@ -49,4 +49,4 @@ def test_a_lead_sees_the_run_beside_the_humans(
     rows = page.locator("#run-table tbody tr")
     expect(rows).to_have_count(min(card.disagreements, 50))
     expect(rows.locator("td.humans.disagrees")).to_have_count(min(card.disagreements, 50))
-    page.screenshot(path=tmp_path / "run-humans-disagreements.png", full_page=True)
+    screenshot(page, tmp_path / "run-humans-disagreements.png", full_page=True)

@@ -13,7 +13,7 @@ from pytest_django.live_server_helper import LiveServer
 from judging.models import JudgingRun
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.e2e.helpers import log_in
+from tests.e2e.helpers import log_in, screenshot
 from tests.helpers import PASSWORD
 from tests.judging.factories import make_golden
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
@@ -46,7 +46,7 @@ def test_a_lead_is_told_what_patches_lack_and_judges_only_the_ready_ones(
     panel = page.locator("#preflight")
     expect(panel).to_contain_text("Not started: 4 of 6 patches would fail")
     expect(panel).to_contain_text("4 of 6 patches have no golden rubric")
-    page.screenshot(path=tmp_path / "preflight.png", full_page=True)
+    screenshot(page, tmp_path / "preflight.png", full_page=True)
     assert not JudgingRun.objects.exists()
 
     # Going back keeps what was entered and starts nothing.

@@ -15,7 +15,7 @@ from judging.models import Assignment
 from rubrics.models import Dataset, Patch
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.e2e.helpers import log_in
+from tests.e2e.helpers import log_in, screenshot
 from tests.helpers import PASSWORD
 from tests.judging.factories import create_campaign
 from tests.rubrics.swebench.helpers import FIXTURES
@@ -72,7 +72,7 @@ def test_the_patch_page_shows_the_harness_tests_to_leads_and_reviewers_not_annot
     expect(f2p).to_contain_text("1 of 2")
     expect(f2p.locator(".test-names.failing")).to_have_text(FAILING_TEST)
     expect(evidence.locator("tr[data-list=PASS_TO_PASS]")).to_contain_text("1 of 1")
-    page.screenshot(path=tmp_path / "lead-failing.png", full_page=True)
+    screenshot(page, tmp_path / "lead-failing.png", full_page=True)
 
     not_evaluated = Patch.objects.get(bug__key="psf__requests-2317")
     page.goto(f"{live_server.url}{not_evaluated.get_absolute_url()}")
@@ -80,13 +80,13 @@ def test_the_patch_page_shows_the_harness_tests_to_leads_and_reviewers_not_annot
         "Not evaluated: infra_failure_ids of gpt-4-0613.run-1.json (out_of_memory)"
     )
     expect(page.locator(".stats:not(.consensus)")).to_contain_text("tests unknown")
-    page.screenshot(path=tmp_path / "lead-not-evaluated.png", full_page=True)
+    screenshot(page, tmp_path / "lead-not-evaluated.png", full_page=True)
 
     page.context.clear_cookies()
     log_in(page, live_server, "rey")
     page.goto(f"{live_server.url}{failing.get_absolute_url()}")
     expect(page.locator("#test-evidence tr[data-list=FAIL_TO_PASS]")).to_contain_text("1 of 2")
-    page.screenshot(path=tmp_path / "reviewer-failing.png", full_page=True)
+    screenshot(page, tmp_path / "reviewer-failing.png", full_page=True)
 
     campaign = create_campaign(dataset, [ann], name="Round 1", overlap=1)
     place = Assignment.objects.get(campaign=campaign, annotator=ann, patch=failing)

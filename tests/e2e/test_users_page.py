@@ -10,7 +10,7 @@ from pytest_django.live_server_helper import LiveServer
 
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.e2e.helpers import log_in
+from tests.e2e.helpers import log_in, screenshot
 from tests.helpers import PASSWORD
 
 NEW_PASSWORD = "a-long-enough-pass-91"
@@ -86,7 +86,7 @@ def test_a_lead_gives_a_role_to_many_then_picks_annotators_by_name(
     expect(page.locator("#bulk-result")).to_have_text(
         "Gave annotator to 35 users; 2 already had it."
     )
-    page.screenshot(path=tmp_path / "users-bulk.png", full_page=True)
+    screenshot(page, tmp_path / "users-bulk.png", full_page=True)
     expect(page.locator("#user-table tbody tr").first).to_contain_text("Annotator")
 
     page.goto(f"{live_server.url}/campaigns/new/")
@@ -104,7 +104,7 @@ def test_a_lead_gives_a_role_to_many_then_picks_annotators_by_name(
     expect(picker.locator("li:visible")).to_have_count(37)
     expect(picker.get_by_label("rater-10")).to_be_checked()
     expect(picker.get_by_label("rater-05")).not_to_be_checked()
-    page.screenshot(path=tmp_path / "campaign-picker.png", full_page=True)
+    screenshot(page, tmp_path / "campaign-picker.png", full_page=True)
     picker.get_by_role("button", name="Clear all").click()
     expect(picker.locator("#annotators-count")).to_have_text("0 of 37 ticked")
     expect(page.locator(".form-errors")).to_have_count(0)  # Enter created nothing
