@@ -18,6 +18,7 @@ from pytest_django.live_server_helper import LiveServer
 
 from judging.management.commands.load_demo import DEMO_PASSWORD, DEMO_RUN_NAME
 from sejury_web.celery import app as celery_app
+from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.roles import Role, user_roles
 from tests.e2e.helpers import screenshot
 
@@ -78,6 +79,7 @@ def test_the_first_five_minutes_as_readme_tells_them(
         expect(stats).to_contain_text(count)
     page.get_by_role("button", name="Draft rubrics").click()
     expect(page.get_by_role("heading", level=1)).to_have_text("Drafting templated rubrics")
+    expect(page.locator("#draft-batch-offline .tag.offline")).to_have_text(OFFLINE_MARKER)
     drafts = page.url  # the worker drafts while the lead looks at the run and the report
 
     nav(page, "Judging runs")
