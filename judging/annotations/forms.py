@@ -1,10 +1,19 @@
 """Forms of the campaign pages: a lead's new campaign, and an annotator's label."""
 
+from collections.abc import Sequence
 from typing import Any
 
 from django import forms
 from django.contrib.auth.models import User
 
+from judging.annotations.dimensions import (
+    HIGHEST,
+    LOWEST,
+    MAX_DIMENSIONS,
+    Dimension,
+    DimensionsError,
+    dimensions_parse,
+)
 from judging.annotations.selectors import annotator_users
 from judging.annotations.services import DEFAULT_CALIBRATION_SAMPLE, clamp_seconds
 from judging.consensus.forms import RULES_EXPLAINED
@@ -79,6 +88,18 @@ class CampaignForm(forms.Form):
     show_rubric = forms.BooleanField(
         required=False, initial=True, label="Annotators see the bug's golden rubric"
     )
+    dimensions = forms.CharField(
+        required=False,
+        max_length=2000,
+        label="Dimensions to rate (optional)",
+        widget=forms.Textarea(
+            attrs={"rows": 3, "placeholder": "maintainability 1..5\nperformance 1..5"}
+        ),
+        help_text=f"Besides VALID/INVALID, annotators rate each of these on its scale: one a "
+        f'line, its name and scale, as "maintainability 1..5" (at most {MAX_DIMENSIONS}; '
+        f"ratings {LOWEST}–{HIGHEST}, one key each). The report compares them with a written "
+        "judge's dimensions of the same name.",
+    )
     consensus_rule = forms.ChoiceField(
         choices=ConsensusRule.choices,
         initial=ConsensusRule.UNANIMOUS,
@@ -92,6 +113,12 @@ class CampaignForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["dataset"].queryset = dataset_list()  # type: ignore[attr-defined]
         self.fields["annotators"].queryset = annotator_users()  # type: ignore[attr-defined]
+
+    def clean_dimensions(self) -> list[Dimension]:
+        try:
+            return dimensions_parse(self.cleaned_data.get("dimensions") or "")
+        except DimensionsError as error:
+            raise forms.ValidationError(str(error)) from None
 
     def clean_consensus_rule(self) -> str:
         return self.cleaned_data.get("consensus_rule") or ConsensusRule.UNANIMOUS
@@ -124,6 +151,27 @@ class LabelForm(forms.Form):
     label = forms.ChoiceField(choices=Label.choices)
     note = forms.CharField(required=False, max_length=NOTE_MAX_LENGTH, widget=forms.Textarea)
     seconds = forms.CharField(required=False, max_length=32, widget=forms.HiddenInput)
+
+    def __init__(self, *args: Any, dimensions: Sequence[Dimension] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.dimensions = list(dimensions)
+        for dimension in self.dimensions:
+            self.fields[f"rating-{dimension.name}"] = forms.TypedChoiceField(
+                required=False,  # a dimension may be left unrated
+                coerce=int,
+                empty_value=None,
+                choices=[("", "not rated"), *((n, str(n)) for n in dimension.scale)],
+                label=dimension.name,
+            )
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        cleaned["ratings"] = {
+            d.name: cleaned[f"rating-{d.name}"]
+            for d in self.dimensions
+            if cleaned.get(f"rating-{d.name}") is not None
+        }
+        return cleaned
 
     def clean_seconds(self) -> float:
         # A time that does not parse never costs the annotator their label: it counts as 0.

@@ -15,6 +15,7 @@ from collections.abc import Collection
 from django.contrib.auth.models import User
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
+from judging.annotations.dimensions import Dimension
 from judging.models import Annotation, AnnotationRevision, Assignment, Campaign, Label
 from rubrics.models import Dataset, Patch
 from rubrics.selectors import PatchLabel, golden_rubric
@@ -280,6 +281,21 @@ class OwnLabel:
     label: str
     note: str
     origin_display: str
+    ratings: dict[str, int] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class DimensionRow:
+    """A dimension the annotator rates on the labelling page, and their own rating of it."""
+
+    name: str
+    scale: list[int]
+    rating: int | None
+
+
+def dimension_rows(dimensions: list[Dimension], own: OwnLabel | None) -> list[DimensionRow]:
+    ratings = own.ratings if own else {}
+    return [DimensionRow(d.name, d.scale, ratings.get(d.name)) for d in dimensions]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -418,7 +434,12 @@ def own_label(*, patch_id: int, annotator: User) -> tuple[OwnLabel | None, list[
         return None, []
     revisions = annotation.revisions.select_related("campaign").order_by("-recorded_at", "-id")
     return (
-        OwnLabel(annotation.label, annotation.note, annotation.get_origin_display()),
+        OwnLabel(
+            annotation.label,
+            annotation.note,
+            annotation.get_origin_display(),
+            dict(annotation.ratings or {}),
+        ),
         [
             OwnRevision(r.label, r.note, r.recorded_at, r.campaign.name if r.campaign else None)
             for r in revisions

@@ -13,7 +13,7 @@ import logging
 import math
 import random
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -22,6 +22,12 @@ from django.db.models import Q
 from django.utils import timezone
 
 from judging.annotations.bundle import UNKNOWN_LABEL
+from judging.annotations.dimensions import (
+    Dimension,
+    DimensionsError,
+    dimensions_of,
+    ratings_check,
+)
 from judging.consensus.rules import UNKNOWN_RULE, ConsensusRule
 from judging.models import (
     Annotation,
@@ -192,6 +198,7 @@ def campaign_create(
     show_rubric: bool,
     consensus_rule: str = ConsensusRule.UNANIMOUS,
     routed_from: JudgingRun | None = None,
+    dimensions: Sequence[Dimension] = (),
     actor: User | None,
 ) -> Campaign:
     """Create a campaign over the selected patches and every annotator's queue; its labels
@@ -234,6 +241,7 @@ def campaign_create(
         show_rubric=show_rubric,
         consensus_rule=consensus_rule,
         routed_from=routed_from,
+        dimensions=[dimension.as_json() for dimension in dimensions],
         created_by=actor,
     )
     campaign.annotators.set(people)
@@ -304,11 +312,15 @@ def clamp_seconds(seconds: float | None) -> float:
     return min(max(float(seconds), 0.0), MAX_SECONDS_PER_LABEL)
 
 
-def _unchanged(annotation: Annotation, *, label: str, note: str, campaign: Campaign) -> bool:
-    """Whether recording ``label`` and ``note`` in ``campaign`` would change nothing."""
+def _unchanged(
+    annotation: Annotation, *, label: str, note: str, ratings: dict[str, int], campaign: Campaign
+) -> bool:
+    """Whether recording ``label``, ``note`` and ``ratings`` in ``campaign`` would change
+    nothing."""
     return (
         annotation.label == label
         and annotation.note == note
+        and annotation.ratings == ratings
         and annotation.campaign_id == campaign.pk
         and annotation.origin == Annotation.Origin.UI
     )
@@ -322,6 +334,7 @@ def annotation_record(
     patch: Patch,
     label: str,
     note: str = "",
+    ratings: Mapping[str, Any] | None = None,
     seconds_spent: float | None = 0.0,
 ) -> Annotation:
     """Record ``annotator``'s label of ``patch`` in ``campaign``, keeping the earlier values.
@@ -342,6 +355,10 @@ def annotation_record(
         raise CampaignError(CAMPAIGN_CLOSED.format(campaign=campaign.name))
     if not Assignment.objects.filter(campaign=campaign, patch=patch, annotator=annotator).exists():
         raise CampaignError(NOT_ASSIGNED.format(bug=patch.bug.key, campaign=campaign.name))
+    try:  # the campaign's dimensions, each on its scale (the lock read them fresh)
+        checked = ratings_check(dimensions_of(campaign.dimensions), ratings or {})
+    except DimensionsError as error:
+        raise CampaignError(str(error)) from None
     seconds = clamp_seconds(seconds_spent)
     # get_or_create: the same patch may be in two open campaigns of the annotator, whose
     # locks do not exclude each other; a second insert then finds the first one's row.
@@ -358,12 +375,15 @@ def annotation_record(
     ):
         raise CampaignError(LABEL_FINAL.format(bug=patch.bug.key, other=annotation.campaign.name))
     note = note.strip()
-    if not created and _unchanged(annotation, label=label, note=note, campaign=campaign):
+    if not created and _unchanged(
+        annotation, label=label, note=note, ratings=checked, campaign=campaign
+    ):
         # The same label again (a double click, two tabs, a replayed form): nothing to
         # record, and no time added twice.
         return annotation
     annotation.label = label
     annotation.note = note
+    annotation.ratings = checked
     annotation.origin = Annotation.Origin.UI
     annotation.campaign = campaign
     annotation.seconds_spent += seconds
@@ -372,6 +392,7 @@ def annotation_record(
         annotation=annotation,
         label=label,
         note=annotation.note,
+        ratings=checked,
         campaign=campaign,
         seconds_spent=seconds,
     )
@@ -402,6 +423,7 @@ def annotation_undo(*, campaign: Campaign, annotator: User, revision_id: int) ->
     earlier = newest[1]
     annotation.label = earlier.label
     annotation.note = earlier.note
+    annotation.ratings = earlier.ratings
     annotation.campaign_id = earlier.campaign_id
     annotation.origin = Annotation.Origin.UI if earlier.campaign_id else Annotation.Origin.IMPORTED
     annotation.seconds_spent = max(0.0, annotation.seconds_spent - revision.seconds_spent)

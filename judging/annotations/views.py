@@ -29,6 +29,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from judging.annotations import selectors, services
+from judging.annotations.dimensions import dimensions_of
 from judging.annotations.forms import (
     CampaignForm,
     LabelForm,
@@ -107,6 +108,7 @@ def campaign_new(request: AuthenticatedHtmxRequest) -> HttpResponse:
                 overlap=data["overlap"],
                 show_rubric=data["show_rubric"],
                 consensus_rule=data["consensus_rule"],
+                dimensions=data["dimensions"],
                 actor=request.user,
             )
         except CampaignError as error:
@@ -415,7 +417,8 @@ def annotate(request: AuthenticatedHtmxRequest, campaign_id: int, position: int)
         )
     except Assignment.DoesNotExist:
         raise Http404(NOT_YOURS.format(position=position, campaign=campaign_id)) from None
-    form = LabelForm(request.POST if request.method == "POST" else None)
+    dimensions = dimensions_of(campaign.dimensions)
+    form = LabelForm(request.POST if request.method == "POST" else None, dimensions=dimensions)
     if request.method == "POST" and form.is_valid():
         before = selectors.newest_revision_id(patch_id=assignment.patch_id, annotator=user)
         try:
@@ -425,6 +428,7 @@ def annotate(request: AuthenticatedHtmxRequest, campaign_id: int, position: int)
                 patch=assignment.patch,
                 label=form.cleaned_data["label"],
                 note=form.cleaned_data["note"],
+                ratings=form.cleaned_data["ratings"],
                 seconds_spent=form.cleaned_data["seconds"],
             )
         except CampaignError as error:
@@ -435,6 +439,7 @@ def annotate(request: AuthenticatedHtmxRequest, campaign_id: int, position: int)
             return _after_label(request, campaign, position, after if after != before else None)
     context = _annotate_context(campaign, assignment, user)
     context["form"] = form
+    context["dimensions"] = selectors.dimension_rows(dimensions, context["own"])
     context["undo"] = _undo_offer(request, campaign) if request.method == "GET" else None
     return render(
         request, "judging/annotations/annotate.html", context, status=400 if form.errors else 200

@@ -27,6 +27,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.urls.converters import IntConverter
 from django.urls.exceptions import NoReverseMatch
 
+from judging.annotations.dimensions import Dimension
 from judging.annotations.services import annotation_record
 from judging.models import (
     Adjudication,
@@ -82,6 +83,9 @@ SECRETS = [
 # What the privileged crawl must find: today's pages show these to leads and reviewers
 # (an adjudication's note may have no page yet; the annotator must not see it either way).
 SHOWN_TO_LEADS = [s for s in SECRETS if s != ADJUDICATION_NOTE]
+# A dimension the campaign rates: the other annotator's rating is never the page's checked one.
+DIMENSION, OTHER_RATING, OWN_RATING = "maintainability", 5, 2
+RATED = 'value="{value}" id="rating-maintainability-{value}" checked'
 # Patch keys, unique too: an annotator's page and URL must show none.
 PATCH_KEY = "PATCH-KEY-tool-zt3w-{n}"
 GOLDEN_RUBRIC = "GOLDEN-RUBRIC-TEXT-ok"  # the one model-derived text annotators may read
@@ -189,14 +193,20 @@ def world(annotator: User) -> dict[str, Any]:
                 prompt_version="test",
             )
     other = user_create(actor=None, username=OTHER_NAME, password=None, roles=[Role.ANNOTATOR])
+    # The campaign rates a dimension too: the other annotator's ratings are never shown.
     campaign = create_campaign(
-        dataset, [annotator, other], name="Blind round", purpose="calibration"
-    )
+        dataset, [annotator, other], name="Blind round", purpose="calibration",
+        dimensions=[Dimension(DIMENSION, 1, 5)],
+    )  # fmt: skip
     for patch in patches:
         annotation_record(
-            campaign=campaign, annotator=other, patch=patch, label="INVALID", note=OTHER_NOTE
-        )
-    annotation_record(campaign=campaign, annotator=annotator, patch=patches[0], label="VALID")
+            campaign=campaign, annotator=other, patch=patch, label="INVALID", note=OTHER_NOTE,
+            ratings={DIMENSION: OTHER_RATING},
+        )  # fmt: skip
+    annotation_record(
+        campaign=campaign, annotator=annotator, patch=patches[0], label="VALID",
+        ratings={DIMENSION: OWN_RATING},
+    )  # fmt: skip
     # Another campaign of the other annotator alone, and a patch labelled outside campaigns.
     create_campaign(dataset, [other], name="Theirs only", overlap=1, show_rubric=False)
     extra = PatchFactory(bug=second, key=PATCH_KEY.format(n="extra"), diff=make_diff(new="x = 99"))
@@ -342,6 +352,7 @@ def test_an_annotator_sees_no_verdict_no_model_output_and_no_other_label(
         assert response.status_code == 200, (name, url, response.status_code)
         html = _body(response)
         leaked = [secret for secret in SECRETS if secret in html]
+        leaked += [RATED.format(value=OTHER_RATING)] * (RATED.format(value=OTHER_RATING) in html)
         assert not leaked, f"{url} ({name}) shows {leaked}"
         named = [key for key in keys if key in html or key in url]
         assert not named, f"{url} ({name}) names the patches {named}"
@@ -359,6 +370,9 @@ def test_an_annotator_sees_no_verdict_no_model_output_and_no_other_label(
     campaign: Campaign = world["campaign"]
     own = reverse("judging:annotate", args=[campaign.pk, 1])
     assert visited[own] == 200
+    # The labelling pages showed the dimension's scale, and the annotator's own rating.
+    assert any(RATED.format(value=OWN_RATING) in html for html in pages)
+    assert sum('id="rating-maintainability-5"' in html for html in pages) >= 4
     assert visited[reverse("judging:my_labels")] == 200
     assert any(GOLDEN_RUBRIC in html for html in pages)
     # Each patch is told by its bug and its place instead.
