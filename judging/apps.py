@@ -38,6 +38,7 @@ class JudgingConfig(AppConfig):
 
         home_sections_register()
 
+        from judging.judges.testing import judge_tests_resume_unfinished
         from judging.runs.services import (
             batch_runs_resume_cancelled,
             rejections_resume_unfinished,
@@ -58,5 +59,6 @@ class JudgingConfig(AppConfig):
             ),
             JobKind("webhook deliveries", webhook, deliveries_resume_unfinished),
             JobKind("batch jobs of cancelled runs", batch_round, batch_runs_resume_cancelled),
+            JobKind("judge tests", ("judging.judge_test",), judge_tests_resume_unfinished),
         ):
             job_kind_register(kind)

@@ -671,3 +671,38 @@ class JudgeVersion(models.Model):
     def label(self) -> str:
         """``name@number``, what a team and a run's results name it by."""
         return f"{self.judge.name}@{self.number}"
+
+
+class JudgeTest(models.Model):
+    """*Test this judge*: one version measured on a dataset's quality ladders (ordering
+    alignment, τ-b) and on its labelled patches (accuracy, κ, AC1, MCC against the humans'
+    consensus), beside the dataset's current team and the match baselines on the same patches
+    (``judging.judges.testing``). Its runs judge; a task measures them once they end."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running", "Running"
+        MEASURED = "measured", "Measured"
+        FAILED = "failed", "Failed"
+
+    version = models.ForeignKey(JudgeVersion, on_delete=models.CASCADE, related_name="tests")
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="judge_tests")
+    # The runs that judge for the test, by role: {"ladder": id, "judge": id, "team": id,
+    # "bleu": id, "chrf": id, "edit": id}.
+    runs = models.JSONField(default=dict)
+    team = models.JSONField(default=list, help_text="The dataset's current team, compared with.")
+    patch_count = models.PositiveIntegerField(default=0, help_text="Labelled patches judged.")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
+    error = models.TextField(blank=True)
+    # What was measured (``testing.measure``): {"ladder": {...}, "labelled": {...}}.
+    figures = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    measured_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"Test of {self.version.label} on {self.dataset.name}"

@@ -24,11 +24,15 @@ functions fail what is still pending.
 ``delivery_attempt_task`` makes one attempt of a run's webhook call and retries itself with
 a countdown (``self.retry``) while ``judging.runs.webhooks`` says to; it carries the
 attempt's number, so a redelivered message of an attempt already made sends nothing.
+
+``judge_test_advance_task`` measures a written judge's test (``judging.judges.measuring``)
+once its runs have ended, and queues itself again with a countdown while they run.
 """
 
 from celery import Task
 from django.db import OperationalError
 
+from judging.judges.measuring import POLL_SECONDS, judge_test_advance, judge_test_fail
 from judging.runs.batch import batch_round_advance, poll_seconds, run_is_batch
 from judging.runs.execution import (
     bug_prepare,
@@ -151,3 +155,25 @@ def delivery_attempt_task(self: Task, delivery_id: int, attempt: int) -> str:
     if outcome.retry_in is not None:
         raise self.retry(args=(delivery_id, attempt + 1), countdown=outcome.retry_in)
     return outcome.status
+
+
+def _judge_test_failed(test_id: int, *, error: str) -> None:
+    """The judge test fails, saying why."""
+    judge_test_fail(test_id=test_id, error=error)
+
+
+@durable_task(
+    name="judging.judge_test",
+    on_failure=_judge_test_failed,
+    bind=True,
+    ignore_result=True,
+    max_retries=None,  # the test's runs end, or are cancelled: the test ends the chain
+)
+def judge_test_advance_task(self: Task, test_id: int) -> None:
+    """Measure a judge test once its runs have ended; look again later while they run."""
+    try:
+        poll_in = judge_test_advance(test_id=test_id)
+    except OperationalError:  # the database was busy: look again later
+        poll_in = POLL_SECONDS
+    if poll_in is not None:
+        raise self.retry(countdown=poll_in)

@@ -15,7 +15,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from judging.models import JudgeVersion, WrittenJudge
+from judging.models import JudgeTest, JudgeVersion, WrittenJudge
 from judging.strategies import STRATEGIES
 from sejury_web.audit import audit_record
 
@@ -42,6 +42,10 @@ BAD_TEMPLATE = "template: {error}"
 BAD_ANSWER = "{field}: {error}"
 JUDGE_VERSION_STATUS = "judge_version_status"
 UNTESTED_TRUST = "{label} is untested: a version is trusted only once it is tested"
+UNMEASURED_TRUST = (
+    "{label} is not measured yet: a version is trusted only once a test has measured it on"
+    " the quality ladders and on the labelled patches"
+)
 
 
 class JudgeDefinitionError(ValueError):
@@ -142,12 +146,18 @@ def judge_define(*, data: Any, actor: User | None) -> tuple[JudgeVersion, bool]:
 
 
 def judge_version_status_set(*, version: JudgeVersion, status: str, actor: User | None) -> None:
-    """Mark ``version`` untested, tested or trusted (audited). An untested version cannot be
-    trusted: it is tested first (on the ladders and the labelled patches)."""
+    """Mark ``version`` untested, tested or trusted (audited). A version is trusted only once
+    a test measured it on both the quality ladders and the labelled patches
+    (``testing.judge_test_start``): untested, or without a measured test, it is refused."""
     if status not in JudgeVersion.Status.values:
         raise ValueError(f"unknown status {status!r}")
     if status == JudgeVersion.Status.TRUSTED and version.status == JudgeVersion.Status.UNTESTED:
         raise ValueError(UNTESTED_TRUST.format(label=version.label))
+    if (
+        status == JudgeVersion.Status.TRUSTED
+        and not version.tests.filter(status=JudgeTest.Status.MEASURED).exists()
+    ):
+        raise ValueError(UNMEASURED_TRUST.format(label=version.label))
     with transaction.atomic():
         before = version.status
         version.status = status

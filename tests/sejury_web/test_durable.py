@@ -102,6 +102,7 @@ def test_every_task_of_the_apps_is_durable_and_late_acknowledged() -> None:
         "judging.batch_round",
         "judging.deliver_webhook",
         "judging.judge_patch",
+        "judging.judge_test",
         "judging.prepare_bug",
         "judging.sort_rejection",
         "judging.sort_rejections",

@@ -17,7 +17,7 @@ from judging.judges.services import (
     judge_define,
     judge_version_status_set,
 )
-from judging.models import JudgeVersion, JudgingRun, VersionFrozen, WrittenJudge
+from judging.models import JudgeTest, JudgeVersion, JudgingRun, VersionFrozen, WrittenJudge
 from judging.refine.services import Configuration, configurations_parse
 from judging.runs.forecast import run_forecast
 from judging.runs.services import RunError, run_check, run_create
@@ -100,6 +100,12 @@ def test_a_version_is_never_changed_and_one_a_run_names_never_deleted() -> None:
     unused.delete()  # no run names it
 
 
+def _measured(version: JudgeVersion) -> None:
+    JudgeTest.objects.create(
+        version=version, dataset=DatasetFactory(), status=JudgeTest.Status.MEASURED
+    )
+
+
 def test_a_name_is_the_newest_trusted_version_and_an_untrusted_one_needs_its_number(
     lead: User,
 ) -> None:
@@ -113,6 +119,7 @@ def test_a_name_is_the_newest_trusted_version_and_an_untrusted_one_needs_its_num
     with pytest.raises(ValueError, match="untested: a version is trusted only once it is tested"):
         judge_version_status_set(version=one, status="trusted", actor=None)
     judge_version_status_set(version=one, status="tested", actor=lead)
+    _measured(one)  # a test measured it (tests/judging/judges/test_testing.py: the gate)
     judge_version_status_set(version=one, status="trusted", actor=lead)
     trail = AuditEvent.objects.filter(action=JUDGE_VERSION_STATUS, target_id=one.pk)
     assert [(e.actor, e.detail["to"]) for e in trail.order_by("pk")] == [
@@ -123,6 +130,7 @@ def test_a_name_is_the_newest_trusted_version_and_an_untrusted_one_needs_its_num
     assert parse_team("minimalism") == ["minimalism@1"]  # the newest trusted, pinned
     assert parse_team("minimalism@2") == ["minimalism@2"]
     judge_version_status_set(version=two, status="tested", actor=None)
+    _measured(two)
     judge_version_status_set(version=two, status="trusted", actor=None)
     assert parse_team("minimalism") == ["minimalism@2"]
     with pytest.raises(ValueError, match="strategy 'minimalism' appears twice"):

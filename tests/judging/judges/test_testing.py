@@ -1,0 +1,242 @@
+"""*Test this judge*: a written judge's version measured on a dataset's ladders and labelled
+patches, beside the current team and the baselines; the figures checked against scipy and
+scikit-learn on the verdicts the runs stored; the trust gate (never without a measured test).
+"""
+
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from scipy.stats import kendalltau
+from sklearn.metrics import accuracy_score, cohen_kappa_score, matthews_corrcoef
+
+from judging.judges.measuring import ABOVE, BELOW, JUDGE, LADDER, OVERLAPS, TEAM, kappa_position
+from judging.judges.services import judge_define, judge_version_status_set
+from judging.judges.testing import (
+    BASELINE_NAMES,
+    JudgeTestError,
+    judge_test_start,
+)
+from judging.models import Context, JudgeTest, JudgeVersion, JudgingRun, Label, PatchJudgment
+from judging.refine.scores import TIER
+from rubrics.ladders.services import ladders_build
+from rubrics.models import Dataset
+from tests.judging.factories import AnnotationFactory, UserFactory, finished_run
+from tests.judging.refine.test_refine import FIX
+from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory
+from tests.workers import running_worker
+
+pytestmark = pytest.mark.django_db
+
+SCORE_JUDGE: dict[str, Any] = {
+    "name": "closeness",
+    "title": "Close to the reference",
+    "template": "Score the patch.\n\n{{ bug }}\n\n{{ reference_fix }}\n\n{{ candidate_patch }}",
+    "kind": "score",
+}
+OTHER = FIX.replace("return 10", "return 11").replace("== 0", "<= 0")
+
+
+@pytest.fixture
+def labelled() -> Dataset:
+    """Four bugs, each with the reference fix and a different patch, each labelled twice
+    (the reference VALID, the other INVALID but one of them VALID), ladders built."""
+    dataset = DatasetFactory(name="Calc", slug="calc")
+    ann1, ann2 = UserFactory(username="ann1"), UserFactory(username="ann2")
+    for number in range(1, 5):
+        bug = BugFactory(dataset=dataset, key=f"Calc-{number}", reference_patch=FIX)
+        same = PatchFactory(bug=bug, key=f"Calc-{number}-same", diff=FIX)
+        other = PatchFactory(bug=bug, key=f"Calc-{number}-other", diff=OTHER)
+        for annotator in (ann1, ann2):
+            AnnotationFactory(patch=same, annotator=annotator, label=Label.VALID)
+            label = Label.VALID if number == 1 else Label.INVALID
+            AnnotationFactory(patch=other, annotator=annotator, label=label)
+    ladders_build(dataset=dataset, actor=None)
+    # The team the dataset judges with now: its newest run's.
+    finished_run(dataset, {}, team=["s1b", "s3"], context=Context.REFERENCE)
+    return dataset
+
+
+@pytest.fixture
+def tested(
+    labelled: Dataset, eager_tasks: None, django_capture_on_commit_callbacks: Callable[..., Any]
+) -> JudgeTest:
+    version, _ = judge_define(data=SCORE_JUDGE, actor=None)
+    with django_capture_on_commit_callbacks(execute=True):
+        test = judge_test_start(version=version, dataset=labelled, actor=None, provider="offline")
+    test.refresh_from_db()
+    return test
+
+
+def _verdicts(run_id: int) -> dict[int, str]:
+    return dict(
+        PatchJudgment.objects.filter(run_id=run_id, status=PatchJudgment.Status.DONE).values_list(
+            "patch_id", "verdict"
+        )
+    )
+
+
+def test_a_test_measures_the_ladders_and_the_labelled_patches_beside_the_team(
+    tested: JudgeTest, labelled: Dataset
+) -> None:
+    assert tested.status == JudgeTest.Status.MEASURED, tested.error
+    assert tested.version.status == JudgeVersion.Status.TESTED
+    assert set(tested.runs) == {LADDER, JUDGE, TEAM, *BASELINE_NAMES}
+    assert tested.team == ["s1b", "s3"]
+    runs = JudgingRun.objects.in_bulk(tested.runs.values())
+    assert runs[tested.runs[TEAM]].strategies == ["s1b", "s3"]
+    assert runs[tested.runs[JUDGE]].strategies == ["closeness@1"]
+    assert runs[tested.runs[LADDER]].dataset.derived_from_id == labelled.pk
+    figures = tested.figures
+    assert figures["offline"] is True
+
+    # The labelled patches: every run on the same 8 patches, its figures those of sklearn on
+    # the verdicts it stored against the consensus.
+    consensus = {
+        patch.pk: Label.VALID
+        if patch.key.endswith("same") or patch.key == "Calc-1-other"
+        else "INVALID"
+        for patch in labelled.patches.all()
+    }
+    columns = figures["labelled"]["columns"]
+    for role in (JUDGE, TEAM, *BASELINE_NAMES):
+        verdicts = _verdicts(tested.runs[role])
+        assert set(verdicts) == set(consensus), role
+        ids = sorted(consensus)
+        truth = [consensus[i] == Label.VALID for i in ids]
+        said = [verdicts[i] == Label.VALID for i in ids]
+        column = columns[role]
+        assert column["n"] == 8
+        assert column["accuracy"]["value"] == pytest.approx(accuracy_score(truth, said))
+        if len(set(said)) > 1:
+            assert column["kappa"]["value"] == pytest.approx(cohen_kappa_score(truth, said))
+            assert column["mcc"]["value"] == pytest.approx(matthews_corrcoef(truth, said))
+        # Gwet's AC1 of two raters by hand: pe = 2q(1-q), q the mean VALID share of both.
+        q = (np.mean(truth) + np.mean(said)) / 2
+        pa = accuracy_score(truth, said)
+        pe = 2 * q * (1 - q)
+        assert column["ac1"]["value"] == pytest.approx((pa - pe) / (1 - pe))
+        lo, hi = column["kappa"]["lo"], column["kappa"]["hi"]
+        if lo is not None:
+            assert lo <= column["kappa"]["value"] <= hi
+    assert figures["labelled"]["kappa_vs_team"] in (ABOVE, OVERLAPS, BELOW)
+    assert set(figures["labelled"]["baselines"]) == {"majority", "random"}
+
+    # The ladders: alignment and τ-b the mean over bugs, τ-b each bug's scipy τ-b against the
+    # expected tiers (a bug whose levels tie is 0).
+    ladder = figures["ladder"]
+    scores: dict[str, dict[int, float]] = defaultdict(dict)
+    for key, source, score in PatchJudgment.objects.filter(
+        run_id=tested.runs[LADDER], status=PatchJudgment.Status.DONE
+    ).values_list("patch__bug__key", "patch__source", "score"):
+        assert score is not None
+        scores[key][int(source[-1])] = score
+    taus, alignments = [], []
+    for levels in scores.values():
+        ordered = sorted(levels)
+        tau = kendalltau([-TIER[lv] for lv in ordered], [levels[lv] for lv in ordered]).statistic
+        taus.append(0.0 if np.isnan(tau) else tau)
+        pairs = [(u, v) for u in ordered for v in ordered if TIER[u] < TIER[v]]
+        alignments.append(
+            np.mean(
+                [
+                    1.0 if levels[u] > levels[v] else 0.5 if levels[u] == levels[v] else 0.0
+                    for u, v in pairs
+                ]
+            )
+        )
+    assert ladder["bugs"] == 4
+    assert ladder["tau_b"]["value"] == pytest.approx(np.mean(taus))
+    assert ladder["alignment"]["value"] == pytest.approx(np.mean(alignments))
+    assert ladder["tau_b"]["lo"] <= ladder["tau_b"]["value"] <= ladder["tau_b"]["hi"]
+
+
+def test_a_version_is_trusted_only_once_a_test_measured_it(
+    labelled: Dataset, eager_tasks: None, django_capture_on_commit_callbacks: Callable[..., Any]
+) -> None:
+    version, _ = judge_define(data=SCORE_JUDGE, actor=None)
+    with pytest.raises(ValueError, match="untested"):
+        judge_version_status_set(version=version, status="trusted", actor=None)
+    # Marked tested by hand, but no test measured it: still refused.
+    judge_version_status_set(version=version, status="tested", actor=None)
+    with pytest.raises(ValueError, match="not measured yet"):
+        judge_version_status_set(version=version, status="trusted", actor=None)
+    # A test still running (its runs queued, no worker) does not count either.
+    test = judge_test_start(version=version, dataset=labelled, actor=None, provider="offline")
+    assert test.status == JudgeTest.Status.RUNNING
+    with pytest.raises(ValueError, match="not measured yet"):
+        judge_version_status_set(version=version, status="trusted", actor=None)
+    JudgeTest.objects.filter(pk=test.pk).update(status=JudgeTest.Status.FAILED)
+    with pytest.raises(ValueError, match="not measured yet"):
+        judge_version_status_set(version=version, status="trusted", actor=None)
+    JudgeTest.objects.filter(pk=test.pk).update(status=JudgeTest.Status.MEASURED)
+    judge_version_status_set(version=version, status="trusted", actor=None)
+    version.refresh_from_db()
+    assert version.status == JudgeVersion.Status.TRUSTED
+
+
+def test_a_test_needs_ladders_and_labels(labelled: Dataset) -> None:
+    version, _ = judge_define(data=SCORE_JUDGE, actor=None)
+    bare = DatasetFactory(name="Bare", slug="bare")
+    BugFactory(dataset=bare, key="Bare-1", reference_patch=FIX)
+    with pytest.raises(JudgeTestError, match="no quality ladders"):
+        judge_test_start(version=version, dataset=bare, actor=None, provider="offline")
+    ladders_build(dataset=bare, actor=None)
+    with pytest.raises(JudgeTestError, match="no patch of Bare has a human consensus"):
+        judge_test_start(version=version, dataset=bare, actor=None, provider="offline")
+    ladder = Dataset.objects.get(derived_from=labelled)
+    with pytest.raises(JudgeTestError, match="derived dataset"):
+        judge_test_start(version=version, dataset=ladder, actor=None, provider="offline")
+    assert not JudgeTest.objects.exists()
+    assert not JudgingRun.objects.filter(name__startswith="Test of").exists()
+
+
+def test_kappa_intervals_above_overlapping_below() -> None:
+    team = {"value": 0.5, "lo": 0.4, "hi": 0.6}
+    assert kappa_position({"lo": 0.61, "hi": 0.9}, team) == ABOVE
+    assert kappa_position({"lo": 0.1, "hi": 0.39}, team) == BELOW
+    assert kappa_position({"lo": 0.5, "hi": 0.7}, team) == OVERLAPS
+    assert kappa_position({"lo": None, "hi": None}, team) is None
+    assert kappa_position(None, team) is None
+
+
+def _wait_measured(test: JudgeTest, log: Path, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        test.refresh_from_db()
+        if test.status != JudgeTest.Status.RUNNING:
+            return
+        time.sleep(0.3)
+    raise AssertionError(f"test {test.pk} still running; worker log:\n{log.read_text()[-3000:]}")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_worker_measures_a_test_and_a_starting_worker_resumes_one_left_running(
+    labelled: Dataset, tmp_path: Path
+) -> None:
+    version, _ = judge_define(data=SCORE_JUDGE, actor=None)
+    first = tmp_path / "worker.log"
+    with running_worker(first):
+        test = judge_test_start(version=version, dataset=labelled, actor=None, provider="offline")
+        _wait_measured(test, first)
+    assert test.status == JudgeTest.Status.MEASURED, test.error
+    measured = test.figures
+    assert measured["labelled"]["columns"][JUDGE]["n"] == 8
+    version.refresh_from_db()
+    assert version.status == JudgeVersion.Status.TESTED
+    # A worker killed after the runs ended, before it measured: the row says running and no
+    # message is left. The next worker to start measures it, to the same figures.
+    JudgeTest.objects.filter(pk=test.pk).update(
+        status=JudgeTest.Status.RUNNING, figures={}, measured_at=None
+    )
+    second = tmp_path / "worker2.log"
+    with running_worker(second):
+        _wait_measured(test, second)
+    assert test.status == JudgeTest.Status.MEASURED
+    assert f"resumed judge tests [{test.pk}]" in second.read_text()
+    assert test.figures["labelled"] == measured["labelled"]
+    assert test.figures["ladder"] == measured["ladder"]
