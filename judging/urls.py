@@ -3,6 +3,7 @@
 from judging.annotations import urls as annotations
 from judging.calibration import urls as calibration
 from judging.consensus import urls as consensus
+from judging.judges import urls as judges
 from judging.refine import urls as refine
 from judging.reports import urls as reports
 from judging.runs import urls as runs
@@ -16,4 +17,5 @@ urlpatterns = [
     *calibration.urlpatterns,
     *reports.urlpatterns,
     *refine.urlpatterns,
+    *judges.urlpatterns,
 ]

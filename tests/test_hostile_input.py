@@ -41,6 +41,7 @@ from django.urls.converters import get_converters
 from django.utils.datastructures import MultiValueDict
 
 from api.tokens import token_create
+from judging.judges.services import judge_define
 from judging.models import Label
 from rubrics.models import BundleUpload, DraftBatch, Patch, Rubric
 from sejury_web.ids import MAX_ID
@@ -48,6 +49,15 @@ from tests.judging.factories import create_campaign, finished_run, make_golden
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
 
 pytestmark = pytest.mark.django_db
+
+# A written judge, for the Judges pages' ``judge_name`` and version ``number``.
+STARTER = {
+    "name": "walked",
+    "title": "Walked judge",
+    "template": "{{ bug }}\n{{ candidate_patch }}",
+    "kind": "dimensions",
+    "dimensions": [{"name": "security", "low": 1, "high": 5, "description": "holes"}],
+}
 
 ROOT = Path(__file__).resolve().parent.parent
 PAST_INT64 = str(2**63)
@@ -248,6 +258,7 @@ def world(lead: User, annotator: User) -> dict[str, str]:
     )
     batch = DraftBatch.objects.create(dataset=dataset, variant=Rubric.Variant.TEMPLATED)
     token = token_create(actor=None, user=lead, name="walk").record
+    judge = judge_define(data=STARTER, actor=lead)[0]
     judgment = run.judgments.order_by("pk").first()
     assert judgment is not None
     return {
@@ -267,6 +278,8 @@ def world(lead: User, annotator: User) -> dict[str, str]:
         "rubric_id": str(Rubric.objects.get(bug=bugs[0]).pk),
         "user_id": str(annotator.pk),
         "token_id": str(token.pk),
+        "judge_name": judge.judge.name,
+        "number": str(judge.number),
     }
 
 

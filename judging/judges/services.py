@@ -37,6 +37,9 @@ BAD_NAME = (
     "letter (a team names it, as in 's1b,{example}')"
 )
 BUILT_IN = "name: {name!r} is a built-in strategy's; choose another"
+# Names a judge cannot have: the Judges pages' own paths (``judges/new/``).
+RESERVED = frozenset({"new"})
+RESERVED_NAME = "name: {name!r} is reserved for a page; choose another"
 LONG_TITLE = "title: at most 200 characters"
 BAD_TEMPLATE = "template: {error}"
 BAD_ANSWER = "{field}: {error}"
@@ -46,6 +49,7 @@ UNMEASURED_TRUST = (
     "{label} is not measured yet: a version is trusted only once a test has measured it on"
     " the quality ladders and on the labelled patches"
 )
+TAKEN = "name: a judge named {name!r} exists; choose another, or edit it on its page"
 
 
 class JudgeDefinitionError(ValueError):
@@ -95,6 +99,8 @@ def definition_check(data: Any) -> Definition:
         raise JudgeDefinitionError(BAD_NAME.format(name=name, example="minimalism"))
     if name in STRATEGIES:
         raise JudgeDefinitionError(BUILT_IN.format(name=name))
+    if name in RESERVED:
+        raise JudgeDefinitionError(RESERVED_NAME.format(name=name))
     title = _text(data, "title").strip()
     if not title:
         raise JudgeDefinitionError(MISSING.format(field="title"))
@@ -119,15 +125,18 @@ def definition_check(data: Any) -> Definition:
     return Definition(name, title, template, answer, note)
 
 
-def judge_define(*, data: Any, actor: User | None) -> tuple[JudgeVersion, bool]:
+def judge_define(*, data: Any, actor: User | None, new: bool = False) -> tuple[JudgeVersion, bool]:
     """The judge ``data`` defines, as a new version (and the judge, if new), with ``actor``
     as its author; or its newest version unchanged (``False``) when that says the same.
-    ``JudgeDefinitionError`` refuses a bad definition and writes nothing."""
+    ``JudgeDefinitionError`` refuses a bad definition and writes nothing; with ``new``, also
+    a name some judge has (a lead's *new judge* form: a copy never becomes another's version)."""
     definition = definition_check(data)
     with transaction.atomic():
-        judge, _ = WrittenJudge.objects.select_for_update().get_or_create(
+        judge, created = WrittenJudge.objects.select_for_update().get_or_create(
             name=definition.name, defaults={"created_by": actor if actor and actor.pk else None}
         )
+        if new and not created:
+            raise JudgeDefinitionError(TAKEN.format(name=definition.name))
         newest = judge.versions.order_by("-number").first()
         if newest is not None and definition.same_as(newest):
             return newest, False
