@@ -1,0 +1,290 @@
+"""Agreement on rated dimensions (pure): ordinal statistics per dimension, every replicate
+at once (issue 29 item 5; the ordinal agreement paper 000 reports on its human-scored data).
+
+A campaign may ask annotators to rate named dimensions on integer scales
+(``judging.annotations.dimensions``), and a written judge of the ``dimensions`` kind rates
+the same names (``judging.judges.answers``). Per dimension:
+
+- human–human: Krippendorff's α with the ordinal metric (every rater, missing ratings left
+  out: the coincidence matrix of the patches rated at least twice), and Cohen's weighted κ,
+  linear and quadratic, of every annotator pair sharing at least ``MIN_SHARED`` rated
+  patches, averaged over those pairs as the report averages the label κ;
+- judge–human: the judge's rating against the humans' median (the lower median when their
+  number is even, so that it is a rating on the scale): weighted κ, linear and quadratic,
+  and Spearman's ρ (average ranks for ties).
+
+Everything is computed from count tables, one per replicate of ``resampling`` (row 0 the
+data): the coincidence matrix, each pair's and each judge's K × K table. Spearman's ρ of a
+table is the Pearson correlation of its categories' midranks, which is what ``spearmanr``
+computes on the table's rows written out. ``tests/judging/reports/test_ordinal.py`` checks
+each against ``krippendorff``, scikit-learn's ``cohen_kappa_score`` and scipy's
+``spearmanr``, on the data and on resamples.
+"""
+
+import dataclasses
+import itertools
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from judging.reports.figures import Figure
+from judging.reports.resampling import IntArray, Replicates
+from judging.reports.vectorized import Array, ratio
+
+MIN_SHARED = 2  # rated patches two raters must share for their κ to count (as the labels')
+# Annotator pairs tallied at once: bounds the memory of the pairs' tables (pairs × K² × R).
+PAIR_CHUNK = 64
+
+
+@dataclasses.dataclass(frozen=True)
+class Ratings:
+    """One dimension's ratings in a report's scope: per rating its patch index, annotator id
+    and value (sorted by patch, then annotator), and the scale ``low``…``high``."""
+
+    name: str
+    low: int
+    high: int
+    patch: IntArray
+    annotator: IntArray
+    value: IntArray
+
+    @property
+    def size(self) -> int:
+        return self.high - self.low + 1
+
+
+@dataclasses.dataclass(frozen=True)
+class JudgeRatings:
+    """A written judge's ratings of one dimension: per rated patch its index and value."""
+
+    run_id: int
+    run_label: str
+    member: str  # name@N
+    patch: IntArray
+    value: IntArray
+
+
+@dataclasses.dataclass(frozen=True)
+class JudgeDimension:
+    run_id: int
+    run_label: str
+    member: str
+    patches: int  # rated by the judge and by at least one human
+    kappa_linear: Figure
+    kappa_quadratic: Figure
+    spearman: Figure
+
+
+@dataclasses.dataclass(frozen=True)
+class DimensionAgreement:
+    name: str
+    low: int
+    high: int
+    ratings: int
+    raters: int
+    patches: int  # rated by at least one human
+    alpha: Figure  # ordinal α over every rater, on the patches rated twice or more
+    pairs: int  # annotator pairs sharing at least MIN_SHARED rated patches
+    kappa_linear: Figure  # the mean over those pairs
+    kappa_quadratic: Figure
+    judges: list[JudgeDimension]
+
+
+def weights(size: int, power: int) -> Array:
+    """The disagreement weights of a K-point scale: |i − j|^power / (K − 1)^power."""
+    index = np.arange(size, dtype=np.float64)
+    distance = np.abs(index[:, None] - index[None, :])
+    return (distance / max(size - 1, 1)) ** power
+
+
+def weighted_kappa(tables: Array, power: int) -> Array:
+    """Cohen's weighted κ of tables (..., K, K): 1 − Σ w·observed / Σ w·expected, the
+    expected table the product of the margins over n (power 1 linear, 2 quadratic)."""
+    tables = np.asarray(tables, np.float64)
+    w = weights(tables.shape[-1], power)
+    n = tables.sum(axis=(-2, -1))
+    rows, columns = tables.sum(axis=-1), tables.sum(axis=-2)
+    observed = np.einsum("...ij,ij->...", tables, w)
+    # Σ_ij w_ij r_i c_j / n, as (r · W) · c.
+    expected = ratio(np.einsum("...i,ij,...j->...", rows, w, columns), n)
+    return np.where(n > 0, 1.0 - ratio(observed, expected), np.nan)
+
+
+def _midranks(counts: Array) -> Array:
+    """Each category's average rank among ``counts`` (..., K) observations."""
+    before = np.cumsum(counts, axis=-1) - counts
+    return before + (counts + 1.0) / 2.0
+
+
+def spearman(tables: Array) -> Array:
+    """Spearman's ρ of the pairs a table (..., K, K) counts (rows: the first rating)."""
+    tables = np.asarray(tables, np.float64)
+    n = tables.sum(axis=(-2, -1))
+    rows, columns = tables.sum(axis=-1), tables.sum(axis=-2)
+    x, y = _midranks(rows), _midranks(columns)
+    mean_x = ratio((rows * x).sum(axis=-1), n)
+    mean_y = ratio((columns * y).sum(axis=-1), n)
+    dx, dy = x - mean_x[..., None], y - mean_y[..., None]
+    covariance = np.einsum("...ij,...i,...j->...", tables, dx, dy)
+    spread = np.sqrt((rows * dx**2).sum(axis=-1) * (columns * dy**2).sum(axis=-1))
+    return ratio(covariance, spread)
+
+
+def ordinal_alpha(coincidences: Array) -> Array:
+    """Krippendorff's α, ordinal metric, of coincidence matrices (..., K, K): δ²_ck is
+    (Σ_{g=c..k} n_g − (n_c + n_k)/2)², i.e. the squared distance of the categories' midpoints
+    on the cumulative marginal."""
+    o = np.asarray(coincidences, np.float64)
+    marginal = o.sum(axis=-1)
+    n = marginal.sum(axis=-1)
+    middle = np.cumsum(marginal, axis=-1) - marginal / 2.0
+    delta = (middle[..., :, None] - middle[..., None, :]) ** 2
+    observed = (o * delta).sum(axis=(-2, -1))
+    expected = ratio(
+        np.einsum("...c,...k,...ck->...", marginal, marginal, delta), np.asarray(n) - 1.0
+    )
+    return 1.0 - ratio(observed, expected)
+
+
+def coincidences(replicates: Replicates, ratings: Ratings) -> tuple[Array, int]:
+    """(R + 1, K, K): each patch rated m ≥ 2 times adds n_c·n_k − [c = k]·n_c over m − 1 to
+    cell (c, k); and how many patches that is."""
+    size = ratings.size
+    counts = np.zeros((replicates.patches, size), np.float64)
+    np.add.at(counts, (ratings.patch, ratings.value - ratings.low), 1.0)
+    m = counts.sum(axis=1)
+    pairable = np.flatnonzero(m >= 2)
+    if not len(pairable):
+        return np.full((replicates.resamples + 1, size, size), 0.0), 0
+    c = counts[pairable]
+    per_patch = c[:, :, None] * c[:, None, :] - np.einsum("pc,ck->pck", c, np.eye(size))
+    per_patch /= (m[pairable] - 1.0)[:, None, None]
+    # Σ over patches of each replicate's draws: (K², P) @ (P, R + 1).
+    by_patch = replicates.by_patch[pairable].astype(np.float64)
+    table = per_patch.reshape(len(pairable), size * size).T @ by_patch
+    return table.T.reshape(-1, size, size), len(pairable)
+
+
+def _pair_rows(ratings: Ratings) -> tuple[IntArray, IntArray]:
+    """The rows of every two ratings of a patch by different annotators (first < second)."""
+    patches = ratings.patch
+    if not len(patches):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    starts: IntArray = np.flatnonzero(np.r_[True, patches[1:] != patches[:-1]])
+    lengths: IntArray = np.diff(np.r_[starts, len(patches)])
+    firsts, seconds = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    for length in np.unique(lengths):
+        if length < 2:
+            continue
+        group = starts[lengths == length]
+        upper = np.triu_indices(int(length), k=1)
+        firsts.append((group[:, None] + upper[0]).ravel())
+        seconds.append((group[:, None] + upper[1]).ravel())
+    return np.concatenate(firsts), np.concatenate(seconds)
+
+
+def pair_kappas(replicates: Replicates, ratings: Ratings) -> tuple[Array, Array, int]:
+    """The mean over annotator pairs sharing at least ``MIN_SHARED`` rated patches of their
+    linear and quadratic weighted κ, per replicate; and the number of such pairs (in the
+    data). Pairs are tallied ``PAIR_CHUNK`` at a time."""
+    first, second = _pair_rows(ratings)
+    size = ratings.size
+    codes = (
+        ratings.annotator[first] * (int(ratings.annotator.max(initial=0)) + 1)
+        + (ratings.annotator[second])
+    )
+    used, pair_index = np.unique(codes, return_inverse=True)
+    cells = (ratings.value[first] - ratings.low) * size + (ratings.value[second] - ratings.low)
+    rows = replicates.resamples + 1
+    sums = {1: np.zeros(rows), 2: np.zeros(rows)}
+    usable_counts = np.zeros(rows)
+    pairs = 0
+    order = np.argsort(pair_index, kind="stable")
+    bounds = np.searchsorted(pair_index[order], np.arange(0, len(used) + PAIR_CHUNK, PAIR_CHUNK))
+    for chunk, (start, stop) in enumerate(itertools.pairwise(bounds)):
+        if start == stop:
+            continue
+        chosen = order[start:stop]
+        local = pair_index[chosen] - chunk * PAIR_CHUNK
+        width = min(PAIR_CHUNK, len(used) - chunk * PAIR_CHUNK)
+        tables = replicates.tally(
+            ratings.patch[first[chosen]], local * size * size + cells[chosen], width * size * size
+        ).reshape(rows, width, size, size)
+        usable = tables.sum(axis=(-2, -1)) >= MIN_SHARED
+        pairs += int(usable[0].sum())
+        for power in (1, 2):  # both undefined together (every rating in one category)
+            kappas = weighted_kappa(tables, power)
+            defined = np.isfinite(kappas) & usable
+            sums[power] += np.where(defined, kappas, 0.0).sum(axis=-1)
+        usable_counts += defined.sum(axis=-1)
+    return ratio(sums[1], usable_counts), ratio(sums[2], usable_counts), pairs
+
+
+def human_medians(ratings: Ratings) -> tuple[IntArray, IntArray]:
+    """Per patch rated by a human: its index and the humans' lower median rating."""
+    if not len(ratings.patch):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    order = np.lexsort((ratings.value, ratings.patch))
+    patch, value = ratings.patch[order], ratings.value[order]
+    starts = np.flatnonzero(np.r_[True, patch[1:] != patch[:-1]])
+    lengths = np.diff(np.r_[starts, len(patch)])
+    return patch[starts], value[starts + (lengths - 1) // 2]
+
+
+def judge_dimension(
+    replicates: Replicates,
+    ratings: Ratings,
+    judge: JudgeRatings,
+    medians: tuple[IntArray, IntArray],
+) -> JudgeDimension:
+    """The judge's ratings against the humans' median on the patches both rated."""
+    human_patch, human_value = medians
+    low = min(ratings.low, int(judge.value.min(initial=ratings.low)))
+    high = max(ratings.high, int(judge.value.max(initial=ratings.high)))
+    size = high - low + 1
+    median_of = np.full(replicates.patches, -1, np.int64)
+    median_of[human_patch] = human_value
+    both = median_of[judge.patch] >= 0
+    patch = judge.patch[both]
+    cells = (judge.value[both] - low) * size + (median_of[patch] - low)
+    tables = replicates.tally(patch, cells, size * size).reshape(-1, size, size)
+    n = int(both.sum())
+    values = np.stack([weighted_kappa(tables, 1), weighted_kappa(tables, 2), spearman(tables)], 1)
+    linear, quadratic, rho = replicates.figures(values, [n, n, n])
+    return JudgeDimension(judge.run_id, judge.run_label, judge.member, n, linear, quadratic, rho)
+
+
+def dimension_agreement(
+    replicates: Replicates, ratings: Ratings, judges: Sequence[JudgeRatings]
+) -> DimensionAgreement:
+    """One dimension's section: the humans among themselves, then each judge against them."""
+    table, pairable = coincidences(replicates, ratings)
+    linear, quadratic, pairs = pair_kappas(replicates, ratings)
+    alpha = ordinal_alpha(table)
+    rated = len(np.unique(ratings.patch))
+    figures = replicates.figures(
+        np.stack([alpha, linear, quadratic], axis=1), [pairable, rated, rated]
+    )
+    medians = human_medians(ratings)
+    return DimensionAgreement(
+        name=ratings.name,
+        low=ratings.low,
+        high=ratings.high,
+        ratings=len(ratings.value),
+        raters=len(np.unique(ratings.annotator)),
+        patches=rated,
+        alpha=figures[0],
+        pairs=pairs,
+        kappa_linear=figures[1],
+        kappa_quadratic=figures[2],
+        judges=[judge_dimension(replicates, ratings, judge, medians) for judge in judges],
+    )
+
+
+def dimensions_agreement(
+    replicates: Replicates,
+    ratings: Sequence[Ratings],
+    judges: Mapping[str, Sequence[JudgeRatings]],
+) -> list[DimensionAgreement]:
+    """A section per rated dimension, in the order given."""
+    return [dimension_agreement(replicates, r, judges.get(r.name, ())) for r in ratings]
