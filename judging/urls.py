@@ -3,6 +3,7 @@
 from judging.annotations import urls as annotations
 from judging.calibration import urls as calibration
 from judging.consensus import urls as consensus
+from judging.judges import trust_urls as judge_trust
 from judging.judges import urls as judges
 from judging.refine import urls as refine
 from judging.reports import urls as reports
@@ -18,4 +19,5 @@ urlpatterns = [
     *reports.urlpatterns,
     *refine.urlpatterns,
     *judges.urlpatterns,
+    *judge_trust.urlpatterns,
 ]

@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from django.test import Client
+from django.urls import reverse
 from scipy.stats import kendalltau
 from sklearn.metrics import accuracy_score, cohen_kappa_score, matthews_corrcoef
 
@@ -240,3 +242,99 @@ def test_the_worker_measures_a_test_and_a_starting_worker_resumes_one_left_runni
     assert f"resumed judge tests [{test.pk}]" in second.read_text()
     assert test.figures["labelled"] == measured["labelled"]
     assert test.figures["ladder"] == measured["ladder"]
+
+
+# -- the card on a judge's page, its views and roles --------------------------------------
+
+
+def _urls(version: JudgeVersion) -> dict[str, str]:
+    args = [version.judge.name, version.number]
+    return {
+        "card": reverse("judging:judge_test_card", args=args),
+        "start": reverse("judging:judge_test_start", args=args),
+        "trust": reverse("judging:judge_trust", args=args),
+        "page": reverse("judging:judge_detail", args=[version.judge.name]),
+    }
+
+
+@pytest.mark.parametrize("client_name", ["annotator_client", "reviewer_client"])
+def test_only_leads_test_or_trust_a_judge(
+    client_name: str, request: pytest.FixtureRequest, labelled: Dataset
+) -> None:
+    client: Client = request.getfixturevalue(client_name)
+    version, _ = judge_define(data=SCORE_JUDGE, actor=None)
+    urls = _urls(version)
+    assert client.get(urls["card"]).status_code == 403
+    assert client.get(urls["page"]).status_code == 403
+    assert client.post(urls["start"], {"dataset": labelled.slug}).status_code == 403
+    JudgeTest.objects.create(version=version, dataset=labelled, status=JudgeTest.Status.MEASURED)
+    JudgeVersion.objects.filter(pk=version.pk).update(status=JudgeVersion.Status.TESTED)
+    assert client.post(urls["trust"]).status_code == 403
+    version.refresh_from_db()
+    assert version.status == JudgeVersion.Status.TESTED
+    assert JudgeTest.objects.count() == 1
+
+
+def test_a_lead_starts_a_test_watches_it_run_and_is_refused_trust_until_measured(
+    lead_client: Client, labelled: Dataset
+) -> None:
+    version, _ = judge_define(data=SCORE_JUDGE, actor=None)
+    urls = _urls(version)
+    page = lead_client.get(urls["page"]).content.decode()
+    assert 'id="test-card"' in page
+    assert 'id="test-form"' in page
+    assert f'<option value="{labelled.slug}"' in page
+    assert 'id="trust-form"' not in page  # untested: no Mark trusted
+    # Trust asked anyway: refused, with why.
+    answer = lead_client.post(urls["trust"], HTTP_HX_REQUEST="true").content.decode()
+    assert "untested: a version is trusted only once it is tested" in answer
+    # A dataset without ladders is refused with why, in the card.
+    bare = DatasetFactory(name="Bare", slug="bare")
+    answer = lead_client.post(
+        urls["start"], {"dataset": bare.slug}, HTTP_HX_REQUEST="true"
+    ).content.decode()
+    assert "Bare has no quality ladders yet" in answer
+    # Started (no worker here): the card says it runs and polls itself.
+    answer = lead_client.post(
+        urls["start"], {"dataset": labelled.slug}, HTTP_HX_REQUEST="true"
+    ).content.decode()
+    test = JudgeTest.objects.get()
+    assert test.status == JudgeTest.Status.RUNNING
+    assert test.created_by is not None
+    assert f'hx-get="{urls["card"]}"' in answer
+    assert 'id="test-progress"' in answer
+    assert "0 of 6 runs ended" in answer
+    assert 'id="test-form"' not in answer  # one test at a time
+    version.refresh_from_db()
+    assert version.status == JudgeVersion.Status.UNTESTED
+    # Marked tested by hand is not enough either.
+    JudgeVersion.objects.filter(pk=version.pk).update(status=JudgeVersion.Status.TESTED)
+    lead_client.post(urls["trust"])
+    version.refresh_from_db()
+    assert version.status == JudgeVersion.Status.TESTED
+
+
+def test_the_card_shows_both_measurements_and_the_lead_trusts_the_version(
+    tested: JudgeTest, lead_client: Client
+) -> None:
+    urls = _urls(tested.version)
+    card = lead_client.get(urls["card"]).content.decode()
+    assert "hx-get" not in card  # measured: no more polling
+    assert 'id="test-ladder"' in card
+    assert "Kendall’s τ-b" in card
+    assert "Measured with the offline heuristic, not an LLM" in card
+    for row in ("judge", "team", "bleu", "chrf", "edit", "majority", "random"):
+        assert f'id="test-row-{row}"' in card, row
+    kappa = tested.figures["labelled"]["columns"][JUDGE]["kappa"]
+    assert f'data-value="{kappa["value"]:.6f}"' in card
+    assert 'id="test-kappa"' in card
+    assert "closeness@1</code>" in card
+    assert "s1b,s3" in card
+    assert 'id="trust-form"' in card
+    response = lead_client.post(urls["trust"])
+    assert response.status_code == 302
+    tested.version.refresh_from_db()
+    assert tested.version.status == JudgeVersion.Status.TRUSTED
+    page = lead_client.get(urls["page"]).content.decode()
+    assert "is trusted" in page
+    assert 'id="trust-form"' not in page
