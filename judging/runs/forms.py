@@ -4,7 +4,8 @@ from typing import Any
 
 from django import forms
 
-from judging.models import Context
+from judging.judges.selectors import team_judge_options
+from judging.models import Context, JudgeVersion
 from judging.runs.webhooks import URL_MAX, WebhookError, webhook_url_check
 from judging.strategies import STRATEGIES
 from judging.strategies.ensemble import check_scale
@@ -95,6 +96,20 @@ class RunForm(ReasoningTargetForm):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["dataset"].queryset = dataset_list()  # type: ignore[attr-defined]
+        # Written judges: each one's newest trusted version by its bare name, and its newest
+        # version by ``name@N`` when that one is not trusted (``team_judge_options``).
+        self.judge_options = team_judge_options()
+        field = self.fields["strategies"]
+        field.choices = [  # type: ignore[attr-defined]
+            *field.choices,  # type: ignore[attr-defined]
+            *((value, version.title) for value, version in self.judge_options),
+        ]
+        chosen = self.initial.get("strategies")
+        if chosen and not self.is_bound:
+            # A team from a link (``?team=minimalism``) names versions (``minimalism@3``):
+            # the newest trusted one is ticked as its bare name, as the form offers it.
+            bare = {v.label: value for value, v in self.judge_options if value == v.judge.name}
+            self.initial["strategies"] = [bare.get(name, name) for name in chosen]
 
     def clean_webhook_url(self) -> str:
         url = self.cleaned_data.get("webhook_url", "")
@@ -110,7 +125,8 @@ class RunForm(ReasoningTargetForm):
 
     def clean_strategies(self) -> list[str]:
         chosen = set(self.cleaned_data["strategies"])
-        return [name for name in STRATEGIES if name in chosen]  # registry order
+        written = [value for value, _ in self.judge_options]
+        return [name for name in [*STRATEGIES, *written] if name in chosen]  # the form's order
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
@@ -135,6 +151,12 @@ class RunForm(ReasoningTargetForm):
         """Each strategy in registry order, and whether its box is ticked."""
         chosen = set(self["strategies"].value() or ())
         return [(strategy, name in chosen) for name, strategy in STRATEGIES.items()]
+
+    def written_options(self) -> list[tuple[str, JudgeVersion, bool]]:
+        """Each written judge the team may name (what it names, the version), and whether its
+        box is ticked."""
+        chosen = set(self["strategies"].value() or ())
+        return [(value, version, value in chosen) for value, version in self.judge_options]
 
     def context_options(self) -> list[tuple[str, str, str]]:
         """Each context a lead may pick: value, label, and what the rubric judge then sees."""

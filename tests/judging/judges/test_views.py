@@ -190,3 +190,40 @@ def test_the_preview_shows_the_prompt_on_a_real_patch_escaped(lead_client: Clien
         404
     )
     assert WrittenJudge.objects.count() == 2
+
+
+def test_the_new_run_form_offers_a_trusted_judge_by_name_and_an_untested_one_by_number(
+    lead_client: Client,
+) -> None:
+    first, _ = judge_define(data=MINIMALISM, actor=None)
+    JudgeVersion.objects.filter(pk=first.pk).update(status=JudgeVersion.Status.TRUSTED)
+    judge_define(data={**MINIMALISM, "title": "Stricter", "note": "v2"}, actor=None)
+    dataset = DatasetFactory(slug="runs-written")
+    PatchFactory(bug=BugFactory(dataset=dataset, reference_patch=make_diff()))
+    new_run = reverse("judging:run_new")
+    form = lead_client.get(new_run + "?team=s1b,minimalism").content.decode()
+    assert 'value="minimalism" id="id_strategies_written_1" checked' in form  # v1, trusted
+    assert "trusted: minimalism@1" in form
+    assert 'value="minimalism@2" id="id_strategies_written_2">' in form  # not ticked
+    assert "untested" in form
+    base = {
+        "dataset": "runs-written",
+        "context": "reference",
+        "provider": "",
+        "model": "",
+        "threshold": "50",
+        "scale_lo": "0",
+        "scale_hi": "100",
+    }
+    for team, recorded in (
+        (["s1b", "minimalism"], ["s1b", "minimalism@1"]),
+        (["minimalism@2"], ["minimalism@2"]),
+    ):
+        response = lead_client.post(new_run, {**base, "strategies": team})
+        assert response.status_code == 302, response.content.decode()[:2000]
+        assert JudgingRun.objects.order_by("-pk").first().strategies == recorded  # type: ignore[union-attr]
+    # A version the form does not offer (superseded and untested) is refused, not run.
+    judge_define(data={**MINIMALISM, "title": "Third", "note": "v3"}, actor=None)
+    refused = lead_client.post(new_run, {**base, "strategies": ["minimalism@2"]})
+    assert refused.status_code == 400
+    assert JudgingRun.objects.count() == 2
