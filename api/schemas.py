@@ -603,6 +603,32 @@ class BreakdownOut(Schema):
     rows: list[BreakdownRow]
 
 
+class DimensionJudgeOut(Schema):
+    run: int
+    member: str = Field(description="The written judge's version, name@N")
+    patches: int
+    against: str
+    weighted_kappa_linear: FigureOut
+    weighted_kappa_quadratic: FigureOut
+    spearman_rho: FigureOut
+
+
+class DimensionOut(Schema):
+    """A dimension a campaign asked annotators to rate: their ordinal agreement, and each
+    written judge rating it against their median rating."""
+
+    name: str
+    scale: list[int] = Field(description="[low, high]")
+    ratings: int
+    raters: int
+    patches: int
+    alpha_ordinal: FigureOut
+    annotator_pairs: int
+    pairs_mean_weighted_kappa_linear: FigureOut
+    pairs_mean_weighted_kappa_quadratic: FigureOut
+    judges: list[DimensionJudgeOut]
+
+
 class AgreementReportOut(Schema):
     """The agreement report, as the report page's JSON download: a key per section."""
 
@@ -624,4 +650,7 @@ class AgreementReportOut(Schema):
         description="Why the run rejected test-passing patches; null until someone asks"
     )
     human_judge: list[HumanJudgeOut]
+    dimensions: list[DimensionOut] = Field(
+        description="Per dimension annotators rated: ordinal agreement (empty without one)"
+    )
     breakdowns: dict[str, BreakdownOut]

@@ -15,6 +15,7 @@ from judging.reports.corrected_rate import YOUDEN_MIN, CorrectedRate
 from judging.reports.figures import Figure
 from judging.reports.humans import HumanColumn, PairAgreement
 from judging.reports.judges import BASELINES, METRICS, BenchmarkResult, JudgeColumn, RunVerdicts
+from judging.reports.ordinal import DimensionAgreement
 from judging.reports.rejections import ALL_SOURCES, RejectionThemes
 from judging.reports.routing_curve import KAPPA_TARGET, RoutingCurve
 from judging.reports.selectors import AgreementReport
@@ -285,6 +286,37 @@ def _judge_dict(column: JudgeColumn) -> dict[str, Any]:
     }
 
 
+def dimensions_dict(dimensions: list[DimensionAgreement] | None) -> list[dict[str, Any]]:
+    """Each rated dimension: the annotators' ordinal agreement, and each written judge's
+    against their median (``ordinal``)."""
+    return [
+        {
+            "name": d.name,
+            "scale": [d.low, d.high],
+            "ratings": d.ratings,
+            "raters": d.raters,
+            "patches": d.patches,
+            "alpha_ordinal": figure_dict(d.alpha),
+            "annotator_pairs": d.pairs,
+            "pairs_mean_weighted_kappa_linear": figure_dict(d.kappa_linear),
+            "pairs_mean_weighted_kappa_quadratic": figure_dict(d.kappa_quadratic),
+            "judges": [
+                {
+                    "run": j.run_id,
+                    "member": j.member,
+                    "patches": j.patches,
+                    "against": "the annotators' median rating (the lower one when even)",
+                    "weighted_kappa_linear": figure_dict(j.kappa_linear),
+                    "weighted_kappa_quadratic": figure_dict(j.kappa_quadratic),
+                    "spearman_rho": figure_dict(j.spearman),
+                }
+                for j in d.judges
+            ],
+        }
+        for d in dimensions or []
+    ]
+
+
 def report_dict(report: AgreementReport) -> dict[str, Any]:
     """The whole report as one JSON-ready document, a key per section."""
     assert report.humans is not None
@@ -345,6 +377,7 @@ def report_dict(report: AgreementReport) -> dict[str, Any]:
             }
             for agreement in report.human_judge
         ],
+        "dimensions": dimensions_dict(report.dimensions),
         "breakdowns": {
             breakdown.key: {
                 "groups": breakdown.groups,
@@ -438,6 +471,16 @@ def report_cells(report: AgreementReport) -> Iterator[Cell]:
         yield ("human_judge", "mean judge kappa", run, agreement.judge_mean)
         yield ("human_judge", "mean judge ac1", run, agreement.judge_mean_ac1)
         yield from _pair_cells("human_judge", run, agreement.humans, names)
+    for d in report.dimensions or []:
+        section = f"dimension {d.name}"
+        yield (section, "alpha ordinal", "annotators", d.alpha)
+        yield (section, "pairs mean weighted kappa linear", "annotators", d.kappa_linear)
+        yield (section, "pairs mean weighted kappa quadratic", "annotators", d.kappa_quadratic)
+        for j in d.judges:
+            member = f"{j.run_label} {j.member}"
+            yield (section, "weighted kappa linear vs median", member, j.kappa_linear)
+            yield (section, "weighted kappa quadratic vs median", member, j.kappa_quadratic)
+            yield (section, "spearman rho vs median", member, j.spearman)
     for curve in report.routing or []:
         run = run_label(curve.run)
         for point in curve.points:

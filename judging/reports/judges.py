@@ -65,6 +65,10 @@ class RunVerdicts:
     calibration: Calibration | None = None  # the calibration that chose the run's team
     excluded: frozenset[int] = frozenset()  # its patches, left out of every figure
     scores: Mapping[int, float] = dataclasses.field(default_factory=dict)  # the team's
+    # Its written judges' dimension ratings: member → dimension → patch id → rating.
+    dimension_ratings: Mapping[str, Mapping[str, Mapping[int, int]]] = dataclasses.field(
+        default_factory=dict
+    )
 
     @property
     def offline(self) -> bool:

@@ -30,6 +30,7 @@ from judging.models import (
     Label,
     PatchJudgment,
     RejectionTheme,
+    StrategyResult,
 )
 from judging.reports import read_cache
 from judging.reports.corrected_rate import CorrectedRate, corrected_valid_rate
@@ -46,6 +47,7 @@ from judging.reports.judges import (
     human_judge_agreement,
     judge_column,
 )
+from judging.reports.ordinal import DimensionAgreement, JudgeRatings, Ratings, dimensions_agreement
 from judging.reports.rejections import ROW_FIELDS, RejectionThemes, rejection_themes, with_texts
 from judging.reports.resampling import Replicates
 from judging.reports.routing_curve import RoutingCurve, routing_curve
@@ -93,6 +95,9 @@ class AgreementReport:
     # With the breakdowns: why that run rejected test-passing patches, per source (None
     # without a run).
     rejection_themes: RejectionThemes | None = None
+    # With the human–judge section: per dimension the annotators rated, their ordinal
+    # agreement, and each written judge's against their median (``ordinal``).
+    dimensions: list[DimensionAgreement] | None = None
 
 
 def _ids(values: Iterable[int | str], what: str) -> list[int]:
@@ -155,6 +160,7 @@ class _Read:
     columns: dict[str, Any]  # ``Scope.of_columns``'s arguments, but the replicates
     candidates: list[Candidate]
     keys: dict[int, str]
+    ratings: list[Ratings] = dataclasses.field(default_factory=list)  # per rated dimension
 
 
 def _positions(ids: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -226,7 +232,66 @@ def _records(dataset: Dataset, patch_ids: set[int] | None, rule: ConsensusRule) 
         Candidate(patch_id, bug_id, source, tests_pass)
         for patch_id, bug_id, _, source, tests_pass, _ in facts.values()
     ]
-    return _Read(columns, candidates, {row[0]: row[5] for row in patches})
+    ratings = _ratings(dataset, ids)
+    return _Read(columns, candidates, {row[0]: row[5] for row in patches}, ratings)
+
+
+def _ratings(dataset: Dataset, ids: np.ndarray) -> list[Ratings]:
+    """The dimensions the dataset's campaigns rate (a name rated in two campaigns on two
+    scales: the scale spanning both), each with the ratings of the scope's patches (``ids``,
+    ascending), sorted by patch then annotator: two queries."""
+    scales: dict[str, tuple[int, int]] = {}
+    for dimensions in (
+        Campaign.objects.filter(dataset=dataset).order_by("pk").values_list("dimensions", flat=True)
+    ):
+        for d in dimensions or ():
+            low, high = scales.get(d["name"], (d["low"], d["high"]))
+            scales[d["name"]] = (min(low, d["low"]), max(high, d["high"]))
+    if not scales:
+        return []
+    rows = (
+        Annotation.objects.filter(patch__dataset=dataset)
+        .exclude(ratings={})
+        .order_by()
+        .values_list("patch_id", "annotator_id", "ratings")
+    )
+    found: dict[str, list[tuple[int, int, int]]] = {name: [] for name in scales}
+    for patch_id, annotator_id, ratings in rows:
+        for name, value in (ratings or {}).items():
+            if name in found and isinstance(value, int):
+                found[name].append((patch_id, annotator_id, value))
+    result = []
+    for name, (low, high) in scales.items():
+        triples = np.array(found[name], np.int64).reshape(-1, 3)
+        place, inside = _positions(ids, triples[:, 0])
+        annotator, value = triples[inside, 1], triples[inside, 2]
+        order = np.lexsort((annotator, place))
+        result.append(Ratings(name, low, high, place[order], annotator[order], value[order]))
+    return result
+
+
+def _judge_ratings(runs: Sequence[JudgingRun]) -> dict[int, dict[str, dict[str, dict[int, int]]]]:
+    """Per run, its written judges' dimension ratings: member → dimension → patch id →
+    rating, from their results' answers (``judging.judges.answers``): one query."""
+    result: dict[int, dict[str, dict[str, dict[int, int]]]] = {run.pk: {} for run in runs}
+    if not runs:
+        return result
+    rows = (
+        StrategyResult.objects.filter(
+            judgment__run__in=runs, status="done", prompt_version__startswith="written:"
+        )
+        .order_by()
+        .values_list("judgment__run_id", "judgment__patch_id", "strategy", "answers")
+    )
+    for run_id, patch_id, member, answers in rows:
+        dimensions = ((answers or {}).get("judge") or {}).get("dimensions")
+        if not isinstance(dimensions, dict):
+            continue
+        for name, answer in dimensions.items():
+            rating = answer.get("rating") if isinstance(answer, dict) else None
+            if isinstance(rating, int) and not isinstance(rating, bool):
+                result[run_id].setdefault(member, {}).setdefault(name, {})[patch_id] = rating
+    return result
 
 
 def uncertainty_ranks(
@@ -246,7 +311,8 @@ def _run_verdicts(
     runs: Sequence[JudgingRun],
 ) -> tuple[list[RunVerdicts], dict[int, dict[int, float | None]]]:
     """Every run's verdicts and statuses in one query, and each run's calibration; and per
-    run, the spread of each scored verdict (for the uncertainty ordering)."""
+    run, the spread of each scored verdict (for the uncertainty ordering), and its written
+    judges' dimension ratings (one query more)."""
     verdicts: dict[int, dict[int, str]] = {run.pk: {} for run in runs}
     statuses: dict[int, dict[int, str]] = {run.pk: {} for run in runs}
     scores: dict[int, dict[int, float]] = {run.pk: {} for run in runs}
@@ -265,6 +331,7 @@ def _run_verdicts(
                 scores[run_id][patch_id] = score
                 spreads[run_id][patch_id] = spread
     result = []
+    rated = _judge_ratings(runs)
     for run in runs:
         calibration, excluded = calibration_patch_ids(run)
         result.append(
@@ -275,6 +342,7 @@ def _run_verdicts(
                 calibration=calibration,
                 excluded=frozenset(excluded),
                 scores=scores[run.pk],
+                dimension_ratings=rated[run.pk],
             )
         )
     return result, spreads
@@ -455,6 +523,7 @@ def agreement_report(
         rejection_themes=_rejection_themes(first_run, candidates)
         if BREAKDOWN in wanted and first_run is not None
         else None,
+        dimensions=figures.dimensions,
     )
 
 
@@ -472,6 +541,28 @@ class _Figures:
     breakdowns: list[Breakdown] | None
     valid_at_k: list[ValidAtK] | None
     corrected_valid_rate: list[CorrectedRate] | None
+    dimensions: list[DimensionAgreement] | None = None
+
+
+def _dimensions(
+    scope: Scope, read: _Read, run_verdicts: list[RunVerdicts]
+) -> list[DimensionAgreement]:
+    """Each rated dimension's section: its ratings, and every run's written judges that rate
+    a dimension of that name (their patches outside the scope, or a calibration's, left out)."""
+    ids = scope.patch_ids
+    judges: dict[str, list[JudgeRatings]] = {}
+    for run in run_verdicts:
+        label = f"Run {run.run.pk}" + (f" {run.run.name}" if run.run.name else "")
+        for member, by_dimension in run.dimension_ratings.items():
+            for name, by_patch in by_dimension.items():
+                patch_ids = np.fromiter(by_patch, np.int64, count=len(by_patch))
+                values = np.fromiter(by_patch.values(), np.int64, count=len(by_patch))
+                kept = ~np.isin(patch_ids, np.fromiter(run.excluded, np.int64))
+                place, inside = _positions(ids, patch_ids[kept])
+                judges.setdefault(name, []).append(
+                    JudgeRatings(run.run.pk, label, member, place, values[kept][inside])
+                )
+    return dimensions_agreement(scope.replicates, read.ratings, judges)
 
 
 def _figures(
@@ -509,4 +600,5 @@ def _figures(
         )
         if BREAKDOWN in wanted
         else None,
+        dimensions=_dimensions(scope, read, run_verdicts) if HUMAN_JUDGE in wanted else None,
     )

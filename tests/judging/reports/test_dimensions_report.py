@@ -1,0 +1,98 @@
+"""Rated dimensions in the agreement report: the annotators' ratings from a campaign with
+dimensions and a written judge's from its results' answers, read by the report, shown in the
+human–judge section, and in the JSON and CSV exports."""
+
+import json
+import statistics
+
+import krippendorff
+import numpy as np
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import reverse
+from scipy.stats import spearmanr
+from sklearn.metrics import cohen_kappa_score
+
+from api.schemas import AgreementReportOut
+from judging.annotations.dimensions import Dimension
+from judging.annotations.services import annotation_record
+from judging.models import Label, StrategyResult
+from judging.reports.figures import Sampling
+from judging.reports.selectors import agreement_report
+from tests.judging.annotations.test_views import make_annotator
+from tests.judging.factories import create_campaign, finished_run
+from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
+
+pytestmark = pytest.mark.django_db
+# Per patch: the three annotators' maintainability ratings (None: not rated) and the judge's.
+HUMANS = [(1, 2, 1), (4, 4, 5), (3, None, 3), (5, 5, 4), (2, 3, None), (2, 2, 2), (4, 5, 5)]
+JUDGE = [2, 4, 3, 5, 1, 3, None]
+
+
+def test_the_report_shows_each_rated_dimension_beside_the_written_judge(
+    lead_client: Client, annotator: User
+) -> None:
+    dataset = DatasetFactory(name="Rated report", slug="rated-report")
+    bug = BugFactory(dataset=dataset)
+    patches = [PatchFactory(bug=bug, diff=make_diff(new=f"z = {n}")) for n in range(len(HUMANS))]
+    people = [annotator, make_annotator("rater-2"), make_annotator("rater-3")]
+    campaign = create_campaign(
+        dataset, people, overlap=3, dimensions=[Dimension("maintainability", 1, 5)]
+    )
+    for patch, ratings in zip(patches, HUMANS, strict=True):
+        for person, rating in zip(people, ratings, strict=True):
+            annotation_record(
+                campaign=campaign, annotator=person, patch=patch, label=Label.VALID,
+                ratings={} if rating is None else {"maintainability": rating},
+            )  # fmt: skip
+    member = "nonfunctional@1"
+    judgments = {
+        patch: (
+            Label.VALID,
+            {
+                member: {
+                    "score": 50.0,
+                    "verdict": Label.VALID,
+                    "answers": {}
+                    if rating is None
+                    else {"judge": {"dimensions": {"maintainability": {"rating": rating}}}},
+                }
+            },
+        )
+        for patch, rating in zip(patches, JUDGE, strict=True)
+    }
+    run = finished_run(dataset, judgments, team=[member], context="reference")
+    StrategyResult.objects.filter(judgment__run=run).update(prompt_version=f"written:{member}")
+
+    report = agreement_report(dataset, runs=[run], sampling=Sampling(resamples=50))
+    assert report.dimensions is not None
+    [section] = report.dimensions
+    matrix = np.array([[np.nan if r is None else r for r in row] for row in HUMANS]).T
+    alpha = krippendorff.alpha(
+        reliability_data=matrix, level_of_measurement="ordinal", value_domain=range(1, 6)
+    )
+    assert section.alpha.value == pytest.approx(alpha)
+    assert (section.ratings, section.raters, section.patches, section.pairs) == (19, 3, 7, 3)
+    [judged] = section.judges
+    medians = [statistics.median_low([r for r in row if r is not None]) for row in HUMANS]
+    pairs = [(j, m) for j, m in zip(JUDGE, medians, strict=True) if j is not None]
+    first, second = [p[0] for p in pairs], [p[1] for p in pairs]
+    assert judged.patches == 6
+    assert judged.kappa_quadratic.value == pytest.approx(
+        cohen_kappa_score(first, second, labels=[1, 2, 3, 4, 5], weights="quadratic")
+    )
+    assert judged.spearman.value == pytest.approx(spearmanr(first, second).statistic)
+
+    url = reverse("judging:report", args=[dataset.slug])
+    html = lead_client.get(url + f"?runs=1&run={run.pk}&section=human_judge").content.decode()
+    assert "Dimension: maintainability" in html
+    assert f'data-run="{run.pk}" data-member="{member}"' in html
+    exported = json.loads(lead_client.get(url + f"?runs=1&run={run.pk}&format=json").content)
+    [dimension] = exported["dimensions"]
+    assert dimension["alpha_ordinal"]["value"] == pytest.approx(alpha)
+    assert dimension["judges"][0]["member"] == member
+    assert AgreementReportOut.model_validate(exported).model_dump(mode="json") == exported
+    csv = lead_client.get(url + f"?runs=1&run={run.pk}&format=csv").content.decode()
+    assert "dimension maintainability,alpha ordinal,annotators," in csv
+    assert f"spearman rho vs median,Run {run.pk} {member}," in csv
