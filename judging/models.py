@@ -242,6 +242,10 @@ class JudgingRun(models.Model):
     class Kind(models.TextChoices):
         RUN = "run", "Judging run"
         PREVIEW = "preview", "Rubric preview"
+        # A written judge's test on labelled patches (``judging.judges.testing``): the judge,
+        # the current team and the baselines beside it, kept out of the dataset's run lists,
+        # its report's default runs and its patches' verdicts.
+        TEST = "test", "Judge test"
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="judging_runs")
     kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.RUN)

@@ -11,7 +11,9 @@ has, never by statistics of its own:
   version alone, the dataset's *current team* and the three match baselines (``bleu``,
   ``chrf``, ``edit``) each judge the same patches (those every one of them can judge), and
   the agreement report (``judging.reports``) gives each one's accuracy, Cohen's κ, Gwet's AC1
-  and MCC against the consensus with their bootstrap intervals (B_full).
+  and MCC against the consensus with their bootstrap intervals (B_full). These runs are of
+  the kind ``JudgingRun.Kind.TEST``: kept out of the dataset's run lists, its report's default
+  runs and its patches' verdicts, so a test changes nothing a lead reads of the dataset.
 
 The current team is the one the dataset's newest calibration chose, else the team of its
 newest judging run that no test made, else the new-run form's default team.
@@ -77,7 +79,6 @@ def current_team(dataset: Dataset) -> CurrentTeam:
         return CurrentTeam(team, calibration.run.context, f"calibration {calibration.pk}")
     run = (
         dataset.judging_runs.filter(kind=JudgingRun.Kind.RUN)
-        .exclude(name__startswith=TEST_RUN_PREFIX)
         .exclude(status=JudgingRun.Status.CANCELLED)
         .first()
     )
@@ -172,6 +173,7 @@ def judge_test_start(
                     model=model,
                     name=f"{TEST_RUN_PREFIX}{label}: {role}",
                     actor=actor,
+                    kind=JudgingRun.Kind.TEST,
                 )
                 runs[role] = run.pk
         except RunError as error:

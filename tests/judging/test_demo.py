@@ -1,7 +1,9 @@
 import io
 import json
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -11,7 +13,14 @@ from django.test import Client
 from pytest_django.fixtures import Settings
 
 from judging.management.commands.load_demo import DEMO_PASSWORD, DEMO_USERS, MODEL_TEAM
-from judging.models import Annotation, Assignment, Campaign, JudgeVersion, JudgingRun
+from judging.models import (
+    Annotation,
+    Assignment,
+    Campaign,
+    JudgeTest,
+    JudgeVersion,
+    JudgingRun,
+)
 from rubrics.models import Dataset, Rubric
 from sejury_web.roles import user_roles
 from tests.helpers import DEMO_BUNDLE, logs_in
@@ -71,7 +80,7 @@ def test_load_demo_is_idempotent_and_creates_working_logins() -> None:
         "annotator2",
         "annotator3",
     ]
-    run = JudgingRun.objects.get(dataset=demo)
+    run = JudgingRun.objects.get(dataset=demo, kind=JudgingRun.Kind.RUN)
     assert run.provider == "offline"
     assert run.strategies == ["s1a", "s1b", "s2", "s3", "s4", "s5"]
     # The starter written judges, untested, by the lead.
@@ -80,6 +89,35 @@ def test_load_demo_is_idempotent_and_creates_working_logins() -> None:
         ("minimalism@1", "untested", "lead"),
         ("nonfunctional@1", "untested", "lead"),
     }
+    # The Rule of Minimalism's test, queued once on the demo's ladders and labelled patches
+    # with the offline model (``test_the_demo_judge_test_is_measured_for_real`` measures it).
+    (test,) = JudgeTest.objects.all()
+    assert test.version.label == "minimalism@1"
+    assert test.dataset == demo
+    assert test.status == JudgeTest.Status.RUNNING
+    assert set(
+        JudgingRun.objects.filter(pk__in=test.runs.values()).values_list("provider", flat=True)
+    ) == {"offline"}
+
+
+def test_the_demo_judge_test_is_measured_for_real(
+    eager_tasks: None, django_capture_on_commit_callbacks: Callable[..., Any]
+) -> None:
+    """What `make run`'s worker does with the demo's queued work, here inline: the demo's
+    judge test measured from its runs on the offline model, so the judge's page has a card."""
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("load_demo", stdout=io.StringIO())
+    test = JudgeTest.objects.select_related("version").get()
+    assert test.status == JudgeTest.Status.MEASURED, test.error
+    assert test.version.status == JudgeVersion.Status.TESTED
+    assert test.figures["offline"] is True
+    assert test.figures["ladder"]["bugs"] > 0
+    assert test.figures["ladder"]["tau_b"]["value"] is not None
+    columns = test.figures["labelled"]["columns"]
+    assert set(columns) == {"judge", "team", "bleu", "chrf", "edit"}
+    assert columns["team"]["team"] == ["s1a", "s1b", "s2", "s3", "s4", "s5"]
+    assert columns["judge"]["n"] == test.patch_count > 0
+    assert columns["judge"]["kappa"]["value"] is not None
 
 
 def test_load_demo_with_a_model_drafts_and_queues_a_run_on_it_once(

@@ -1,6 +1,7 @@
 """Load the built-in demo: role groups, demo users, the demo dataset with its labels, a
 calibration campaign, a judging run by the offline model, and the starter written judges
-(Rule of Minimalism, Non-functional quality). Safe to re-run.
+(Rule of Minimalism, Non-functional quality), the first of them tested on the demo's quality
+ladders and labelled patches by the offline model. Safe to re-run.
 
 ``--with-model`` (``make run LLM=local``) also drafts the demo's rubrics and queues a run on
 the configured model, such as the local one ``make llm-local`` serves."""
@@ -15,11 +16,13 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from judging.annotations.services import campaign_create
 from judging.judges.services import STARTERS, judge_define
-from judging.models import Campaign, Context, WrittenJudge
+from judging.judges.testing import JudgeTestError, judge_test_start
+from judging.models import Campaign, Context, JudgeVersion, WrittenJudge
 from judging.reports.synthetic import Shape, synthetic_dataset
 from judging.runs.services import RunError, run_create
 from rubrics.bundle.base import BundleImportError, kind_plural
 from rubrics.bundle.services import bundle_import
+from rubrics.ladders.services import ladders_build
 from rubrics.models import Dataset, Rubric
 from rubrics.review.services import rubric_draft_request
 from sejury_web.llm import LLMRequest, Provider
@@ -48,6 +51,7 @@ NO_MODEL = (
     "variables of the local one)"
 )
 DEMO_CAMPAIGN = "Demo calibration round"
+DEMO_TESTED_JUDGE = "minimalism"  # the starter the demo tests, so its page has a test card
 DEMO_ANNOTATORS = ("annotator1", "annotator2", "annotator3")
 REPORT_DEMO_DATASET = "Demo report (synthetic, le2019-sized)"
 REPORT_DEMO_SHAPE = Shape(bugs=30, patches_per_bug=5, annotators=37, labels_per_patch=6, seed=1)
@@ -109,6 +113,7 @@ class Command(BaseCommand):
         self._demo_campaign(summary.dataset)
         self._demo_run(summary.dataset)
         self._demo_judges()
+        self._demo_judge_test(summary.dataset)
         if options.get("with_model"):
             self._model_demo(summary.dataset)
         self._demo_report_data()
@@ -144,6 +149,27 @@ class Command(BaseCommand):
             if not WrittenJudge.objects.filter(name=data["name"]).exists():
                 version, _ = judge_define(data=data, actor=lead)
                 self.stdout.write(f"Written judge {version.label}: {version.title} (untested).")
+
+    def _demo_judge_test(self, dataset: Dataset) -> None:
+        """The Rule of Minimalism's first version tested on the demo (its quality ladders,
+        built here, and its labelled patches) with the offline model, once: the worker that
+        `make run` starts judges the test's runs and measures them, so the judge's page shows
+        real figures, marked as the offline heuristic's."""
+        version = JudgeVersion.objects.filter(judge__name=DEMO_TESTED_JUDGE, number=1).first()
+        if version is None or version.tests.exists():
+            return
+        lead = get_user_model().objects.filter(username="lead").first()
+        ladders_build(dataset=dataset, actor=lead)
+        try:
+            test = judge_test_start(
+                version=version, dataset=dataset, actor=lead, provider=Provider.OFFLINE
+            )
+        except JudgeTestError as error:  # an edited demo dataset: said, not a traceback
+            raise CommandError(str(error)) from None
+        self.stdout.write(
+            f"Judge test {test.pk} queued: {version.label} on the demo's ladders and"
+            f" {test.patch_count} labelled patches, offline model."
+        )
 
     def _model_demo(self, dataset: Dataset) -> None:
         """The demo's rubrics drafted, and a run queued, on the configured model: once."""

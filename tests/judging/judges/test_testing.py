@@ -25,6 +25,7 @@ from judging.judges.testing import (
 )
 from judging.models import Context, JudgeTest, JudgeVersion, JudgingRun, Label, PatchJudgment
 from judging.refine.scores import TIER
+from judging.reports.selectors import default_runs
 from rubrics.ladders.services import ladders_build
 from rubrics.models import Dataset
 from tests.judging.factories import AnnotationFactory, UserFactory, finished_run
@@ -93,6 +94,10 @@ def test_a_test_measures_the_ladders_and_the_labelled_patches_beside_the_team(
     assert runs[tested.runs[TEAM]].strategies == ["s1b", "s3"]
     assert runs[tested.runs[JUDGE]].strategies == ["closeness@1"]
     assert runs[tested.runs[LADDER]].dataset.derived_from_id == labelled.pk
+    # The labelled-patch runs are the test's: not the dataset's runs a report defaults to.
+    assert {runs[tested.runs[role]].kind for role in (JUDGE, TEAM, *BASELINE_NAMES)} == {"test"}
+    assert runs[tested.runs[LADDER]].kind == "run"  # a configuration of the ladders' page
+    assert [run.kind for run in default_runs(labelled)] == ["run"]  # the fixture's own run
     figures = tested.figures
     assert figures["offline"] is True
 
