@@ -49,10 +49,7 @@ DEFAULT_TEAM = ("rubric", "s1b", "s3")  # the new-run form's, when nothing else 
 BASELINE_NAMES = ("bleu", "chrf", "edit")
 
 NOT_A_SOURCE = "{name} is a derived dataset: test a judge on the dataset its ladders come from"
-NO_LADDERS = (
-    "{name} has no quality ladders yet: build them on the Ladders page (or manage.py refine"
-    " --build) first"
-)
+NO_LADDERS = "{name} has no quality ladders yet: build them first (Ladders → Build ladders)"
 NO_LABELS = "no patch of {name} has a human consensus yet: label some first"
 NO_COMMON = "no labelled patch of {name} can be judged by {label}, the team and the baselines"
 
