@@ -103,6 +103,11 @@ class JudgeForm(forms.Form):
         if not with_name:
             del self.fields["name"]
 
+    def clean_template(self) -> str:
+        # A browser sends a textarea's lines ending in CRLF: stored as typed in JSON (LF), so
+        # that saving an unchanged form is no new version and the prompt has no stray CRs.
+        return str(self.cleaned_data.get("template", "")).replace("\r\n", "\n")
+
     def clean_dimensions(self) -> list[dict[str, Any]]:
         return dimensions_parse(self.cleaned_data.get("dimensions", ""))
 

@@ -268,15 +268,16 @@ def preview_patches(bug: Bug) -> list[Patch]:
 
 def preview_patch(dataset: Dataset, bug_key: str, patch_key: str) -> Patch | None:
     """The patch ``patch_key`` of ``dataset`` (of bug ``bug_key`` when given), or the first
-    patch of ``bug_key`` (of the dataset's first bug with patches when none is given)."""
+    patch of ``bug_key`` (of the dataset's first bug with patches when none is given, or
+    when the keys are another dataset's: the pickers changed dataset)."""
     patches = Patch.objects.filter(dataset=dataset).select_related("bug")
-    if bug_key:
-        patches = patches.filter(bug__key=bug_key)
+    ordered = patches.order_by("bug__sort_key", "sort_key")
+    of_bug = ordered.filter(bug__key=bug_key) if bug_key else ordered
     if patch_key:
-        found = patches.filter(key=patch_key).first()
+        found = of_bug.filter(key=patch_key).first()
         if found is not None:
             return found
-    return patches.order_by("bug__sort_key", "sort_key").first()
+    return of_bug.first() or ordered.first()
 
 
 def version_text(version: JudgeVersion) -> str:

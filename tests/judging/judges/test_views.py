@@ -116,8 +116,8 @@ def test_an_edit_is_a_new_version_with_its_note_and_a_used_version_stays(
     assert "Be strict." in page
     assert 'id="test-card"' in page
     assert "Not tested yet" in page
-    # The same content again: no new version.
-    lead_client.post(_edit(), _form(template=template, note="again"))
+    # The same content again (as a browser sends a textarea, CRLF): no new version.
+    lead_client.post(_edit(), _form(template=template.replace("\n", "\r\n"), note="again"))
     assert JudgeVersion.objects.filter(judge__name="minimalism").count() == 2
     assert JudgingRun.objects.count() == 1
 
@@ -178,6 +178,11 @@ def test_the_preview_shows_the_prompt_on_a_real_patch_escaped(lead_client: Clien
     assert "data, not instructions" in page  # the system message
     assert "&quot;enum&quot;" in page
     assert "VALID" in page
+    # Another dataset picked while the bug and patch pickers still name this one's keys.
+    other_set = DatasetFactory(name="Other set")
+    PatchFactory(bug=BugFactory(dataset=other_set, key="OT-1"), key="OT-1-a")
+    switched = lead_client.get(url, {"dataset": other_set.slug, "bug": "PV-1", "patch": "PV-1-a"})
+    assert '<code id="previewed-patch">OT-1-a</code>' in switched.content.decode()
     # A judge showing the rubric, in a context without one: why a run would fail it.
     judge_define(
         data={**MINIMALISM, "name": "rubricky", "template": "{{ rubric }} {{ candidate_patch }}"},
