@@ -6,6 +6,8 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
+from judging.judges.answers import DIMENSIONS, SCORE, VERDICT, AnswerSpec, Dimension
+from judging.judges.strategy import PURPOSES as WRITTEN_PURPOSES
 from judging.strategies.offline import SCORE_PURPOSES
 from sejury_web.llm.offline import offline_answer
 from tests.helpers import DEMO_BUNDLE
@@ -49,6 +51,13 @@ REASONS_SCHEMA = _object(
 PROPERTIES_SCHEMA = _object(properties={"type": "array", "minItems": 1, "items": TEXT})
 TESTS_SCHEMA = _object(
     tests={"type": "array", "minItems": 1, "items": _object(name=TEXT, description=TEXT)}
+)
+
+# A written judge of each answer kind (their schemas are derived from the kind, in the app).
+WRITTEN_ANSWERS = (
+    AnswerSpec(VERDICT),
+    AnswerSpec(SCORE),
+    AnswerSpec(DIMENSIONS, (Dimension("maintainability", 1, 5), Dimension("security", 0, 3))),
 )
 
 EMPTY = ""
@@ -126,6 +135,35 @@ def every_request() -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
             yield "judge.rubric", inputs, JUDGE_RUBRIC_SCHEMA
             yield "judge.rubric", {**inputs, "rubric": None}, JUDGE_RUBRIC_SCHEMA
             yield from rejection_requests(bug, candidate)
+            yield from written_requests(bug, candidate)
+
+
+def written_requests(
+    bug: dict[str, Any], candidate: str
+) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """A written judge of each kind whose template shows the reference fix, the rubric, both
+    or neither (what it does not show reaches the offline model as None)."""
+    rubric = judge_inputs("judge.rubric", bug, candidate)["rubric"]
+    for spec in WRITTEN_ANSWERS:
+        answer = {
+            "kind": spec.kind,
+            "dimensions": [dimension.as_json() for dimension in spec.dimensions],
+            "overall": spec.overall,
+        }
+        for reference, shown_rubric in (
+            (bug["reference_patch"], None),
+            (None, None),
+            (bug["reference_patch"], rubric),
+            (None, rubric),
+        ):
+            inputs = {
+                "bug": bug_inputs(bug),
+                "candidate_diff": candidate,
+                "reference_diff": reference,
+                "rubric": shown_rubric,
+                "answer": answer,
+            }
+            yield WRITTEN_PURPOSES[spec.kind], inputs, spec.schema
 
 
 REVISE_TEMPLATED_SCHEMA = _object(**DRAFT_TEMPLATED_SCHEMA["properties"], rationale=TEXT)
