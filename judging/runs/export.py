@@ -37,6 +37,25 @@ def _members(judgment_ids: list[int], team: list[str]) -> dict[int, dict[str, di
     return members
 
 
+def _dimensions(judgment_ids: list[int], team: list[str]) -> dict[int, dict[str, Any]]:
+    """Each judgment's written judges' dimension ratings and reasons, by member: one query,
+    and none for a team without a written judge (``name@N``)."""
+    written = [name for name in team if "@" in name]
+    found: dict[int, dict[str, Any]] = {}
+    if not written:
+        return found
+    results = StrategyResult.objects.filter(judgment_id__in=judgment_ids, strategy__in=written)
+    for judgment_id, member, answers in results.values_list("judgment_id", "strategy", "answers"):
+        dimensions = ((answers or {}).get("judge") or {}).get("dimensions")
+        if isinstance(dimensions, dict):
+            found.setdefault(judgment_id, {})[member] = {
+                name: {"rating": value.get("rating"), "reason": value.get("reason", "")}
+                for name, value in dimensions.items()
+                if isinstance(value, dict)
+            }
+    return found
+
+
 def _chunks(rows: Iterator[Any]) -> Iterator[list[Any]]:
     chunk: list[Any] = []
     for row in rows:
@@ -125,6 +144,7 @@ def _chunk_records(
     offline = run.provider == Provider.OFFLINE
     note = OFFLINE_MARKER if offline else ""
     members = _members([row["pk"] for row in chunk], team)
+    dimensions = _dimensions([row["pk"] for row in chunk], team)
     settled = (
         dataset_consensus(run.dataset, patch_ids=[row["patch_id"] for row in chunk])
         if final
@@ -145,6 +165,8 @@ def _chunk_records(
         }
         if RUBRIC_JUDGE in team:
             record["rubric_verdict"] = results.get(RUBRIC_JUDGE, {}).get("verdict") or None
+        if row["pk"] in dimensions:  # a written judge's ratings: JSON only, not CSV columns
+            record["dimensions"] = dimensions[row["pk"]]
         if final:
             state = settled.get(row["patch_id"])
             _final(record, state.consensus if state else None)

@@ -360,6 +360,15 @@ class PersonaScore:
 
 
 @dataclass(frozen=True)
+class DimensionScore:
+    """One dimension a written judge rated (``judging.judges.answers``): rating and reason."""
+
+    name: str
+    rating: int | None
+    reason: str
+
+
+@dataclass(frozen=True)
 class Member:
     strategy: Strategy
     result: StrategyResult | None
@@ -390,6 +399,27 @@ class Member:
                     label,
                     float(score) if isinstance(score, int | float) else None,
                     str(answer.get("reasoning", "")),
+                )
+            )
+        return rows
+
+    @property
+    def dimension_scores(self) -> list[DimensionScore]:
+        """Each dimension a written judge of the ``dimensions`` kind rated, in its answer's
+        order, with its reason; [] for every other member."""
+        answer = (self.result.answers if self.result else {}).get("judge")
+        dimensions = answer.get("dimensions") if isinstance(answer, dict) else None
+        if not isinstance(dimensions, dict):
+            return []
+        rows = []
+        for name, value in dimensions.items():
+            value = value if isinstance(value, dict) else {}
+            rating = value.get("rating")
+            rows.append(
+                DimensionScore(
+                    str(name),
+                    rating if isinstance(rating, int) and not isinstance(rating, bool) else None,
+                    str(value.get("reason", "")),
                 )
             )
         return rows

@@ -40,7 +40,12 @@ def test_a_written_judge_s_member_shows_on_the_run_and_verdict_pages_and_exports
     assert verdict.status_code == 200
     assert "Non-functional quality (nonfunctional@1)" in text
     assert "maintainability" in text  # the answer, with each dimension's rating and reason
+    assert 'id="dimensions-nonfunctional@1"' in text  # a row per dimension, rating and reason
+    assert '<tr data-dimension="security"><th scope="row">security</th>' in text
     [record] = [json.loads(line) for line in verdict_jsonl(run)]
     scores: dict[str, Any] = record["scores"]
     assert set(scores) == {"s1b", "nonfunctional@1"}
     assert scores["nonfunctional@1"] is not None
+    ratings = record["dimensions"]["nonfunctional@1"]
+    assert set(ratings) == {"maintainability", "security"}
+    assert all(isinstance(r["rating"], int) and r["reason"] for r in ratings.values())
