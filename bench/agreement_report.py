@@ -6,7 +6,8 @@ deletes its datasets afterwards. Prints each figure and its ratio to the target 
 is within target):
 
 - the whole report (humans, two finished 3-member runs, judge–annotator pairs, breakdowns,
-  every interval) of 10,000 patches × 5 labels from 20 annotators: under 1 s to compute,
+  two rated dimensions with a written judge's ratings in each run, every interval) of
+  10,000 patches × 5 labels from 20 annotators: under 1 s to compute,
   under 3 s for ``manage.py agreement_report`` end to end, under 500 MB peak memory;
 - the report page of a 150-patch dataset with 900 labels from 37 annotators and two runs
   (le2019's size: 150 patches, 950 labels, 37 annotators): every
@@ -51,7 +52,15 @@ from rubrics.models import Dataset  # noqa: E402
 from sejury_web.roles import Role  # noqa: E402
 from sejury_web.users import user_create  # noqa: E402
 
-LARGE = Shape(bugs=2_000, patches_per_bug=5, annotators=20, labels_per_patch=5, runs=2)
+# Two rated dimensions (issue 29): the annotators' ratings, and each run's written judge's.
+LARGE = Shape(
+    bugs=2_000,
+    patches_per_bug=5,
+    annotators=20,
+    labels_per_patch=5,
+    runs=2,
+    dimensions=("maintainability", "security"),
+)
 # le2019: 150 patches, 950 labels, 37 annotators (5–8 labels a patch); here 6 a patch.
 LE2019 = Shape(bugs=30, patches_per_bug=5, annotators=37, labels_per_patch=6, runs=2, seed=1)
 COMPUTE_TARGET_S = 1.0

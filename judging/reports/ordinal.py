@@ -26,6 +26,7 @@ import itertools
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+from scipy import sparse
 
 from judging.reports.figures import Figure
 from judging.reports.resampling import IntArray, Replicates
@@ -148,21 +149,34 @@ def ordinal_alpha(coincidences: Array) -> Array:
 
 def coincidences(replicates: Replicates, ratings: Ratings) -> tuple[Array, int]:
     """(R + 1, K, K): each patch rated m ≥ 2 times adds n_c·n_k − [c = k]·n_c over m − 1 to
-    cell (c, k); and how many patches that is."""
-    size = ratings.size
-    counts = np.zeros((replicates.patches, size), np.float64)
-    np.add.at(counts, (ratings.patch, ratings.value - ratings.low), 1.0)
+    cell (c, k); and how many patches that is.
+
+    The patches are tallied by their m: each group's numerators are whole numbers, summed
+    exactly in float32 by one sparse product with the replicates' draws (as ``tally``), and
+    divided by m − 1 after."""
+    size, patches = ratings.size, replicates.patches
+    counts = np.bincount(
+        ratings.patch * size + (ratings.value - ratings.low), minlength=patches * size
+    ).reshape(patches, size)
     m = counts.sum(axis=1)
-    pairable = np.flatnonzero(m >= 2)
-    if not len(pairable):
-        return np.full((replicates.resamples + 1, size, size), 0.0), 0
-    c = counts[pairable]
-    per_patch = c[:, :, None] * c[:, None, :] - np.einsum("pc,ck->pck", c, np.eye(size))
-    per_patch /= (m[pairable] - 1.0)[:, None, None]
-    # Σ over patches of each replicate's draws: (K², P) @ (P, R + 1).
-    by_patch = replicates.by_patch[pairable].astype(np.float64)
-    table = per_patch.reshape(len(pairable), size * size).T @ by_patch
-    return table.T.reshape(-1, size, size), len(pairable)
+    table = np.zeros((replicates.resamples + 1, size * size))
+    pairable = 0
+    for times in np.unique(m[m >= 2]).tolist():
+        group = np.flatnonzero(m == times)
+        pairable += len(group)
+        c = counts[group]
+        numerators = c[:, :, None] * c[:, None, :]
+        numerators[:, np.arange(size), np.arange(size)] -= c
+        rows, cells = np.nonzero(numerators.reshape(len(group), size * size))
+        matrix = sparse.csr_array(
+            (
+                numerators.reshape(len(group), -1)[rows, cells].astype(np.float32),
+                (cells, group[rows]),
+            ),
+            shape=(size * size, patches),
+        )
+        table += np.asarray(matrix @ replicates.by_patch, np.float64).T / (times - 1)
+    return table.reshape(-1, size, size), pairable
 
 
 def _pair_rows(ratings: Ratings) -> tuple[IntArray, IntArray]:

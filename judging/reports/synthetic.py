@@ -18,13 +18,24 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils.text import slugify
 
-from judging.models import Adjudication, Annotation, Context, JudgingRun, Label, PatchJudgment
+from judging.models import (
+    Adjudication,
+    Annotation,
+    Campaign,
+    Context,
+    JudgingRun,
+    Label,
+    PatchJudgment,
+    StrategyResult,
+)
 from rubrics.models import Bug, Dataset, Patch
 from sejury_web.llm import Provider
 
 SOURCES = ("agent-a", "agent-b", "apr-tool", "llm-fixer")
 BUG_TYPES = ("wrong_operator", "null_check", "off_by_one", "missing_case", "api_misuse")
 TEAM = ["rubric", "s1b", "s2"]
+RATER_JUDGE = "quality@1"  # the written judge that rates the dimensions, when there are some
+LOW, HIGH = 1, 5  # the dimensions' scale
 DIFF = "--- a/src/m{bug}.py\n+++ b/src/m{bug}.py\n@@ -1 +1 @@\n-x = {bug}\n+x = {patch}\n"
 # The made-up annotators' names: a prefix no real dataset's annotators have (le2019's are
 # ``rater-01``…``rater-37``), so that importing real labels never meets them (issue 28).
@@ -43,6 +54,9 @@ class Shape:
     valid_rate: float = 0.2
     unsure_rate: float = 0.05
     seed: int = 0
+    # Dimensions the annotators rate on 1–5 (a campaign that asks for them), and each run's
+    # written judge ``quality@1`` rates too, around each patch's hidden quality.
+    dimensions: tuple[str, ...] = ()
 
 
 @transaction.atomic
@@ -94,6 +108,25 @@ def synthetic_dataset(name: str, shape: Shape) -> Dataset:
         for a in range(shape.annotators)
     ]
     accuracy = rng.uniform(0.8, 0.97, size=len(raters))
+    # Each patch's hidden quality on each dimension; a rater's rating is one step off it
+    # now and then, and missing one time in ten.
+    quality = rng.integers(LOW, HIGH + 1, size=(len(patches), len(shape.dimensions)))
+    if shape.dimensions:
+        Campaign.objects.create(
+            dataset=dataset,
+            name="Synthetic ratings",
+            overlap=shape.labels_per_patch,
+            dimensions=[{"name": d, "low": LOW, "high": HIGH} for d in shape.dimensions],
+        )
+
+    def ratings(index: int) -> dict[str, int]:
+        off = rng.choice([-1, 0, 0, 0, 1], size=len(shape.dimensions))
+        rated = rng.random(len(shape.dimensions)) >= 0.1
+        values = np.clip(quality[index] + off, LOW, HIGH)
+        return {
+            d: int(v) for d, v, kept in zip(shape.dimensions, values, rated, strict=True) if kept
+        }
+
     labels = []
     decisive: list[list[bool]] = []
     for index, patch in enumerate(patches):
@@ -107,7 +140,13 @@ def synthetic_dataset(name: str, shape: Shape) -> Dataset:
                 label = Label.VALID if truth[index] == right else Label.INVALID
                 said.append(label == Label.VALID)
             labels.append(
-                Annotation(patch=patch, annotator=raters[rater], label=label, origin="imported")
+                Annotation(
+                    patch=patch,
+                    annotator=raters[rater],
+                    label=label,
+                    origin="imported",
+                    ratings=ratings(index) if shape.dimensions else {},
+                )
             )
         decisive.append(said)
     Annotation.objects.bulk_create(labels, batch_size=5_000)
@@ -125,7 +164,7 @@ def synthetic_dataset(name: str, shape: Shape) -> Dataset:
         run = JudgingRun.objects.create(
             dataset=dataset,
             name=f"Synthetic verdicts {number + 1} (not an LLM's)",
-            strategies=TEAM,
+            strategies=[*TEAM, RATER_JUDGE] if shape.dimensions else TEAM,
             context=list(Context.values)[number % len(Context.values)],
             provider=Provider.OFFLINE,
             model="synthetic",
@@ -137,7 +176,7 @@ def synthetic_dataset(name: str, shape: Shape) -> Dataset:
             np.where(says_valid, 70.0, 30.0) + rng.normal(0, 15, len(patches)), 0.0, 100.0
         )
         scores = np.where(says_valid, np.maximum(scores, 50.0), np.minimum(scores, 49.9))
-        PatchJudgment.objects.bulk_create(
+        judgments = PatchJudgment.objects.bulk_create(
             (
                 PatchJudgment(
                     run=run,
@@ -150,4 +189,39 @@ def synthetic_dataset(name: str, shape: Shape) -> Dataset:
             ),
             batch_size=5_000,
         )
+        if shape.dimensions:
+            _judge_ratings(judgments, quality, shape.dimensions, rng)
     return dataset
+
+
+def _judge_ratings(
+    judgments: list[PatchJudgment],
+    quality: np.ndarray,
+    dimensions: tuple[str, ...],
+    rng: np.random.Generator,
+) -> None:
+    """The written judge's ratings of every judged patch, as its results keep them."""
+    off = rng.choice([-2, -1, 0, 0, 1], size=quality.shape)
+    values = np.clip(quality + off, LOW, HIGH)
+    StrategyResult.objects.bulk_create(
+        (
+            StrategyResult(
+                judgment=judgment,
+                strategy=RATER_JUDGE,
+                status=StrategyResult.Status.DONE,
+                score=float(values[index].mean()),
+                prompt_version=f"written:{RATER_JUDGE}",
+                reasoning="Synthetic ratings: not an LLM's.",
+                answers={
+                    "judge": {
+                        "dimensions": {
+                            d: {"rating": int(v), "reason": "synthetic"}
+                            for d, v in zip(dimensions, values[index], strict=True)
+                        }
+                    }
+                },
+            )
+            for index, judgment in enumerate(judgments)
+        ),
+        batch_size=5_000,
+    )
