@@ -16,7 +16,8 @@ has, never by statistics of its own:
   runs and its patches' verdicts, so a test changes nothing a lead reads of the dataset.
 
 The current team is the one the dataset's newest calibration chose, else the team of its
-newest judging run that no test made, else the new-run form's default team.
+newest judging run, else the new-run form's default team (without the rubric judge while the
+dataset has no golden rubric).
 
 ``judge_test_start`` queues the runs and the task that measures them once they end
 (``judge_test_advance``, which says when to look again while a run is still going). A test
@@ -39,13 +40,15 @@ from judging.refine.services import Configuration, default_context, refine_start
 from judging.runs.services import RunError, run_create, run_validate
 from judging.tasks import judge_test_advance_task
 from rubrics.ladders.services import DERIVATION
-from rubrics.models import Dataset, Patch
+from rubrics.models import Dataset, Patch, Rubric
 from sejury_web.durable import enqueue_on_commit
 
 from .measuring import JUDGE, LADDER, POLL_SECONDS, TEAM
 
 TEST_RUN_PREFIX = "Test of "
 DEFAULT_TEAM = ("rubric", "s1b", "s3")  # the new-run form's, when nothing else says
+# ... without the rubric judge while the dataset has no golden rubric to show it.
+REFERENCE_TEAM = ("s1b", "s3")
 BASELINE_NAMES = ("bleu", "chrf", "edit")
 
 NOT_A_SOURCE = "{name} is a derived dataset: test a judge on the dataset its ladders come from"
@@ -81,7 +84,11 @@ def current_team(dataset: Dataset) -> CurrentTeam:
     )
     if run is not None:
         return CurrentTeam(tuple(run.strategies), run.context, f"run {run.pk}")
-    return CurrentTeam(DEFAULT_TEAM, default_context(DEFAULT_TEAM), "the default team")
+    if Rubric.objects.filter(bug__dataset=dataset, golden_revision__isnull=False).exists():
+        return CurrentTeam(DEFAULT_TEAM, default_context(DEFAULT_TEAM), "the default team")
+    return CurrentTeam(
+        REFERENCE_TEAM, Context.REFERENCE, "the default team without the rubric judge"
+    )
 
 
 def labelled_patches(dataset: Dataset) -> QuerySet[Patch]:

@@ -56,6 +56,7 @@ class TestCard:
     ladder_figures: list[tuple[str, Figure]] = field(default_factory=list)
     rows: list[FigureRow] = field(default_factory=list)
     kappa_sentence: str = ""
+    team_source: str = ""  # where the current team came from: a calibration, a run, the default
     datasets: list[Dataset] = field(default_factory=list)
     earlier: list[JudgeTest] = field(default_factory=list)
     can_trust: bool = False
@@ -157,4 +158,5 @@ def test_card(version: JudgeVersion) -> TestCard:
         ladder_figures=ladder_figures,
         rows=rows,
         kappa_sentence=KAPPA_SENTENCE.get(labelled.get("kappa_vs_team") or "", ""),
+        team_source=figures.get("team_source", ""),
     )

@@ -69,7 +69,7 @@ def judge_test_begin(
         judge_test_start(version=version, dataset=dataset, actor=request.user)
     except JudgeTestError as error:
         return _answer(request, version, str(error))
-    return _answer(request, version)
+    return _answer(request, _version(judge_name, number))  # as the test left it
 
 
 @require_POST

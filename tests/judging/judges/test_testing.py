@@ -20,7 +20,9 @@ from judging.judges.measuring import ABOVE, BELOW, JUDGE, LADDER, OVERLAPS, TEAM
 from judging.judges.services import judge_define, judge_version_status_set
 from judging.judges.testing import (
     BASELINE_NAMES,
+    DEFAULT_TEAM,
     JudgeTestError,
+    current_team,
     judge_test_start,
 )
 from judging.models import Context, JudgeTest, JudgeVersion, JudgingRun, Label, PatchJudgment
@@ -28,7 +30,7 @@ from judging.refine.scores import TIER
 from judging.reports.selectors import default_runs
 from rubrics.ladders.services import ladders_build
 from rubrics.models import Dataset
-from tests.judging.factories import AnnotationFactory, UserFactory, finished_run
+from tests.judging.factories import AnnotationFactory, UserFactory, finished_run, make_golden
 from tests.judging.refine.test_refine import FIX
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory
 from tests.workers import running_worker
@@ -343,3 +345,14 @@ def test_the_card_shows_both_measurements_and_the_lead_trusts_the_version(
     page = lead_client.get(urls["page"]).content.decode()
     assert "is trusted" in page
     assert 'id="trust-form"' not in page
+
+
+def test_the_current_team_is_the_calibration_s_else_the_newest_run_s_else_the_default(
+    labelled: Dataset,
+) -> None:
+    assert current_team(labelled).team == ("s1b", "s3")  # the fixture's run
+    bare = DatasetFactory(name="Bare", slug="bare")
+    bug = BugFactory(dataset=bare, key="Bare-1", reference_patch=FIX)
+    assert (current_team(bare).team, current_team(bare).context) == (("s1b", "s3"), "reference")
+    make_golden(bug)  # the rubric judge has a rubric to read now
+    assert (current_team(bare).team, current_team(bare).context) == (DEFAULT_TEAM, "golden")
