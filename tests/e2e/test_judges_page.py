@@ -71,4 +71,9 @@ def test_a_lead_copies_the_minimalism_starter_edits_it_and_previews_it_on_a_patc
     expect(written).to_contain_text("strict-min@2")
     expect(written).to_contain_text("untested")
     screenshot(page.locator("fieldset.team"), tmp_path / "run-new-written.png")
+    page.get_by_role("banner").get_by_role("link", name="Judges").click()
+    row = page.locator("#judges tr", has_text="strict-min")
+    expect(row).to_contain_text("strict-min@2")
+    expect(row).to_contain_text("Untested")
+    screenshot(page, tmp_path / "judges-list.png", full_page=True)
     assert JudgeVersion.objects.filter(judge__name="strict-min").count() == 2
