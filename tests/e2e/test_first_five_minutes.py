@@ -186,6 +186,10 @@ def test_the_first_five_minutes_as_readme_tells_them(
     rows = page.locator("#run-table tbody tr")
     expect(rows).to_have_count(4)
     expect(rows.filter(has_text="≠ judge")).to_have_count(1)
+    # The card of the judge against the humans says the same once the run has ended.
+    card = page.locator("#run-agreement")
+    expect(card).to_contain_text("n=3 verdicts with a human consensus")
+    expect(card).to_contain_text("1 disagrees")
     shot("5-lead-golden-run")
 
     log_in_as(page, live_server, "reviewer")
