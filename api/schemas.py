@@ -613,6 +613,21 @@ class DimensionJudgeOut(Schema):
     spearman_rho: FigureOut
 
 
+class DimensionSourceJudgeOut(Schema):
+    run: int
+    member: str
+    patches: int
+    weighted_kappa_quadratic: FigureOut
+    spearman_rho: FigureOut
+
+
+class DimensionSourceOut(Schema):
+    source: str
+    patches: int
+    alpha_ordinal: FigureOut
+    judges: list[DimensionSourceJudgeOut]
+
+
 class DimensionOut(Schema):
     """A dimension a campaign asked annotators to rate: their ordinal agreement, and each
     written judge rating it against their median rating."""
@@ -627,6 +642,7 @@ class DimensionOut(Schema):
     pairs_mean_weighted_kappa_linear: FigureOut
     pairs_mean_weighted_kappa_quadratic: FigureOut
     judges: list[DimensionJudgeOut]
+    by_source: list[DimensionSourceOut] = Field(description="The dimension per patch source")
 
 
 class AgreementReportOut(Schema):

@@ -312,6 +312,24 @@ def dimensions_dict(dimensions: list[DimensionAgreement] | None) -> list[dict[st
                 }
                 for j in d.judges
             ],
+            "by_source": [
+                {
+                    "source": g.group,
+                    "patches": g.patches,
+                    "alpha_ordinal": figure_dict(g.alpha),
+                    "judges": [
+                        {
+                            "run": j.run_id,
+                            "member": j.member,
+                            "patches": j.patches,
+                            "weighted_kappa_quadratic": figure_dict(j.kappa_quadratic),
+                            "spearman_rho": figure_dict(j.spearman),
+                        }
+                        for j in g.judges
+                    ],
+                }
+                for g in d.by_source
+            ],
         }
         for d in dimensions or []
     ]
@@ -481,6 +499,17 @@ def report_cells(report: AgreementReport) -> Iterator[Cell]:
             yield (section, "weighted kappa linear vs median", member, j.kappa_linear)
             yield (section, "weighted kappa quadratic vs median", member, j.kappa_quadratic)
             yield (section, "spearman rho vs median", member, j.spearman)
+        for g in d.by_source:
+            yield (f"{section} by source", "alpha ordinal", g.group, g.alpha)
+            for j in g.judges:
+                name = f"{j.run_label} {j.member}"
+                yield (
+                    f"{section} by source",
+                    f"{name} weighted kappa quadratic",
+                    g.group,
+                    j.kappa_quadratic,
+                )
+                yield (f"{section} by source", f"{name} spearman rho", g.group, j.spearman)
     for curve in report.routing or []:
         run = run_label(curve.run)
         for point in curve.points:

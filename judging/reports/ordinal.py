@@ -77,6 +77,18 @@ class JudgeDimension:
 
 
 @dataclasses.dataclass(frozen=True)
+class GroupAgreement:
+    """One dimension on one patch source's patches: the annotators' ordinal α, and each
+    judge's quadratic weighted κ and ρ against their median (the pairs' κ is left to the
+    whole dimension: few pairs share enough patches of one source)."""
+
+    group: str
+    patches: int  # rated by at least one human
+    alpha: Figure
+    judges: list[JudgeDimension]
+
+
+@dataclasses.dataclass(frozen=True)
 class DimensionAgreement:
     name: str
     low: int
@@ -89,6 +101,7 @@ class DimensionAgreement:
     kappa_linear: Figure  # the mean over those pairs
     kappa_quadratic: Figure
     judges: list[JudgeDimension]
+    by_source: list[GroupAgreement] = dataclasses.field(default_factory=list)
 
 
 def weights(size: int, power: int) -> Array:
@@ -295,10 +308,58 @@ def dimension_agreement(
     )
 
 
+def _judge_on(judge: JudgeRatings, members: np.ndarray) -> JudgeRatings:
+    kept = members[judge.patch]
+    return dataclasses.replace(judge, patch=judge.patch[kept], value=judge.value[kept])
+
+
+def group_agreement(
+    replicates: Replicates,
+    ratings: Ratings,
+    judges: Sequence[JudgeRatings],
+    group: str,
+    members: np.ndarray,
+) -> GroupAgreement:
+    """The dimension on the patches ``members`` (a mask over the scope) marks."""
+    kept = members[ratings.patch]
+    subset = dataclasses.replace(
+        ratings, patch=ratings.patch[kept], annotator=ratings.annotator[kept],
+        value=ratings.value[kept],
+    )  # fmt: skip
+    table, pairable = coincidences(replicates, subset)
+    medians = human_medians(subset)
+    return GroupAgreement(
+        group=group,
+        patches=len(medians[0]),
+        alpha=replicates.figure(ordinal_alpha(table), pairable),
+        judges=[
+            judge_dimension(replicates, subset, _judge_on(judge, members), medians)
+            for judge in judges
+        ],
+    )
+
+
 def dimensions_agreement(
     replicates: Replicates,
     ratings: Sequence[Ratings],
     judges: Mapping[str, Sequence[JudgeRatings]],
+    sources: Sequence[str] | None = None,
 ) -> list[DimensionAgreement]:
-    """A section per rated dimension, in the order given."""
-    return [dimension_agreement(replicates, r, judges.get(r.name, ())) for r in ratings]
+    """A section per rated dimension, in the order given; with each patch's ``sources``
+    (scope order), the dimension by patch source too."""
+    result = []
+    groups = sorted(set(sources)) if sources is not None else []
+    source_array = np.asarray(sources if sources is not None else [], dtype=object)
+    for r in ratings:
+        section = dimension_agreement(replicates, r, judges.get(r.name, ()))
+        by_source = [
+            row
+            for group in groups
+            if (
+                row := group_agreement(
+                    replicates, r, judges.get(r.name, ()), group, source_array == group
+                )
+            ).patches
+        ]
+        result.append(dataclasses.replace(section, by_source=by_source))
+    return result

@@ -562,7 +562,8 @@ def _dimensions(
                 judges.setdefault(name, []).append(
                     JudgeRatings(run.run.pk, label, member, place, values[kept][inside])
                 )
-    return dimensions_agreement(scope.replicates, read.ratings, judges)
+    sources = scope.groups["source"]
+    return dimensions_agreement(scope.replicates, read.ratings, judges, sources)
 
 
 def _figures(

@@ -28,6 +28,7 @@ pytestmark = pytest.mark.django_db
 # Per patch: the three annotators' maintainability ratings (None: not rated) and the judge's.
 HUMANS = [(1, 2, 1), (4, 4, 5), (3, None, 3), (5, 5, 4), (2, 3, None), (2, 2, 2), (4, 5, 5)]
 JUDGE = [2, 4, 3, 5, 1, 3, None]
+SOURCES = ("agent-a", "agent-b")
 
 
 def test_the_report_shows_each_rated_dimension_beside_the_written_judge(
@@ -35,7 +36,10 @@ def test_the_report_shows_each_rated_dimension_beside_the_written_judge(
 ) -> None:
     dataset = DatasetFactory(name="Rated report", slug="rated-report")
     bug = BugFactory(dataset=dataset)
-    patches = [PatchFactory(bug=bug, diff=make_diff(new=f"z = {n}")) for n in range(len(HUMANS))]
+    patches = [
+        PatchFactory(bug=bug, diff=make_diff(new=f"z = {n}"), source=SOURCES[n % 2])
+        for n in range(len(HUMANS))
+    ]
     people = [annotator, make_annotator("rater-2"), make_annotator("rater-3")]
     campaign = create_campaign(
         dataset, people, overlap=3, dimensions=[Dimension("maintainability", 1, 5)]
@@ -83,10 +87,25 @@ def test_the_report_shows_each_rated_dimension_beside_the_written_judge(
         cohen_kappa_score(first, second, labels=[1, 2, 3, 4, 5], weights="quadratic")
     )
     assert judged.spearman.value == pytest.approx(spearmanr(first, second).statistic)
+    # By patch source: agent-a has the even patches.
+    assert [g.group for g in section.by_source] == list(SOURCES)
+    by_a = section.by_source[0]
+    assert by_a.patches == 4
+    assert by_a.alpha.value == pytest.approx(
+        krippendorff.alpha(
+            reliability_data=matrix[:, ::2], level_of_measurement="ordinal",
+            value_domain=range(1, 6),
+        )
+    )  # fmt: skip
+    even = [(j, m) for j, m in list(zip(JUDGE, medians, strict=True))[::2] if j is not None]
+    assert by_a.judges[0].spearman.value == pytest.approx(
+        spearmanr([p[0] for p in even], [p[1] for p in even]).statistic
+    )
 
     url = reverse("judging:report", args=[dataset.slug])
     html = lead_client.get(url + f"?runs=1&run={run.pk}&section=human_judge").content.decode()
     assert "Dimension: maintainability" in html
+    assert '<tr data-source="agent-b">' in html
     assert f'data-run="{run.pk}" data-member="{member}"' in html
     exported = json.loads(lead_client.get(url + f"?runs=1&run={run.pk}&format=json").content)
     [dimension] = exported["dimensions"]
@@ -96,3 +115,5 @@ def test_the_report_shows_each_rated_dimension_beside_the_written_judge(
     csv = lead_client.get(url + f"?runs=1&run={run.pk}&format=csv").content.decode()
     assert "dimension maintainability,alpha ordinal,annotators," in csv
     assert f"spearman rho vs median,Run {run.pk} {member}," in csv
+    assert "dimension maintainability by source,alpha ordinal,agent-a," in csv
+    assert exported["dimensions"][0]["by_source"][1]["source"] == "agent-b"
