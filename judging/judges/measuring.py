@@ -119,7 +119,7 @@ def judge_test_advance(*, test_id: int) -> float | None:
         return None
     found = JudgingRun.objects.select_related("dataset").in_bulk(test.runs.values())
     runs: dict[str, JudgingRun] = {}
-    for role, run_id in test.runs.items():
+    for role, run_id in test.runs.items():  # a run that will never end fails the test now
         run = found.get(run_id)
         if run is None:
             _fail(test.pk, RUN_GONE.format(run=run_id, role=role))
@@ -127,9 +127,9 @@ def judge_test_advance(*, test_id: int) -> float | None:
         if run.status == JudgingRun.Status.CANCELLED:
             _fail(test.pk, RUN_CANCELLED.format(run=run_id, role=role))
             return None
-        if run.is_active:
-            return POLL_SECONDS
         runs[role] = run
+    if any(run.is_active for run in runs.values()):
+        return POLL_SECONDS
     figures = measure(test, runs)
     with transaction.atomic():
         updated = JudgeTest.objects.filter(pk=test.pk, status=JudgeTest.Status.RUNNING).update(

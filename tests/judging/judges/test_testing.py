@@ -16,7 +16,18 @@ from django.urls import reverse
 from scipy.stats import kendalltau
 from sklearn.metrics import accuracy_score, cohen_kappa_score, matthews_corrcoef
 
-from judging.judges.measuring import ABOVE, BELOW, JUDGE, LADDER, OVERLAPS, TEAM, kappa_position
+from judging import tasks
+from judging.judges.measuring import (
+    ABOVE,
+    BELOW,
+    JUDGE,
+    LADDER,
+    OVERLAPS,
+    POLL_SECONDS,
+    TEAM,
+    judge_test_advance,
+    kappa_position,
+)
 from judging.judges.services import judge_define, judge_version_status_set
 from judging.judges.testing import (
     BASELINE_NAMES,
@@ -28,6 +39,7 @@ from judging.judges.testing import (
 from judging.models import Context, JudgeTest, JudgeVersion, JudgingRun, Label, PatchJudgment
 from judging.refine.scores import TIER
 from judging.reports.selectors import default_runs
+from judging.runs.services import run_cancel
 from rubrics.ladders.services import ladders_build
 from rubrics.models import Dataset
 from tests.judging.factories import AnnotationFactory, UserFactory, finished_run, make_golden
@@ -356,3 +368,28 @@ def test_the_current_team_is_the_calibration_s_else_the_newest_run_s_else_the_de
     assert (current_team(bare).team, current_team(bare).context) == (("s1b", "s3"), "reference")
     make_golden(bug)  # the rubric judge has a rubric to read now
     assert (current_team(bare).team, current_team(bare).context) == (DEFAULT_TEAM, "golden")
+
+
+def test_a_test_whose_run_is_cancelled_or_whose_task_raises_fails_saying_why(
+    labelled: Dataset, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    version, _ = judge_define(data=SCORE_JUDGE, actor=None)
+    test = judge_test_start(version=version, dataset=labelled, actor=None, provider="offline")
+    assert judge_test_advance(test_id=test.pk) == POLL_SECONDS  # its runs are queued: later
+    run_cancel(run=JudgingRun.objects.get(pk=test.runs["bleu"]), actor=None)
+    assert judge_test_advance(test_id=test.pk) is None
+    test.refresh_from_db()
+    assert test.status == JudgeTest.Status.FAILED
+    assert test.error == f"run {test.runs['bleu']} (bleu) was cancelled before it ended"
+    version.refresh_from_db()
+    assert version.status == JudgeVersion.Status.UNTESTED
+
+    def broken(*, test_id: int) -> None:
+        raise RuntimeError("the disk is full")
+
+    again = JudgeTest.objects.create(version=version, dataset=labelled)
+    monkeypatch.setattr(tasks, "judge_test_advance", broken)
+    tasks.judge_test_advance_task.apply(args=(again.pk,))
+    again.refresh_from_db()
+    assert again.status == JudgeTest.Status.FAILED
+    assert again.error == "RuntimeError: the disk is full"
