@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
+from django.db.models.fields.json import KeyTextTransform, KeyTransform
 
 from judging.annotations.selectors import CampaignNotFound, campaign_get, campaign_patch_ids
 from judging.calibration.selectors import calibration_patch_ids
@@ -236,46 +237,106 @@ def _records(dataset: Dataset, patch_ids: set[int] | None, rule: ConsensusRule) 
     return _Read(columns, candidates, {row[0]: row[5] for row in patches}, ratings)
 
 
-def _ratings(dataset: Dataset, ids: np.ndarray) -> list[Ratings]:
-    """The dimensions the dataset's campaigns rate (a name rated in two campaigns on two
-    scales: the scale spanning both), each with the ratings of the scope's patches (``ids``,
-    ascending), sorted by patch then annotator: two queries."""
+def _scales(dataset_id: int) -> dict[str, tuple[int, int]]:
+    """The dimensions the dataset's campaigns rate, each on the scale spanning every
+    campaign's (a name rated 1–5 in one and 0–3 in another: 0–5)."""
     scales: dict[str, tuple[int, int]] = {}
     for dimensions in (
-        Campaign.objects.filter(dataset=dataset).order_by("pk").values_list("dimensions", flat=True)
+        Campaign.objects.filter(dataset_id=dataset_id)
+        .order_by("pk")
+        .values_list("dimensions", flat=True)
     ):
         for d in dimensions or ():
             low, high = scales.get(d["name"], (d["low"], d["high"]))
             scales[d["name"]] = (min(low, d["low"]), max(high, d["high"]))
+    return scales
+
+
+def _ratings(dataset: Dataset, ids: np.ndarray) -> list[Ratings]:
+    """The dimensions the dataset's campaigns rate (a name rated in two campaigns on two
+    scales: the scale spanning both), each with the ratings of the scope's patches (``ids``,
+    ascending), sorted by patch then annotator: two queries."""
+    scales = _scales(dataset.pk)
     if not scales:
         return []
+    # Each rating straight from the database's JSON (``JSON_EXTRACT``, ``->>``): decoding
+    # every label's JSON in Python costs more than the statistics.
+    names = list(scales)
     rows = (
         Annotation.objects.filter(patch__dataset=dataset)
         .exclude(ratings={})
         .order_by()
-        .values_list("patch_id", "annotator_id", "ratings")
+        .values_list(
+            "patch_id", "annotator_id", *(KeyTextTransform(name, "ratings") for name in names)
+        )
     )
-    found: dict[str, list[tuple[int, int, int]]] = {name: [] for name in scales}
-    for patch_id, annotator_id, ratings in rows:
-        for name, value in (ratings or {}).items():
-            if name in found and isinstance(value, int):
-                found[name].append((patch_id, annotator_id, value))
+    columns = np.array(list(rows), dtype=object).reshape(-1, 2 + len(names))
+    patch_ids, annotators = columns[:, 0].astype(np.int64), columns[:, 1].astype(np.int64)
     result = []
-    for name, (low, high) in scales.items():
-        triples = np.array(found[name], np.int64).reshape(-1, 3)
-        place, inside = _positions(ids, triples[:, 0])
-        annotator, value = triples[inside, 1], triples[inside, 2]
+    for column, (name, (low, high)) in enumerate(scales.items(), start=2):
+        values = _wholes(columns[:, column])
+        rated = (values >= low) & (values <= high)  # on the scale (every campaign's)
+        place, inside = _positions(ids, patch_ids[rated])
+        annotator, value = annotators[rated][inside], values[rated][inside]
         order = np.lexsort((annotator, place))
         result.append(Ratings(name, low, high, place[order], annotator[order], value[order]))
     return result
 
 
-def _judge_ratings(runs: Sequence[JudgingRun]) -> dict[int, dict[str, dict[str, dict[int, int]]]]:
-    """Per run, its written judges' dimension ratings: member → dimension → patch id →
-    rating, from their results' answers (``judging.judges.answers``): one query."""
+def _whole(value: Any) -> int | None:
+    """A rating as the database's JSON extraction gives it (a number or its text)."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return int(number) if number.is_integer() else None
+
+
+def _wholes(values: np.ndarray) -> np.ndarray:
+    """``_whole`` of each value (objects), −1 for none: one numpy conversion, value by value
+    only when something is not a number (ratings are checked whole numbers on write)."""
+    present = np.array([value is not None for value in values.tolist()], bool)
+    result = np.full(len(values), -1, np.int64)
+    try:
+        numbers = values[present].astype(np.float64)
+    except (TypeError, ValueError):
+        return np.array([-1 if (w := _whole(v)) is None else w for v in values.tolist()], np.int64)
+    whole = np.isfinite(numbers) & (numbers == np.round(numbers)) & (numbers >= 0)
+    result[np.flatnonzero(present)[whole]] = numbers[whole].astype(np.int64)
+    return result
+
+
+def _judge_ratings(
+    runs: Sequence[JudgingRun], names: Sequence[str]
+) -> dict[int, dict[str, dict[str, dict[int, int]]]]:
+    """Per run, its written judges' ratings of the dimensions ``names``: member → dimension
+    → patch id → rating, from their results' answers (``judging.judges.answers``), each
+    rating extracted by the database: one query."""
     result: dict[int, dict[str, dict[str, dict[int, int]]]] = {run.pk: {} for run in runs}
-    if not runs:
+    if not runs or not names:
         return result
+    ratings = [
+        KeyTextTransform(
+            "rating",
+            KeyTransform(name, KeyTransform("dimensions", KeyTransform("judge", "answers"))),
+        )
+        for name in names
+    ]
+    rows = (
+        StrategyResult.objects.filter(
+            judgment__run__in=runs, status="done", prompt_version__startswith="written:"
+        )
+        .order_by()
+        .values_list("judgment__run_id", "judgment__patch_id", "strategy", *ratings)
+    )
+    for run_id, patch_id, member, *values in rows:
+        for name, value in zip(names, values, strict=True):
+            rating = _whole(value)
+            if rating is not None:
+                result[run_id].setdefault(member, {}).setdefault(name, {})[patch_id] = rating
+    return result
     rows = (
         StrategyResult.objects.filter(
             judgment__run__in=runs, status="done", prompt_version__startswith="written:"
@@ -331,7 +392,7 @@ def _run_verdicts(
                 scores[run_id][patch_id] = score
                 spreads[run_id][patch_id] = spread
     result = []
-    rated = _judge_ratings(runs)
+    rated = _judge_ratings(runs, list(_scales(runs[0].dataset_id)) if runs else [])
     for run in runs:
         calibration, excluded = calibration_patch_ids(run)
         result.append(
