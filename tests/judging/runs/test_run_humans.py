@@ -198,7 +198,7 @@ def test_the_card_is_the_agreement_reports_judge_column(lead_client: Client) -> 
     ).content.decode()
     for key in CARD_METRICS:
         assert f'data-value="{expected.metrics[key].value:.6f}" data-n="{expected.n}"' in html
-    assert 'hx-trigger="every 30s"' in html
+    assert 'hx-trigger="run-ended from:body, every 30s"' in html  # its last verdicts, and labels
     disagreeing = run_verdicts(run=run, query=TableQuery(disagrees=True)).page.paginator.count
     assert disagreeing == card.disagreements == expected.confusion["fp"] + expected.confusion["fn"]
     # As a label arrives, the card follows: a VALID patch's consensus turned INVALID.
