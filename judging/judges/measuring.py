@@ -3,19 +3,17 @@ no task): the ladder run's ordering from the evaluator tester, and each labelled
 agreement with the humans' consensus from the agreement report. See ``testing`` for the whole.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
 from django.utils import timezone
 
 from judging.models import JudgeTest, JudgeVersion, JudgingRun
-from judging.refine.scores import Estimate
-from judging.refine.selectors import refine_ranking
-from judging.reports.figures import Figure
-from judging.reports.humans import B_FULL
-from judging.reports.judges import BASELINES
-from judging.reports.selectors import JUDGES, agreement_report
 from sejury_web.llm import Provider
+
+if TYPE_CHECKING:
+    from judging.refine.scores import Estimate
+    from judging.reports.figures import Figure
 
 LADDER, JUDGE, TEAM = "ladder", "judge", "team"
 LABELLED_METRICS = {"accuracy": "Accuracy", "kappa": "Cohen's κ", "ac1": "Gwet's AC1", "mcc": "MCC"}
@@ -27,11 +25,11 @@ RUN_CANCELLED = "run {run} ({role}) was cancelled before it ended"
 ABOVE, OVERLAPS, BELOW = "above", "overlaps", "below"
 
 
-def _estimate(estimate: Estimate) -> dict[str, float | None]:
+def _estimate(estimate: "Estimate") -> dict[str, float | None]:
     return {"value": estimate.value, "lo": estimate.lo, "hi": estimate.hi}
 
 
-def _figure(figure: Figure) -> dict[str, Any]:
+def _figure(figure: "Figure") -> dict[str, Any]:
     return {"value": figure.value, "lo": figure.ci_lo, "hi": figure.ci_hi, "n": figure.n}
 
 
@@ -52,6 +50,13 @@ def kappa_position(judge: dict[str, Any] | None, team: dict[str, Any] | None) ->
 def measure(test: JudgeTest, runs: dict[str, JudgingRun]) -> dict[str, Any]:
     """The test's figures from its ended runs: the ladder run's ordering, and every labelled
     run's agreement with the consensus on B_full, the report's baselines beside them."""
+    # Here, not at the top: a worker imports this module at its start (its task), and the
+    # report's numpy and scipy only when it measures (tests/sejury_web/test_worker.py).
+    from judging.refine.selectors import refine_ranking
+    from judging.reports.humans import B_FULL
+    from judging.reports.judges import BASELINES
+    from judging.reports.selectors import JUDGES, agreement_report
+
     ladder_run = runs[LADDER]
     (ranked,) = refine_ranking(ladder_run.dataset, runs=[ladder_run], members=False)
     ordering = ranked.ordering
