@@ -36,7 +36,7 @@ from rubrics.models import Dataset, Patch
 from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.e2e.helpers import log_in, screenshot
+from tests.e2e.helpers import fresh_session, log_in, screenshot
 from tests.helpers import PASSWORD
 from tests.rubrics.factories import (
     DRAFT_TEXT,
@@ -131,7 +131,7 @@ def label_queue(
     note_on: int | None = None,
 ) -> None:
     """``user`` logs in and labels their whole queue with the keyboard, in queue order."""
-    page.context.clear_cookies()
+    fresh_session(page)
     log_in(page, server, user.username)
     page.locator(".topbar nav").get_by_role("link", name="My campaigns").click()
     row = page.locator(f"#annotate-campaigns tr[data-campaign='{campaign.pk}']")
@@ -259,7 +259,7 @@ def test_annotators_label_the_lead_adjudicates_calibrates_and_reads_the_report(
     assert notes == {disputed.pk: NOTE}
 
     # The lead sees the dispute, with both labels and the note, and settles it.
-    page.context.clear_cookies()
+    fresh_session(page)
     log_in(page, live_server, "lena")
     page.goto(f"{live_server.url}{reverse('judging:adjudication_queue', args=[dataset.slug])}")
     counts = {

@@ -11,7 +11,7 @@ from pytest_django.live_server_helper import LiveServer
 from api.models import ApiToken
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.e2e.helpers import log_in, screenshot
+from tests.e2e.helpers import fresh_session, log_in, screenshot
 from tests.helpers import PASSWORD
 
 
@@ -60,7 +60,7 @@ def test_a_user_creates_and_revokes_a_token_and_reads_the_docs(
 
     # An annotator (whom every API operation refuses) has no link, and the page is a 403.
     user_create(actor=None, username="ann", password=PASSWORD, roles=[Role.ANNOTATOR])
-    page.context.clear_cookies()
+    fresh_session(page)
     log_in(page, live_server, "ann")
     expect(page.locator(".topbar").get_by_role("link", name="API tokens")).to_have_count(0)
     answer = page.goto(f"{live_server.url}/api/tokens/")

@@ -20,7 +20,7 @@ from judging.management.commands.load_demo import DEMO_PASSWORD, DEMO_RUN_NAME
 from sejury_web.celery import app as celery_app
 from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.roles import Role, user_roles
-from tests.e2e.helpers import screenshot
+from tests.e2e.helpers import fresh_session, screenshot
 
 # Drafting, judging the candidates and the golden run go through a worker polling a SQLite
 # broker, after the demo's own run: allow it some seconds.
@@ -46,7 +46,7 @@ def load_demo_as_make_run_leaves_it() -> None:
 def log_in_as(page: Page, server: LiveServer, username: str) -> None:
     """A private window per user, as README says: a fresh login with the demo's password,
     which lands on the home page."""
-    page.context.clear_cookies()
+    fresh_session(page)
     page.goto(f"{server.url}/accounts/login/")
     page.get_by_label("Username").fill(username)
     page.get_by_label("Password").fill(DEMO_PASSWORD)

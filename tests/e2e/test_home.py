@@ -10,7 +10,7 @@ from playwright.sync_api import Page, expect
 from pytest_django.live_server_helper import LiveServer
 
 from sejury_web.roles import Role
-from tests.e2e.helpers import log_in, screenshot
+from tests.e2e.helpers import fresh_session, log_in, screenshot
 from tests.sejury_web.test_home import OTHER_NAME, RUN_NAME, _person, build
 
 
@@ -35,14 +35,14 @@ def test_each_role_lands_on_what_needs_it(
     page.locator('[data-home-item="adjudication"] .home-rows a').first.click()
     expect(page).to_have_url(re.compile(r"/adjudication/[\w-]+/$"))
 
-    page.context.clear_cookies()
+    fresh_session(page)
     log_in(page, live_server, "reviewer")
     cards = page.locator("section.home-item")
     expect(cards.first).to_have_attribute("data-home-item", "confirm")
     expect(page.locator(".home-empty")).to_contain_text("No rubric was sent back to you.")
     screenshot(page, tmp_path / "home-reviewer.png", full_page=True)
 
-    page.context.clear_cookies()
+    fresh_session(page)
     log_in(page, live_server, "annotator")
     campaigns = page.locator('[data-home-item="campaigns"]')
     expect(campaigns).to_contain_text("Round 2")
@@ -51,7 +51,7 @@ def test_each_role_lands_on_what_needs_it(
     campaigns.get_by_role("link", name="Continue").click()
     expect(page).to_have_url(re.compile(r"/annotate/\d+/$"))
 
-    page.context.clear_cookies()
+    fresh_session(page)
     log_in(page, live_server, "everyone")
     expect(page.get_by_role("heading", level=2)).to_have_text(
         ["As lead", "As reviewer", "As annotator"]

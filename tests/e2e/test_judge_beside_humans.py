@@ -13,7 +13,7 @@ from pytest_django.live_server_helper import LiveServer
 from judging.models import Label, PatchJudgment
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.e2e.helpers import log_in, screenshot
+from tests.e2e.helpers import fresh_session, log_in, screenshot
 from tests.helpers import PASSWORD
 from tests.judging.factories import AnnotationFactory, bug_with_patches, finished_run
 
@@ -59,7 +59,7 @@ def test_the_judge_beside_the_humans_on_the_patch_and_verdict_pages(
     expect(humans).to_contain_text("drops the check")
     screenshot(page, tmp_path / "verdict-lead.png", full_page=True)
 
-    page.context.clear_cookies()
+    fresh_session(page)
     log_in(page, live_server, "rey")
     page.goto(f"{live_server.url}{patch.get_absolute_url()}")
     expect(page.locator("#judge-humans tr", has_text="lenient")).to_contain_text("disagrees")
@@ -72,7 +72,7 @@ def test_the_judge_beside_the_humans_on_the_patch_and_verdict_pages(
     assert response is not None
     assert response.status == 403
 
-    page.context.clear_cookies()
+    fresh_session(page)
     log_in(page, live_server, "ann")
     for url in (patch.get_absolute_url(), verdict.get_absolute_url()):
         response = page.goto(f"{live_server.url}{url}")

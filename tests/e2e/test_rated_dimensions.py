@@ -15,7 +15,7 @@ from judging.annotations.services import annotation_record
 from judging.models import Annotation, Assignment, Label, StrategyResult
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.e2e.helpers import log_in, screenshot
+from tests.e2e.helpers import fresh_session, log_in, screenshot
 from tests.helpers import PASSWORD
 from tests.judging.factories import create_campaign, finished_run
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
@@ -81,8 +81,8 @@ def test_an_annotator_rates_two_dimensions_with_the_keyboard_and_the_lead_reads_
             page.keyboard.press("2")
             expect(page.locator("#rating-security-2")).to_be_checked()
             screenshot(page, tmp_path / "annotate-dimensions.png")
-        page.keyboard.press(label)
-        page.wait_for_url(lambda url, p=position: not url.endswith(f"/{p}/"))
+        with page.expect_navigation():  # the label is posted, and the next patch opens
+            page.keyboard.press(label)
     place = {a.position: a.patch_id for a in Assignment.objects.filter(annotator=ann)}
     ratings = {
         position: Annotation.objects.get(annotator=ann, patch_id=place[position]).ratings
@@ -94,7 +94,7 @@ def test_an_annotator_rates_two_dimensions_with_the_keyboard_and_the_lead_reads_
         3: {"maintainability": 2, "security": 1},
     }
 
-    page.context.clear_cookies()
+    fresh_session(page)
     log_in(page, live_server, "lena")
     page.goto(
         f"{live_server.url}{reverse('judging:report', args=[dataset.slug])}?runs=1&run={run.pk}"

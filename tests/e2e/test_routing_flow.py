@@ -24,7 +24,7 @@ from judging.models import (
 from rubrics.models import Patch
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.e2e.helpers import log_in, screenshot
+from tests.e2e.helpers import fresh_session, log_in, screenshot
 from tests.helpers import PASSWORD
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
 
@@ -103,7 +103,7 @@ def test_a_lead_routes_annotators_label_and_the_report_shows_what_it_bought(
 
     # Each annotator labels their queue with the keyboard.
     for name, labels in LABELS.items():
-        page.context.clear_cookies()
+        fresh_session(page)
         log_in(page, live_server, name)
         queue = dict(
             Assignment.objects.filter(campaign=campaign, annotator__username=name).values_list(
@@ -124,7 +124,7 @@ def test_a_lead_routes_annotators_label_and_the_report_shows_what_it_bought(
     assert Annotation.objects.count() == 8
 
     # The lead settles the one dispute.
-    page.context.clear_cookies()
+    fresh_session(page)
     log_in(page, live_server, "lena")
     queue_url = reverse("judging:adjudication_queue", args=[dataset.slug])
     page.goto(f"{live_server.url}{queue_url}?campaign={campaign.pk}")

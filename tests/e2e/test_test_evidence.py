@@ -15,7 +15,7 @@ from judging.models import Assignment
 from rubrics.models import Dataset, Patch
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.e2e.helpers import log_in, screenshot
+from tests.e2e.helpers import fresh_session, log_in, screenshot
 from tests.helpers import PASSWORD
 from tests.judging.factories import create_campaign
 from tests.rubrics.swebench.helpers import FIXTURES
@@ -82,7 +82,7 @@ def test_the_patch_page_shows_the_harness_tests_to_leads_and_reviewers_not_annot
     expect(page.locator(".stats:not(.consensus)")).to_contain_text("tests unknown")
     screenshot(page, tmp_path / "lead-not-evaluated.png", full_page=True)
 
-    page.context.clear_cookies()
+    fresh_session(page)
     log_in(page, live_server, "rey")
     page.goto(f"{live_server.url}{failing.get_absolute_url()}")
     expect(page.locator("#test-evidence tr[data-list=FAIL_TO_PASS]")).to_contain_text("1 of 2")
@@ -90,7 +90,7 @@ def test_the_patch_page_shows_the_harness_tests_to_leads_and_reviewers_not_annot
 
     campaign = create_campaign(dataset, [ann], name="Round 1", overlap=1)
     place = Assignment.objects.get(campaign=campaign, annotator=ann, patch=failing)
-    page.context.clear_cookies()
+    fresh_session(page)
     log_in(page, live_server, "ann")
     page.goto(f"{live_server.url}/annotate/{campaign.pk}/{place.position}/")
     expect(page.locator("#annotate-diff")).to_be_visible()
