@@ -166,3 +166,10 @@ class PreviewForm(forms.Form):
 
     def clean_context(self) -> str:
         return self.cleaned_data.get("context") or Context.GOLDEN
+
+
+class JudgeTestStartForm(forms.Form):
+    """The dataset a version is tested on, by its slug (a slug field: text no dataset's slug
+    can be, a NUL among it, is refused before any query)."""
+
+    dataset = forms.SlugField(max_length=255)

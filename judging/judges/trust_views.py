@@ -13,6 +13,7 @@ from judging.models import JudgeVersion
 from sejury_web.htmx import AuthenticatedHtmxRequest
 from sejury_web.roles import Role, role_required
 
+from .forms import JudgeTestStartForm
 from .selectors import JudgeNotFound, judge_get, judge_version_of
 from .services import judge_version_status_set
 from .testing import JudgeTestError, judge_test_start
@@ -62,7 +63,12 @@ def judge_test_begin(
 ) -> HttpResponse:
     """Start testing the version on the chosen dataset."""
     version = _version(judge_name, number)
-    dataset = testable_datasets().filter(slug=request.POST.get("dataset", "")).first()
+    form = JudgeTestStartForm(request.POST)
+    dataset = (
+        testable_datasets().filter(slug=form.cleaned_data["dataset"]).first()
+        if form.is_valid()
+        else None
+    )
     if dataset is None:
         return _answer(request, version, "Choose a dataset to test the judge on.")
     try:

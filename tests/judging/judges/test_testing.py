@@ -11,7 +11,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from scipy.stats import kendalltau
 from sklearn.metrics import accuracy_score, cohen_kappa_score, matthews_corrcoef
@@ -313,6 +315,15 @@ def test_a_lead_starts_a_test_watches_it_run_and_is_refused_trust_until_measured
         urls["start"], {"dataset": bare.slug}, HTTP_HX_REQUEST="true"
     ).content.decode()
     assert "Bare has no quality ladders yet" in answer
+    # Text no slug can be is refused before any query (PostgreSQL cannot compare a NUL).
+    with CaptureQueriesContext(connection) as queries:
+        answer = lead_client.post(
+            urls["start"], {"dataset": "\u202e漢字\x00x"}, HTTP_HX_REQUEST="true"
+        ).content.decode()
+    assert "Choose a dataset to test the judge on." in answer
+    assert not [q for q in queries.captured_queries if "漢字" in str(q["sql"])], (
+        queries.captured_queries
+    )
     # Started (no worker here): the card says it runs and polls itself.
     answer = lead_client.post(
         urls["start"], {"dataset": labelled.slug}, HTTP_HX_REQUEST="true"
