@@ -30,7 +30,7 @@ from scipy import sparse
 
 from judging.reports.figures import Figure
 from judging.reports.resampling import IntArray, Replicates
-from judging.reports.vectorized import Array, ratio
+from judging.reports.vectorized import Array, pairs_within_runs, ratio
 
 MIN_SHARED = 2  # rated patches two raters must share for their κ to count (as the labels')
 # Annotator pairs tallied at once: bounds the memory of the pairs' tables (pairs × K² × R).
@@ -194,20 +194,7 @@ def coincidences(replicates: Replicates, ratings: Ratings) -> tuple[Array, int]:
 
 def _pair_rows(ratings: Ratings) -> tuple[IntArray, IntArray]:
     """The rows of every two ratings of a patch by different annotators (first < second)."""
-    patches = ratings.patch
-    if not len(patches):
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    starts: IntArray = np.flatnonzero(np.r_[True, patches[1:] != patches[:-1]])
-    lengths: IntArray = np.diff(np.r_[starts, len(patches)])
-    firsts, seconds = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
-    for length in np.unique(lengths):
-        if length < 2:
-            continue
-        group = starts[lengths == length]
-        upper = np.triu_indices(int(length), k=1)
-        firsts.append((group[:, None] + upper[0]).ravel())
-        seconds.append((group[:, None] + upper[1]).ravel())
-    return np.concatenate(firsts), np.concatenate(seconds)
+    return pairs_within_runs(ratings.patch)
 
 
 def pair_kappas(replicates: Replicates, ratings: Ratings) -> tuple[Array, Array, int]:

@@ -23,7 +23,7 @@ from judging.consensus.rules import (
 from judging.models import Label
 from judging.reports.figures import Figure, PatchRecord
 from judging.reports.resampling import IntArray, Replicates
-from judging.reports.vectorized import Array, confusion_cell
+from judging.reports.vectorized import Array, confusion_cell, pairs_within_runs
 
 Mask = np.ndarray[Any, np.dtype[np.bool_]]
 T = TypeVar("T")
@@ -261,21 +261,10 @@ class Scope:
 
     def _pair_cells(self, mask: Mask) -> tuple[list[tuple[int, int]], Array]:
         chosen = np.flatnonzero(mask[self.decisive_patch])  # rows sorted by patch, annotator
-        patches = self.decisive_patch[chosen]
-        starts: IntArray = np.flatnonzero(np.r_[True, patches[1:] != patches[:-1]])
-        lengths: IntArray = np.diff(np.r_[starts, len(chosen)])
-        firsts, seconds = [], []
-        for length in np.unique(lengths):
-            if length < 2:
-                continue
-            group = starts[lengths == length]
-            upper = np.triu_indices(int(length), k=1)
-            firsts.append((group[:, None] + upper[0]).ravel())
-            seconds.append((group[:, None] + upper[1]).ravel())
-        if not firsts:
+        firsts, seconds = pairs_within_runs(self.decisive_patch[chosen])
+        if not len(firsts):
             return [], np.zeros((self.replicates.resamples + 1, 0, 4))
-        first = chosen[np.concatenate(firsts)]
-        second = chosen[np.concatenate(seconds)]
+        first, second = chosen[firsts], chosen[seconds]
         size = len(self.annotators)
         codes = self.decisive_annotator[first] * size + self.decisive_annotator[second]
         used, pair_index = np.unique(codes, return_inverse=True)

@@ -36,6 +36,25 @@ def confusion_cell(first_invalid: np.ndarray, second_invalid: np.ndarray) -> np.
     return 2 * np.asarray(first_invalid, np.int64) + np.asarray(second_invalid, np.int64)
 
 
+def pairs_within_runs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every two positions i < j of a sorted array that hold the same key, as two index arrays
+    (the rows of two labels, or two ratings, of one patch; rows sorted by patch)."""
+    empty = np.zeros(0, np.int64)
+    if not len(keys):
+        return empty, empty
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    lengths = np.diff(np.r_[starts, len(keys)])
+    firsts, seconds = [empty], [empty]
+    for length in np.unique(lengths):
+        if length < 2:
+            continue
+        group = starts[lengths == length]
+        upper = np.triu_indices(int(length), k=1)
+        firsts.append((group[:, None] + upper[0]).ravel())
+        seconds.append((group[:, None] + upper[1]).ravel())
+    return np.concatenate(firsts), np.concatenate(seconds)
+
+
 def cells(counts: Array) -> Array:
     """tp, fp, fn, tn of a confusion table ``(..., 4)``, each a contiguous array: the
     formulas below then read memory in order (a cell of the table itself is every fourth
