@@ -96,6 +96,11 @@ def testable_datasets() -> QuerySet[Dataset]:
     )
 
 
+def testable_dataset(slug: str) -> Dataset | None:
+    """The dataset of that slug, if a judge may be tested on it."""
+    return testable_datasets().filter(slug=slug).first()
+
+
 def test_card(version: JudgeVersion) -> TestCard:
     """The card of ``version``: its newest test and what it measured, the datasets to test it
     on, its earlier tests, and whether a lead may trust it now."""

@@ -17,7 +17,7 @@ from .forms import JudgeTestStartForm
 from .selectors import JudgeNotFound, judge_get, judge_version_of
 from .services import judge_version_status_set
 from .testing import JudgeTestError, judge_test_start
-from .trust import testable_datasets
+from .trust import testable_dataset
 
 CARD = "judging/judges/_test_card.html"
 
@@ -64,11 +64,7 @@ def judge_test_begin(
     """Start testing the version on the chosen dataset."""
     version = _version(judge_name, number)
     form = JudgeTestStartForm(request.POST)
-    dataset = (
-        testable_datasets().filter(slug=form.cleaned_data["dataset"]).first()
-        if form.is_valid()
-        else None
-    )
+    dataset = testable_dataset(form.cleaned_data["dataset"]) if form.is_valid() else None
     if dataset is None:
         return _answer(request, version, "Choose a dataset to test the judge on.")
     try:
