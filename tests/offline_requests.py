@@ -6,7 +6,8 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-from judging.judges.answers import DIMENSIONS, SCORE, VERDICT, AnswerSpec, Dimension
+from judging.dimensions import Dimension
+from judging.judges.answers import DIMENSIONS, SCORE, VERDICT, AnswerSpec
 from judging.judges.strategy import PURPOSES as WRITTEN_PURPOSES
 from judging.strategies.offline import SCORE_PURPOSES
 from sejury_web.llm.offline import offline_answer

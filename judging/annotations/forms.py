@@ -6,18 +6,12 @@ from typing import Any
 from django import forms
 from django.contrib.auth.models import User
 
-from judging.annotations.dimensions import (
-    HIGHEST,
-    LOWEST,
-    MAX_DIMENSIONS,
-    Dimension,
-    DimensionsError,
-    dimensions_parse,
-)
+from judging.annotations.dimensions import HIGHEST, LOWEST, campaign_dimensions_parse
 from judging.annotations.selectors import annotator_users
 from judging.annotations.services import DEFAULT_CALIBRATION_SAMPLE, clamp_seconds
 from judging.consensus.forms import RULES_EXPLAINED
 from judging.consensus.rules import ConsensusRule
+from judging.dimensions import EXAMPLE, MAX_DIMENSIONS, Dimension, DimensionsError
 from judging.models import Campaign, JudgingRun, Label
 from rubrics.forms import DatasetChoiceField
 from rubrics.models import Dataset
@@ -96,9 +90,10 @@ class CampaignForm(forms.Form):
             attrs={"rows": 3, "placeholder": "maintainability 1..5\nperformance 1..5"}
         ),
         help_text=f"Besides VALID/INVALID, annotators rate each of these on its scale: one a "
-        f'line, its name and scale, as "maintainability 1..5" (at most {MAX_DIMENSIONS}; '
-        f"ratings {LOWEST}–{HIGHEST}, one key each). The report compares them with a written "
-        "judge's dimensions of the same name.",
+        f"line, its name, its scale and what it measures (shown to annotators; optional), as "
+        f"“{EXAMPLE}” (at most {MAX_DIMENSIONS}; ratings {LOWEST}–{HIGHEST}, one key each). "
+        "The same lines as a written judge's dimensions: the report compares a judge's "
+        "dimension with the one of the same name.",
     )
     consensus_rule = forms.ChoiceField(
         choices=ConsensusRule.choices,
@@ -116,7 +111,7 @@ class CampaignForm(forms.Form):
 
     def clean_dimensions(self) -> list[Dimension]:
         try:
-            return dimensions_parse(self.cleaned_data.get("dimensions") or "")
+            return campaign_dimensions_parse(self.cleaned_data.get("dimensions") or "")
         except DimensionsError as error:
             raise forms.ValidationError(str(error)) from None
 

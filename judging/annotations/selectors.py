@@ -15,7 +15,7 @@ from collections.abc import Collection
 from django.contrib.auth.models import User
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
-from judging.annotations.dimensions import Dimension
+from judging.dimensions import Dimension
 from judging.models import Annotation, AnnotationRevision, Assignment, Campaign, Label
 from rubrics.models import Dataset, Patch
 from rubrics.selectors import PatchLabel, golden_rubric
@@ -291,11 +291,12 @@ class DimensionRow:
     name: str
     scale: list[int]
     rating: int | None
+    description: str = ""
 
 
 def dimension_rows(dimensions: list[Dimension], own: OwnLabel | None) -> list[DimensionRow]:
     ratings = own.ratings if own else {}
-    return [DimensionRow(d.name, d.scale, ratings.get(d.name)) for d in dimensions]
+    return [DimensionRow(d.name, d.scale, ratings.get(d.name), d.description) for d in dimensions]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -22,13 +22,9 @@ from django.db.models import Q
 from django.utils import timezone
 
 from judging.annotations.bundle import UNKNOWN_LABEL
-from judging.annotations.dimensions import (
-    Dimension,
-    DimensionsError,
-    dimensions_of,
-    ratings_check,
-)
+from judging.annotations.dimensions import ratings_check
 from judging.consensus.rules import UNKNOWN_RULE, ConsensusRule
+from judging.dimensions import Dimension, DimensionsError, dimensions_of
 from judging.models import (
     Annotation,
     AnnotationRevision,

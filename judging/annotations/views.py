@@ -29,7 +29,6 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from judging.annotations import selectors, services
-from judging.annotations.dimensions import dimensions_of
 from judging.annotations.forms import (
     CampaignForm,
     LabelForm,
@@ -48,6 +47,7 @@ from judging.annotations.labelstudio.import_ import (
     users_mapping,
 )
 from judging.annotations.services import CampaignError
+from judging.dimensions import dimensions_of
 from judging.models import Assignment, Campaign, Label
 from rubrics.models import Dataset
 from rubrics.selectors import dataset_get

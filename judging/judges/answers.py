@@ -14,34 +14,28 @@ with the reason (``sejury_web.llm.answers``); nothing is clamped.
 """
 
 import json
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from judging.dimensions import (
+    SCALE_MAX,
+    SCALE_MIN,
+    Bounds,
+    Dimension,
+    DimensionsError,
+    dimensions_from_json,
+)
+
 VERDICT, SCORE, DIMENSIONS = "verdict", "score", "dimensions"
 KINDS = (VERDICT, SCORE, DIMENSIONS)
 MEAN = ""  # ``overall``: the mean of every dimension
-
-DIMENSION_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
-MAX_DIMENSIONS = 8
-SCALE_MIN, SCALE_MAX = 0, 100
+JUDGE_SCALES = Bounds(SCALE_MIN, SCALE_MAX)
 
 UNKNOWN_KIND = "unknown answer kind {kind!r}; the kinds are " + ", ".join(KINDS)
 NO_DIMENSIONS = "an answer of kind 'dimensions' needs at least one dimension"
-TOO_MANY = f"a judge rates at most {MAX_DIMENSIONS} dimensions"
 DIMENSIONS_UNASKED = "only an answer of kind 'dimensions' has dimensions"
 OVERALL_UNASKED = "only an answer of kind 'dimensions' has an overall dimension"
-BAD_DIMENSION = "dimension {index}: {error}"
-BAD_NAME = (
-    "name {name!r} must be 1 to 32 lowercase letters, digits or underscores, starting with a letter"
-)
-REPEATED_DIMENSION = "dimension {name!r} appears twice"
-BAD_SCALE = (
-    f"its scale must be two integers low < high, within {SCALE_MIN}–{SCALE_MAX} (e.g. 1 and 5)"
-)
-NOT_AN_OBJECT = "it must be an object with name, low, high and description"
-UNKNOWN_FIELD = "unknown field {field!r}; a dimension has name, low, high and description"
 UNKNOWN_OVERALL = (
     "the overall score names {name!r}, which is not a dimension; the dimensions are {known}"
 )
@@ -49,27 +43,6 @@ UNKNOWN_OVERALL = (
 
 class AnswerSpecError(ValueError):
     """The answer kind, its dimensions or its overall score are not usable."""
-
-
-@dataclass(frozen=True)
-class Dimension:
-    """One dimension a judge rates: its name, its ordinal scale and what it measures."""
-
-    name: str
-    low: int
-    high: int
-    description: str = ""
-
-    def to_0_100(self, rating: int) -> float:
-        return 100.0 * (rating - self.low) / (self.high - self.low)
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "low": self.low,
-            "high": self.high,
-            "description": self.description,
-        }
 
 
 @dataclass(frozen=True)
@@ -83,32 +56,6 @@ class AnswerSpec:
     @property
     def schema(self) -> dict[str, Any]:
         return _schema(self)
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _dimension(index: int, given: Any) -> Dimension:
-    def bad(error: str) -> AnswerSpecError:
-        return AnswerSpecError(BAD_DIMENSION.format(index=index, error=error))
-
-    if not isinstance(given, dict):
-        raise bad(NOT_AN_OBJECT)
-    for key in given:
-        if key not in ("name", "low", "high", "description"):
-            raise bad(UNKNOWN_FIELD.format(field=key))
-    name = given.get("name")
-    if not isinstance(name, str) or not DIMENSION_NAME.match(name):
-        raise bad(BAD_NAME.format(name=name))
-    low: Any = given.get("low")
-    high: Any = given.get("high")
-    if not (_is_int(low) and _is_int(high) and SCALE_MIN <= low < high <= SCALE_MAX):
-        raise bad(f"{name}: {BAD_SCALE}")
-    description = given.get("description", "")
-    if not isinstance(description, str):
-        raise bad(f"{name}: its description must be text")
-    return Dimension(name, low, high, description.strip())
 
 
 def answer_spec(kind: Any, dimensions: Any = (), overall: Any = MEAN) -> AnswerSpec:
@@ -127,14 +74,10 @@ def answer_spec(kind: Any, dimensions: Any = (), overall: Any = MEAN) -> AnswerS
         return AnswerSpec(kind)
     if not dimensions:
         raise AnswerSpecError(NO_DIMENSIONS)
-    if len(dimensions) > MAX_DIMENSIONS:
-        raise AnswerSpecError(TOO_MANY)
-    checked: list[Dimension] = []
-    for index, given in enumerate(dimensions, start=1):
-        dimension = _dimension(index, given)
-        if any(d.name == dimension.name for d in checked):
-            raise AnswerSpecError(REPEATED_DIMENSION.format(name=dimension.name))
-        checked.append(dimension)
+    try:
+        checked = dimensions_from_json(dimensions, JUDGE_SCALES)
+    except DimensionsError as error:
+        raise AnswerSpecError(str(error)) from None
     if overall and overall not in [d.name for d in checked]:
         known = ", ".join(d.name for d in checked)
         raise AnswerSpecError(UNKNOWN_OVERALL.format(name=overall, known=known))

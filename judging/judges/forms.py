@@ -1,62 +1,40 @@
 """The Judges pages' forms: a judge's definition as a lead types it (a new judge, or a new
 version of one), and the patch a preview renders a version on.
 
-Dimensions are typed one per line, ``name low high description`` (``security 1 5 Does the
-patch open a hole?``): a lead writes them without reading the docs. The definition itself is
-checked by the service (``services.definition_check``), whose message names the field (and,
-for a template, the block's line and column); the form shows it under that field.
+Dimensions are typed one per line, ``name low..high description`` (``security 1..5 Does the
+patch open a hole?``), as a campaign's dimensions to rate are (``judging.dimensions``): a lead
+writes them without reading the docs. The definition itself is checked by the service
+(``services.definition_check``), whose message names the field (and, for a template, the
+block's line and column); the form shows it under that field.
 """
 
 from typing import Any
 
 from django import forms
 
+from judging.dimensions import (
+    EXAMPLE,
+    MAX_DIMENSIONS,
+    DimensionsError,
+    dimensions_of,
+    dimensions_parse,
+    dimensions_text,
+)
 from judging.models import Context, JudgeVersion
 
-from .answers import DIMENSIONS, MAX_DIMENSIONS
+from .answers import DIMENSIONS, JUDGE_SCALES
 from .services import JudgeDefinitionError
 
 DIMENSION_HELP = (
-    "One per line: name, lowest and highest rating, then what it measures, e.g. "
-    "“security 1 5 Does the patch open a security hole?”. "
-    f"At most {MAX_DIMENSIONS}; only for the kind “named dimensions”."
-)
-BAD_LINE = (
-    "line {line}: “{text}” is not “name low high description” "
-    "(e.g. “security 1 5 Does the patch open a hole?”)"
+    "One per line: its name, its scale and what it measures, e.g. "
+    f"“{EXAMPLE}” (the same lines as a campaign's dimensions to rate: the report pairs a "
+    f"judge's dimension with the annotators' of the same name). At most {MAX_DIMENSIONS}; "
+    "only for the kind “named dimensions”."
 )
 NOTE_REQUIRED = "say why this version is written: the history shows it"
 # A service's message starts with the field it is about ("template: unknown block …").
 FIELD_OF = {"name", "title", "template", "kind", "dimensions", "overall", "note"}
 TEMPLATE_ROWS = 18
-
-
-def dimensions_text(dimensions: list[dict[str, Any]]) -> str:
-    """Stored dimensions as the lines the form shows."""
-    return "\n".join(
-        f"{d['name']} {d['low']} {d['high']} {d.get('description', '')}".rstrip()
-        for d in dimensions
-    )
-
-
-def dimensions_parse(text: str) -> list[dict[str, Any]]:
-    """The form's lines as dimensions; ``forms.ValidationError`` naming the first bad line."""
-    found = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        parts = line.split(maxsplit=3)
-        if len(parts) < 3 or not all(p.lstrip("-").isdigit() for p in parts[1:3]):
-            raise forms.ValidationError(BAD_LINE.format(line=number, text=line.strip()[:80]))
-        found.append(
-            {
-                "name": parts[0],
-                "low": int(parts[1]),
-                "high": int(parts[2]),
-                "description": parts[3] if len(parts) > 3 else "",
-            }
-        )
-    return found
 
 
 class JudgeForm(forms.Form):
@@ -109,7 +87,13 @@ class JudgeForm(forms.Form):
         return str(self.cleaned_data.get("template", "")).replace("\r\n", "\n")
 
     def clean_dimensions(self) -> list[dict[str, Any]]:
-        return dimensions_parse(self.cleaned_data.get("dimensions", ""))
+        if self.cleaned_data.get("kind") != DIMENSIONS:
+            return []  # ignored for the other kinds (switching kind is no error)
+        try:
+            found = dimensions_parse(self.cleaned_data.get("dimensions", ""), JUDGE_SCALES)
+        except DimensionsError as error:
+            raise forms.ValidationError(str(error)) from None
+        return [d.as_json() for d in found]
 
     def clean_note(self) -> str:
         note = self.cleaned_data.get("note", "").strip()
@@ -147,7 +131,7 @@ def judge_initial(definition: dict[str, Any]) -> dict[str, Any]:
         "title": definition.get("title", ""),
         "template": definition.get("template", ""),
         "kind": definition.get("kind", JudgeVersion.Kind.VERDICT),
-        "dimensions": dimensions_text(definition.get("dimensions") or []),
+        "dimensions": dimensions_text(dimensions_of(definition.get("dimensions"))),
         "overall": definition.get("overall", ""),
     }
 

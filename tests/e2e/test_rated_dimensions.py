@@ -10,8 +10,8 @@ from django.urls import reverse
 from playwright.sync_api import Page, expect
 from pytest_django.live_server_helper import LiveServer
 
-from judging.annotations.dimensions import Dimension
 from judging.annotations.services import annotation_record
+from judging.dimensions import Dimension
 from judging.models import Annotation, Assignment, Label, StrategyResult
 from sejury_web.roles import Role
 from sejury_web.users import user_create

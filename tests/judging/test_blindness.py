@@ -27,8 +27,8 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.urls.converters import IntConverter
 from django.urls.exceptions import NoReverseMatch
 
-from judging.annotations.dimensions import Dimension
 from judging.annotations.services import annotation_record
+from judging.dimensions import Dimension
 from judging.models import (
     Adjudication,
     Annotation,

@@ -135,11 +135,9 @@ def test_a_bad_edit_shows_the_error_under_its_field_and_writes_nothing(
     missing_note = lead_client.post(_edit(), _form(note=" "))
     assert "say why this version is written" in missing_note.content.decode()
     line = lead_client.post(_edit(), _form(kind="dimensions", dimensions="security one five"))
-    assert "line 1: “security one five” is not “name low high description”" in (
-        line.content.decode()
-    )
-    scale = lead_client.post(_edit(), _form(kind="dimensions", dimensions="security 5 1 Holes"))
-    assert "dimension 1: security: its scale must be two integers low &lt; high" in (
+    assert "line 1: “security one five” is not a dimension" in line.content.decode()
+    scale = lead_client.post(_edit(), _form(kind="dimensions", dimensions="ok 1..5\nsecurity 5..1"))
+    assert "line 2: the scale of security must run from a whole number to a higher one" in (
         scale.content.decode()
     )
     assert JudgeVersion.objects.count() == 1
@@ -147,7 +145,7 @@ def test_a_bad_edit_shows_the_error_under_its_field_and_writes_nothing(
 
 def test_dimensions_typed_as_lines_become_the_version_s_scales(lead_client: Client) -> None:
     judge_define(data=MINIMALISM, actor=None)
-    lines = "maintainability 1 5 Is it easy to change?\n\nsecurity 1 5 Does it open a hole?"
+    lines = "maintainability 1..5 Is it easy to change?\n\nsecurity 1-5 Does it open a hole?"
     response = lead_client.post(
         _edit(), _form(kind="dimensions", dimensions=lines, overall="security", note="dims")
     )
@@ -159,7 +157,7 @@ def test_dimensions_typed_as_lines_become_the_version_s_scales(lead_client: Clie
     ]
     assert version.overall == "security"
     form = lead_client.get(_detail()).content.decode()
-    assert "maintainability 1 5 Is it easy to change?" in form  # the form shows the newest
+    assert "maintainability 1..5 Is it easy to change?" in form  # the form shows the newest
 
 
 def test_the_preview_shows_the_prompt_on_a_real_patch_escaped(lead_client: Client) -> None:

@@ -15,8 +15,8 @@ from scipy.stats import spearmanr
 from sklearn.metrics import cohen_kappa_score
 
 from api.schemas import AgreementReportOut
-from judging.annotations.dimensions import Dimension
 from judging.annotations.services import annotation_record
+from judging.dimensions import Dimension
 from judging.models import Label, StrategyResult
 from judging.reports.figures import Sampling
 from judging.reports.selectors import agreement_report
