@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from judging.annotations.dimensions import campaign_dimensions_parse
+from judging.annotations.services import annotation_record
 from judging.dimensions import (
     NAME,
     Bounds,
@@ -19,6 +20,12 @@ from judging.dimensions import (
     dimensions_text,
 )
 from judging.judges.answers import JUDGE_SCALES, answer_spec
+from judging.models import Label, StrategyResult
+from judging.reports.figures import Sampling
+from judging.reports.selectors import agreement_report
+from tests.judging.annotations.test_views import make_annotator
+from tests.judging.factories import create_campaign, finished_run
+from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
 
 STARTERS = Path(__file__).resolve().parent.parent.parent / "judging" / "judges" / "starters"
 
@@ -94,3 +101,41 @@ def test_every_shipped_and_stored_shape_reads() -> None:
     assert dimensions_of([{"name": "code-style", "low": 1, "high": 5}]) == [
         Dimension("code-style", 1, 5)
     ]
+
+
+@pytest.mark.django_db
+def test_the_same_line_typed_for_a_campaign_and_a_judge_pairs_them_in_the_report() -> None:
+    # A name with "-", which only campaigns took before: the report reads the judge's rating
+    # of it from the answers' JSON (the database extracts it) and pairs the two by name.
+    line = "code-style 1..5 Consistent with the code around it?"
+    [campaign_dimension] = campaign_dimensions_parse(line)
+    spec = answer_spec("dimensions", [d.as_json() for d in dimensions_parse(line, JUDGE_SCALES)])
+    assert spec.dimensions == (campaign_dimension,)
+    dataset = DatasetFactory(name="Paired", slug="paired")
+    bug = BugFactory(dataset=dataset)
+    patches = [PatchFactory(bug=bug, diff=make_diff(new=f"p = {n}")) for n in range(4)]
+    people = [make_annotator("pair-a"), make_annotator("pair-b")]
+    campaign = create_campaign(dataset, people, overlap=2, dimensions=[campaign_dimension])
+    for n, patch in enumerate(patches):
+        for person in people:
+            annotation_record(
+                campaign=campaign, annotator=person, patch=patch, label=Label.VALID,
+                ratings={"code-style": 1 + n},
+            )  # fmt: skip
+    member = "style@1"
+    answer = {"judge": {"dimensions": {"code-style": {"rating": 0, "reason": "r"}}}}
+    judgments = {
+        patch: (Label.VALID, {member: {"score": 50.0, "verdict": Label.VALID, "answers": answer}})
+        for patch in patches
+    }
+    run = finished_run(dataset, judgments, team=[member], context="reference")
+    for n, result in enumerate(StrategyResult.objects.filter(judgment__run=run).order_by("pk")):
+        result.answers["judge"]["dimensions"]["code-style"]["rating"] = 1 + n
+        result.prompt_version = f"written:{member}"
+        result.save()
+    report = agreement_report(dataset, runs=[run], sampling=Sampling(resamples=20))
+    [section] = report.dimensions or []
+    assert section.name == "code-style"
+    [judged] = section.judges
+    assert (judged.member, judged.patches) == (member, 4)
+    assert judged.spearman.value == pytest.approx(1.0)
