@@ -264,6 +264,13 @@ class RunPage(Schema):
     )
 
 
+class DimensionRatingOut(Schema):
+    """A written judge's rating of one dimension of a patch, on the dimension's scale."""
+
+    rating: int | None = Field(description="The rating, on the dimension's own scale")
+    reason: str = Field(description="The judge's reason for it")
+
+
 class VerdictRecord(Schema):
     """A patch's verdict in a run: the fields of ``export_verdicts``."""
 
@@ -278,6 +285,11 @@ class VerdictRecord(Schema):
     scores: dict[str, float | None] = Field(description="Each member's score, in team order")
     rubric_verdict: Literal["VALID", "INVALID"] | None = Field(
         None, description="The rubric judge's own label: only when it is in the team"
+    )
+    dimensions: dict[str, dict[str, DimensionRatingOut]] | None = Field(
+        None,
+        description="Each written member of the `dimensions` kind that answered (`name@N`): "
+        "each dimension's rating and reason, by dimension name; only when one answered",
     )
     final_label: Literal["VALID", "INVALID"] | None = Field(
         None,

@@ -10,6 +10,7 @@ from typing import Any
 
 from django.db.models import Prefetch
 
+from judging.dimensions import Dimension, dimensions_of
 from judging.models import JudgeVersion, JudgingRun, WrittenJudge
 from judging.runs.cases import case_for
 from judging.strategies import StrategyError
@@ -71,6 +72,24 @@ def judge_version_get(text: str) -> JudgeVersion:
     if version is None:
         raise JudgeNotFound(UNKNOWN_JUDGE.format(name=_parse(text)[0]))
     return version
+
+
+def members_dimensions(team: list[str]) -> dict[str, list[Dimension]]:
+    """The dimensions each written member of ``team`` (``name@N``, as a run records it)
+    rates, in team order; members that rate none (other kinds, built-ins) left out. One
+    query, none for a team without a written judge."""
+    wanted = {parsed: member for member in team if (parsed := _parse(member))[1] is not None}
+    if not wanted:
+        return {}
+    names = {name for name, _ in wanted}
+    found: dict[str, list[Dimension]] = {}
+    versions = JudgeVersion.objects.filter(
+        judge__name__in=names, kind=JudgeVersion.Kind.DIMENSIONS
+    ).values_list("judge__name", "number", "dimensions")
+    for name, number, dimensions in versions:
+        if (member := wanted.get((name, number))) is not None:
+            found[member] = dimensions_of(dimensions)
+    return {member: found[member] for member in team if member in found}
 
 
 def version_answer_spec(version: JudgeVersion) -> AnswerSpec:

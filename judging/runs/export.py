@@ -5,7 +5,9 @@ team's verdict and every member's score; with ``final``, also the patch's final 
 human consensus where there is one (under the dataset's rule), otherwise the team's verdict,
 and which of the two it is. Records stream: the judgments are read in chunks
 of ``CHUNK_SIZE``, with one query for each chunk's member results, so a run of 10,000
-patches is never in memory at once. Answers of the offline provider are marked in every
+patches is never in memory at once. A written judge of the ``dimensions`` kind adds each
+dimension's rating and reason (``dimensions``; in the CSV a pair of columns per dimension).
+Answers of the offline provider are marked in every
 record (``offline``, true) and labelled with ``OFFLINE_MARKER`` (``note``): they are not an
 LLM's.
 """
@@ -18,12 +20,14 @@ from typing import Any
 from django.db.models import Q, QuerySet
 
 from judging.consensus.rules import dataset_consensus
+from judging.judges.selectors import members_dimensions
 from judging.models import JudgingRun, PatchJudgment, StrategyResult
 from sejury_web.csv_cells import csv_writer
 from sejury_web.llm import OFFLINE_MARKER, Provider
 
 CHUNK_SIZE = 500
 RUBRIC_JUDGE = "rubric"  # the strategy whose own VALID/INVALID label a record carries
+DIMENSION_FIELDS = ("rating", "reason")  # of each dimension a written member rates
 
 Record = dict[str, Any]
 
@@ -165,7 +169,7 @@ def _chunk_records(
         }
         if RUBRIC_JUDGE in team:
             record["rubric_verdict"] = results.get(RUBRIC_JUDGE, {}).get("verdict") or None
-        if row["pk"] in dimensions:  # a written judge's ratings: JSON only, not CSV columns
+        if row["pk"] in dimensions:  # a written judge's ratings and reasons, by member
             record["dimensions"] = dimensions[row["pk"]]
         if final:
             state = settled.get(row["patch_id"])
@@ -191,12 +195,26 @@ def verdict_jsonl(run: JudgingRun, *, final: bool = False) -> Iterator[str]:
         yield json.dumps(record, ensure_ascii=False) + "\n"
 
 
+def _dimension_columns(run: JudgingRun) -> list[tuple[str, str, str]]:
+    """(member, dimension, field) of each rating and reason column: every dimension the
+    run's written members rate, in team order."""
+    return [
+        (member, dimension.name, field)
+        for member, dimensions in members_dimensions(list(run.strategies)).items()
+        for dimension in dimensions
+        for field in DIMENSION_FIELDS
+    ]
+
+
 def csv_columns(run: JudgingRun, *, final: bool = False) -> list[str]:
-    """The CSV header: a record's fields, with ``scores`` as one ``score_<member>`` per member."""
+    """The CSV header: a record's fields, with ``scores`` as one ``score_<member>`` per member
+    and ``dimensions`` as ``<member>.<dimension>.rating`` and ``….reason`` for each dimension
+    a written member rates."""
     columns = ["run", "dataset", "patch", "bug", "status", "score", "verdict", "spread"]
     columns += [f"score_{name}" for name in run.strategies]
     if RUBRIC_JUDGE in run.strategies:
         columns.append("rubric_verdict")
+    columns += [".".join(column) for column in _dimension_columns(run)]
     if final:
         columns += ["final_label", "final_from"]
     return [
@@ -218,10 +236,18 @@ def verdict_csv(run: JudgingRun, *, final: bool = False) -> Iterator[str]:
         return buffer.getvalue()
 
     columns = csv_columns(run, final=final)
+    rated = _dimension_columns(run)
     yield line(columns)
     for record in verdict_records(run, final=final):
         scores = record.pop("scores")
         record.update({f"score_{name}": score for name, score in scores.items()})
+        dimensions = record.pop("dimensions", {})
+        record.update(
+            {
+                f"{member}.{name}.{field}": dimensions.get(member, {}).get(name, {}).get(field)
+                for member, name, field in rated
+            }
+        )
         yield line([record[column] for column in columns])
 
 
