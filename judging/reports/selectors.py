@@ -541,11 +541,16 @@ def agreement_report(
     # Asked each time (a few rows): a renamed annotator shows at once.
     names = dict(User.objects.filter(pk__in=inputs.annotators).values_list("pk", "username"))
     ordered = sorted(inputs.annotators, key=lambda pk: (names.get(pk, ""), pk))
+    # The written judges' ratings are read for the dimensions the campaigns rate: a dimension
+    # rated since (a new campaign's) is another read, though no verdict changed.
     kept_verdicts, spreads = read_cache.remembered(
-        ("verdicts", dataset.pk, dataset.created_at, tuple(run.pk for run in chosen)),
+        (
+            "verdicts", dataset.pk, dataset.created_at, tuple(run.pk for run in chosen),
+            tuple(ratings.name for ratings in read.ratings),
+        ),
         verdicts_version,
         lambda: _run_verdicts(chosen),
-    )
+    )  # fmt: skip
     # The runs as asked for now (their names, thresholds), with the verdicts read.
     run_verdicts = [
         dataclasses.replace(verdicts, run=run)

@@ -117,3 +117,37 @@ def test_the_report_shows_each_rated_dimension_beside_the_written_judge(
     assert f"spearman rho vs median,Run {run.pk} {member}," in csv
     assert "dimension maintainability by source,alpha ordinal,agent-a," in csv
     assert exported["dimensions"][0]["by_source"][1]["source"] == "agent-b"
+
+
+def test_a_run_read_before_a_campaign_rated_dimensions_shows_its_judge_once_one_does(
+    annotator: User,
+) -> None:
+    """The report keeps a run's verdicts while none changes; a campaign rating dimensions
+    since (the written judge's ratings were there all along) reads them again."""
+    dataset = DatasetFactory(name="Rated later", slug="rated-later")
+    bug = BugFactory(dataset=dataset)
+    patches = [PatchFactory(bug=bug, diff=make_diff(new=f"w = {n}")) for n in range(3)]
+    member = "nonfunctional@1"
+    judged = {
+        patch: (
+            Label.VALID,
+            {member: {"score": 50.0, "answers": {"judge": {"dimensions": {
+                "maintainability": {"rating": n + 1, "reason": "r"}}}}}},
+        )
+        for n, patch in enumerate(patches)
+    }  # fmt: skip
+    run = finished_run(dataset, judged, team=[member], context="reference")
+    StrategyResult.objects.filter(judgment__run=run).update(prompt_version=f"written:{member}")
+    assert agreement_report(dataset, runs=[run], sampling=Sampling(resamples=20)).dimensions == []
+
+    people = [annotator, make_annotator("rater-2")]
+    campaign = create_campaign(dataset, people, dimensions=[Dimension("maintainability", 1, 5)])
+    for n, patch in enumerate(patches):
+        for person in people:
+            annotation_record(
+                campaign=campaign, annotator=person, patch=patch, label=Label.VALID,
+                ratings={"maintainability": n + 1},
+            )  # fmt: skip
+    report = agreement_report(dataset, runs=[run], sampling=Sampling(resamples=20))
+    [section] = report.dimensions or []
+    assert [(judge.member, judge.patches) for judge in section.judges] == [(member, 3)]
