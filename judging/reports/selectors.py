@@ -10,13 +10,15 @@ by ``humans`` and ``judges``. A page can ask for some sections only: each loads 
 """
 
 import dataclasses
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 from django.contrib.auth.models import User
-from django.db.models import QuerySet
+from django.db.models import QuerySet, TextField
 from django.db.models.fields.json import KeyTextTransform, KeyTransform
+from django.db.models.functions import Cast
 
 from judging.annotations.selectors import CampaignNotFound, campaign_get, campaign_patch_ids
 from judging.calibration.selectors import calibration_patch_ids
@@ -184,10 +186,15 @@ def _records(dataset: Dataset, patch_ids: set[int] | None, rule: ConsensusRule) 
         .values_list("id", "bug_id", "bug__bug_type", "source", "tests_pass", "key")
     )
     facts = {row[0]: row for row in patches if patch_ids is None or row[0] in patch_ids}
+    scales = _scales(dataset.pk)
+    # With rated dimensions, each label's ratings come with it, as the JSON's text: one
+    # ``json.loads`` of them all costs less than the database extracting each rating.
     labels = list(
         Annotation.objects.filter(patch__dataset=dataset)
         .order_by()
-        .values_list("patch_id", "annotator_id", "label")
+        .values_list(
+            "patch_id", "annotator_id", "label", *([Cast("ratings", TextField())] if scales else [])
+        )
     )
     decided = list(
         Adjudication.objects.filter(patch__dataset=dataset)
@@ -233,7 +240,7 @@ def _records(dataset: Dataset, patch_ids: set[int] | None, rule: ConsensusRule) 
         Candidate(patch_id, bug_id, source, tests_pass)
         for patch_id, bug_id, _, source, tests_pass, _ in facts.values()
     ]
-    ratings = _ratings(dataset, ids)
+    ratings = _ratings(scales, ids, label_ids, labels)
     return _Read(columns, candidates, {row[0]: row[5] for row in patches}, ratings)
 
 
@@ -252,35 +259,47 @@ def _scales(dataset_id: int) -> dict[str, tuple[int, int]]:
     return scales
 
 
-def _ratings(dataset: Dataset, ids: np.ndarray) -> list[Ratings]:
-    """The dimensions the dataset's campaigns rate (a name rated in two campaigns on two
-    scales: the scale spanning both), each with the ratings of the scope's patches (``ids``,
-    ascending), sorted by patch then annotator: two queries."""
-    scales = _scales(dataset.pk)
+def _ratings(
+    scales: dict[str, tuple[int, int]],
+    ids: np.ndarray,
+    label_ids: np.ndarray,
+    labels: list[tuple[Any, ...]],
+) -> list[Ratings]:
+    """Each dimension the dataset's campaigns rate (``scales``), with the ratings of the
+    scope's patches (``ids``, ascending), sorted by patch then annotator: from the labels'
+    rows (patch id, annotator, label, ratings as JSON text) and their patch ids."""
     if not scales:
         return []
-    # Each rating straight from the database's JSON (``JSON_EXTRACT``, ``->>``): decoding
-    # every label's JSON in Python costs more than the statistics.
-    names = list(scales)
-    rows = (
-        Annotation.objects.filter(patch__dataset=dataset)
-        .exclude(ratings={})
-        .order_by()
-        .values_list(
-            "patch_id", "annotator_id", *(KeyTextTransform(name, "ratings") for name in names)
-        )
-    )
-    columns = np.array(list(rows), dtype=object).reshape(-1, 2 + len(names))
-    patch_ids, annotators = columns[:, 0].astype(np.int64), columns[:, 1].astype(np.int64)
+    rated_by = _json_objects([row[3] for row in labels])
+    annotators = np.array([row[1] for row in labels], np.int64)
     result = []
-    for column, (name, (low, high)) in enumerate(scales.items(), start=2):
-        values = _wholes(columns[:, column])
-        rated = (values >= low) & (values <= high)  # on the scale (every campaign's)
-        place, inside = _positions(ids, patch_ids[rated])
+    for name, (low, high) in scales.items():
+        values, whole = _wholes([ratings.get(name) for ratings in rated_by])
+        rated = whole & (values >= 0) & (values >= low) & (values <= high)  # on the scale
+        place, inside = _positions(ids, label_ids[rated])
         annotator, value = annotators[rated][inside], values[rated][inside]
         order = np.lexsort((annotator, place))
         result.append(Ratings(name, low, high, place[order], annotator[order], value[order]))
     return result
+
+
+def _json_objects(texts: list[str | None]) -> list[dict[str, Any]]:
+    """Each JSON text decoded, as an object ({} for anything else): one ``json.loads`` of
+    them all, text by text only if that fails."""
+    try:
+        decoded = json.loads("[" + ",".join(text or "null" for text in texts) + "]")
+    except ValueError:
+        decoded = []
+    if len(decoded) != len(texts):
+        decoded = [_json_or_none(text) for text in texts]
+    return [value if isinstance(value, dict) else {} for value in decoded]
+
+
+def _json_or_none(text: str | None) -> Any:
+    try:
+        return json.loads(text) if text else None
+    except ValueError:
+        return None
 
 
 def _whole(value: Any) -> int | None:
@@ -294,18 +313,22 @@ def _whole(value: Any) -> int | None:
     return int(number) if number.is_integer() else None
 
 
-def _wholes(values: np.ndarray) -> np.ndarray:
-    """``_whole`` of each value (objects), −1 for none: one numpy conversion, value by value
-    only when something is not a number (ratings are checked whole numbers on write)."""
-    present = np.array([value is not None for value in values.tolist()], bool)
-    result = np.full(len(values), -1, np.int64)
+def _wholes(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """``_whole`` of each value: the numbers (0 where none) and where there is one. One
+    numpy conversion, value by value only when something is not a number (ratings are
+    checked whole numbers on write)."""
+    present = np.fromiter(
+        (value is not None and not isinstance(value, bool) for value in values), bool, len(values)
+    )
+    numbers = np.zeros(len(values))
     try:
-        numbers = values[present].astype(np.float64)
-    except (TypeError, ValueError):
-        return np.array([-1 if (w := _whole(v)) is None else w for v in values.tolist()], np.int64)
-    whole = np.isfinite(numbers) & (numbers == np.round(numbers)) & (numbers >= 0)
-    result[np.flatnonzero(present)[whole]] = numbers[whole].astype(np.int64)
-    return result
+        numbers[present] = np.array(values, dtype=object)[present].astype(np.float64)
+    except (TypeError, ValueError, OverflowError):
+        wholes = [_whole(value) for value in values]
+        present = np.array([whole is not None for whole in wholes], bool)
+        return np.array([whole or 0 for whole in wholes], np.int64), present
+    whole = present & np.isfinite(numbers) & (numbers == np.round(numbers))
+    return np.where(whole, numbers, 0).astype(np.int64), whole
 
 
 def _judge_ratings(
@@ -324,34 +347,34 @@ def _judge_ratings(
         )
         for name in names
     ]
-    rows = (
+    rows = list(
         StrategyResult.objects.filter(
             judgment__run__in=runs, status="done", prompt_version__startswith="written:"
         )
         .order_by()
         .values_list("judgment__run_id", "judgment__patch_id", "strategy", *ratings)
     )
-    for run_id, patch_id, member, *values in rows:
-        for name, value in zip(names, values, strict=True):
-            rating = _whole(value)
-            if rating is not None:
-                result[run_id].setdefault(member, {}).setdefault(name, {})[patch_id] = rating
-    return result
-    rows = (
-        StrategyResult.objects.filter(
-            judgment__run__in=runs, status="done", prompt_version__startswith="written:"
-        )
-        .order_by()
-        .values_list("judgment__run_id", "judgment__patch_id", "strategy", "answers")
+    if not rows:
+        return result
+    # Each (run, member) as a number, in the order of its rows.
+    members: dict[tuple[int, str], int] = {}
+    group = np.fromiter(
+        (members.setdefault((row[0], row[2]), len(members)) for row in rows), np.int64, len(rows)
     )
-    for run_id, patch_id, member, answers in rows:
-        dimensions = ((answers or {}).get("judge") or {}).get("dimensions")
-        if not isinstance(dimensions, dict):
-            continue
-        for name, answer in dimensions.items():
-            rating = answer.get("rating") if isinstance(answer, dict) else None
-            if isinstance(rating, int) and not isinstance(rating, bool):
-                result[run_id].setdefault(member, {}).setdefault(name, {})[patch_id] = rating
+    patch_ids = np.fromiter((row[1] for row in rows), np.int64, len(rows))
+    columns = [_wholes([row[3 + index] for row in rows]) for index in range(len(names))]
+    rated = np.logical_or.reduce([whole for _, whole in columns])
+    # Members in the order of their first rating (as one pass over the rows would meet them).
+    groups, first = np.unique(group[rated], return_index=True)
+    keys = list(members)
+    for number in groups[np.argsort(first)].tolist():
+        run_id, member = keys[number]
+        mine = group == number
+        for name, (values, whole) in zip(names, columns, strict=True):
+            chosen = mine & whole
+            if chosen.any():
+                by_patch = zip(patch_ids[chosen].tolist(), values[chosen].tolist(), strict=True)
+                result[run_id].setdefault(member, {})[name] = dict(by_patch)
     return result
 
 
