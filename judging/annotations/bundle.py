@@ -7,6 +7,7 @@ from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 from django.db.models import F
 
+from judging.annotations.dimensions import ratings_problem
 from judging.models import Annotation, AnnotationRevision, Label
 from rubrics.bundle.base import ImportContext, KindCounts, RecordKind
 from rubrics.bundle.bugs import upsert
@@ -65,7 +66,7 @@ def _revisions_record(annotations: Iterable[Annotation], idents: set[tuple[int, 
     to their history, as ``annotation_record`` does for labels given in the app."""
     AnnotationRevision.objects.bulk_create(
         [
-            AnnotationRevision(annotation_id=a.pk, label=a.label, note=a.note)
+            AnnotationRevision(annotation_id=a.pk, label=a.label, note=a.note, ratings=a.ratings)
             for a in annotations
             if (a.patch_id, a.annotator_id) in idents
         ],
@@ -83,7 +84,7 @@ def _batch_annotations(
     rows = Annotation.objects.filter(patch_id__in=patch_ids, annotator_id__in=annotator_ids)
     return {
         (a.patch_id, a.annotator_id): a
-        for a in rows.only("id", "patch_id", "annotator_id", "label", "note", "origin")
+        for a in rows.only("id", "patch_id", "annotator_id", "label", "note", "ratings", "origin")
         if (a.patch_id, a.annotator_id) in idents
     }
 
@@ -98,6 +99,9 @@ class LabelKind(RecordKind):
         ),
         "label": FieldSpec((str,), required=True, check=_check_label),
         "note": FieldSpec((str,), max_length=MAX_NOTE),
+        # A campaign's rated dimensions ({name: rating}); a record without them leaves the
+        # label's ratings as they are.
+        "ratings": FieldSpec((dict,), check=ratings_problem),
     }
 
     def identity(self, data: dict[str, Any]) -> tuple[str, str]:
@@ -155,6 +159,7 @@ class LabelKind(RecordKind):
             (patch_ids[r.data["patch"]], users[r.data["annotator"]].pk): {
                 "label": r.data["label"],
                 "note": r.data.get("note", ""),
+                **({"ratings": r.data["ratings"]} if "ratings" in r.data else {}),
             }
             for r in records
         }
@@ -211,9 +216,12 @@ class LabelKind(RecordKind):
             .order_by("patch__sort_key", "annotator__username")
         )
         for a in annotations.iterator(chunk_size=1000):
-            yield {
+            record = {
                 "patch": a.patch_key,
                 "annotator": a.annotator_name,
                 "label": a.label,
                 "note": a.note,
             }
+            if a.ratings:
+                record["ratings"] = a.ratings
+            yield record

@@ -336,17 +336,40 @@ def test_export_then_import_round_trips() -> None:
         bug("BUG-1", metadata={"nested": {"ü": [1, 2.5, None]}}),
         patch("P-1", diff=patch()["diff"].replace("\n", "\r\n"), tests_pass=None),
         label("P-1", note="looks right ✓"),
-        label("P-1", annotator="rater-02", value="UNSURE"),
+        label("P-1", annotator="rater-02", value="UNSURE", ratings={"security": 2, "a-b_c": 0}),
         rubric("BUG-1", confirmed_by="reviewer-b"),
         rubric("BUG-1", variant="free_form", revisions=[revision("Sum ✓ every item.\r\n")]),
     )
     first = "".join(bundle_export(dataset=Dataset.objects.get()))
     assert first.count('"kind": "rubric"') == 2
+    assert first.count('"ratings": {"security": 2, "a-b_c": 0}') == 1  # a label's ratings
     summary = bundle_import(source=io.BytesIO(first.encode()), dataset_name="Copy", actor=None)
     second = "".join(bundle_export(dataset=summary.dataset))
     assert first == second
     again = bundle_import(source=io.BytesIO(first.encode()), dataset_name="Demo", actor=None)
     assert again.unchanged
+
+
+def test_a_label_s_ratings_come_in_checked_and_stay_when_a_record_has_none() -> None:
+    import_records(bug(), patch("P-1"), label("P-1", ratings={"security": 3}))
+    annotation = Annotation.objects.get()
+    assert annotation.ratings == {"security": 3}
+    assert [r.ratings for r in annotation.revisions.all()] == [{"security": 3}]
+    import_records(bug(), patch("P-1"), label("P-1", value="INVALID"))  # no ratings: kept
+    annotation.refresh_from_db()
+    assert (annotation.label, annotation.ratings) == ("INVALID", {"security": 3})
+    for ratings, message in [
+        ({"Security": 3}, "'Security' is not a dimension name"),
+        ({"security": 10}, "the rating of security must be a whole number from 0 to 9"),
+        ({"security": True}, "the rating of security must be a whole number"),
+        ({"security": "3"}, "the rating of security must be a whole number"),
+        ({f"d{n}": 1 for n in range(9)}, "at most 8 ratings"),
+    ]:
+        [error] = import_errors(bug(), patch("P-1"), label("P-1", ratings=ratings))
+        assert (error.line, error.field) == (3, "ratings")
+        assert error.message.startswith(message)
+    annotation.refresh_from_db()
+    assert annotation.ratings == {"security": 3}
 
 
 def test_le2019_bundle_imports_with_the_published_counts(
