@@ -33,7 +33,10 @@ def _card(
     request: AuthenticatedHtmxRequest, version: JudgeVersion, error: str = ""
 ) -> HttpResponse:
     # 200 even with an error: htmx swaps no 4xx answer, and the card says the error itself.
-    return render(request, CARD, {"version": version, "test_error": error})
+    # To htmx, the page's other tags of the version's status too (out of band): a poll that
+    # sees the test measured changes them from untested to tested with the card.
+    context = {"version": version, "test_error": error, "oob": bool(request.htmx)}
+    return render(request, CARD, context)
 
 
 def _answer(
