@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 from pytest_django.fixtures import Settings
 
+from judging.judges.services import STARTERS, judge_define
 from judging.models import BugStep, JudgingRun, PatchJudgment, StrategyResult
 from judging.runs.batch import run_owner
 from judging.runs.services import (
@@ -224,28 +225,30 @@ def test_a_worker_killed_while_a_batch_runs_and_while_its_results_are_stored_los
 
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
-def test_a_team_with_s2_and_s4_is_judged_in_batch_rounds_at_half_the_price(
+def test_a_team_with_s2_s4_and_a_written_judge_is_judged_in_batch_rounds_at_half_the_price(
     settings: Settings, batch_worker: Shared
 ) -> None:
+    starter = json.loads((STARTERS / "nonfunctional.json").read_text(encoding="utf-8"))
+    written = judge_define(data=starter, actor=None)[0].label  # nonfunctional@1
     with _batch_server(settings, batch_worker) as server:
-        run = _batch_run()
+        run = _batch_run([*TEAM, written])
         _wait_for(_finished(run), 90, "the run to finish", batch_worker.log)
 
     patches = BUGS * PATCHES_PER_BUG
     judgments = PatchJudgment.objects.filter(run=run)
     assert [j.status for j in judgments] == ["done"] * patches
-    # Round 1: s4's bug steps and s2's first turns; round 2: s4's judgments and s2's
-    # rethinks, each of which needed an answer of round 1.
+    # Round 1: s4's bug steps, s2's first turns and the written judge's one call each;
+    # round 2: s4's judgments and s2's rethinks, each of which needed an answer of round 1.
     jobs = LLMBatch.objects.filter(owner=run_owner(run.pk))
     assert sorted(jobs.values_list("round", flat=True)) == [1, 2]
     by_round = {job.round: job.request_count for job in jobs}
-    assert by_round == {1: BUGS + patches, 2: 2 * patches}
+    assert by_round == {1: BUGS + 2 * patches, 2: 2 * patches}
     # Every call needed, once; none went as an ordinary call.
-    assert sum(_bodies(server).values()) == BUGS + 3 * patches
+    assert sum(_bodies(server).values()) == BUGS + 4 * patches
     assert set(_bodies(server).values()) == {1}
     assert not [r for r in server.requests if r.path == "/v1/chat/completions"]
     calls = LLMCall.objects.all()
-    assert calls.count() == BUGS + 3 * patches
+    assert calls.count() == BUGS + 4 * patches
     assert all(c.status == "ok" and c.settings["batch"] for c in calls)
     # The bill: every call at the batch rate, half the ordinary one.
     ordinary = sum(
@@ -262,6 +265,17 @@ def test_a_team_with_s2_and_s4_is_judged_in_batch_rounds_at_half_the_price(
     s2 = results.filter(strategy="s2").first()
     assert s2 is not None
     assert set(s2.answers) == {"assess", "rethink"}
+    # The written judge's answers as a run stores them: each dimension at the top of its
+    # scale (the fake answers 50, lowered to the schema's maximum), overall their mean.
+    mine = results.filter(strategy=written)
+    assert {(r.status, r.prompt_version, r.score) for r in mine} == {
+        ("done", f"written:{written}", 100.0)
+    }
+    first = mine.first()
+    assert first is not None
+    assert {name: d["rating"] for name, d in first.answers["judge"]["dimensions"].items()} == {
+        "maintainability": 5, "performance": 5, "security": 5
+    }  # fmt: skip
 
 
 @pytest.mark.worker
