@@ -123,5 +123,6 @@ def written_strategy(spec: JudgeSpec) -> WrittenStrategy:
         prompt_version = f"written:{spec.label}"
         uses_reference = "reference_fix" in blocks
         uses_rubric = "rubric" in blocks
+        dimensions = spec.answer.dimensions
 
     return Written(spec)

@@ -366,6 +366,7 @@ class DimensionScore:
     name: str
     rating: int | None
     reason: str
+    scale: str = ""  # "1–5": the dimension's scale, as the judge's version defines it
 
 
 @dataclass(frozen=True)
@@ -411,6 +412,7 @@ class Member:
         dimensions = answer.get("dimensions") if isinstance(answer, dict) else None
         if not isinstance(dimensions, dict):
             return []
+        scales = {d.name: f"{d.low}–{d.high}" for d in self.strategy.dimensions}
         rows = []
         for name, value in dimensions.items():
             value = value if isinstance(value, dict) else {}
@@ -420,6 +422,7 @@ class Member:
                     str(name),
                     rating if isinstance(rating, int) and not isinstance(rating, bool) else None,
                     str(value.get("reason", "")),
+                    scales.get(str(name), ""),
                 )
             )
         return rows

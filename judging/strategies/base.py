@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from judging.dimensions import Dimension
 from sejury_web.llm import LLMRequest, LLMResponse
 
 Ask = Callable[[LLMRequest], LLMResponse]
@@ -80,7 +81,8 @@ class Strategy:
     the runner calls ``prepare`` once per bug and passes its answer to ``judge`` for every
     patch of the bug. ``personas`` names, as (step name, label) in call order, the steps of a
     strategy whose every step gives its own score and reasoning (the ``roles`` strategy's
-    personas): the verdict page tables them.
+    personas): the verdict page tables them. ``dimensions`` are those a written judge of the
+    ``dimensions`` kind rates, each on its scale: the verdict page shows a rating on it.
     """
 
     name: ClassVar[str]
@@ -92,6 +94,7 @@ class Strategy:
     uses_rubric: ClassVar[bool] = False  # reads the case's rubric (its result records which)
     bug_step: ClassVar[str] = ""
     personas: ClassVar[tuple[tuple[str, str], ...]] = ()
+    dimensions: ClassVar[tuple[Dimension, ...]] = ()
 
     def prepare(self, case: Case, ask: Ask) -> Step:
         raise NotImplementedError(f"{self.name} has no bug-level step")

@@ -48,6 +48,7 @@ def test_a_written_judge_s_member_shows_on_the_run_and_verdict_pages_and_exports
     assert "maintainability" in text  # the answer, with each dimension's rating and reason
     assert 'id="dimensions-nonfunctional@1"' in text  # a row per dimension, rating and reason
     assert '<tr data-dimension="security"><th scope="row">security</th>' in text
+    assert '<span class="muted">of 0–2</span>' in text  # each rating on its own scale
     [record] = [json.loads(line) for line in verdict_jsonl(run)]
     scores: dict[str, Any] = record["scores"]
     assert set(scores) == {"s1b", "nonfunctional@1", "minimalism@1"}
