@@ -28,7 +28,7 @@ from judging.calibration.teams import (
 )
 from judging.consensus.rules import PatchConsensus, consensus_rule_for, dataset_consensus
 from judging.models import BugStep, Calibration, Campaign, JudgingRun, PatchJudgment, StrategyResult
-from judging.strategies import STRATEGIES, get_strategy
+from judging.strategies import get_strategy
 from rubrics.models import Dataset, Patch
 from sejury_web.llm.models import LLMCall
 
@@ -251,7 +251,7 @@ def calibration_runs(campaign: Campaign) -> list[RunCoverage]:
             judgment__patch_id__in=labelled,
             status=StrategyResult.Status.DONE,
             score__isnull=False,
-            strategy__in=llm_members(list(STRATEGIES)),
+            strategy__in={name for run in runs for name in llm_members(run.strategies)},
         )
         .values("judgment__run_id", "judgment__patch_id")
         .annotate(members=Count("strategy", distinct=True))

@@ -5,8 +5,8 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from judging.calibration.selectors import CalibrationError, calibration_evaluate
+from judging.calibration.teams import member_order
 from judging.models import Calibration, Campaign, JudgingRun
-from judging.strategies import STRATEGIES
 from sejury_web.audit import audit_record
 
 NOT_A_CANDIDATE = "{team} is not a candidate team of run {run}"
@@ -20,7 +20,7 @@ def calibration_create(
     """Store the lead's team with the ranking it was chosen from (recomputed, not trusted)."""
     outcome = calibration_evaluate(campaign=campaign, run=run)
     by_team = {evaluation.team: evaluation for evaluation in outcome.ranking}
-    chosen = tuple(name for name in STRATEGIES if name in set(team))
+    chosen = tuple(sorted(set(team), key=member_order))
     if chosen not in by_team or len(chosen) != len(team):
         raise CalibrationError(NOT_A_CANDIDATE.format(team=", ".join(team), run=run.pk))
     with transaction.atomic():

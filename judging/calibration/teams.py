@@ -7,7 +7,10 @@ chrf and edit are never members):
 - every subset of at least two of them that contains ``s1a`` or ``s1b`` (paper 000 requires
   S1, "the most fundamental strategy"; either variant counts, and both may be members);
 - the ``rubric``-based teams: the judge of paper 004 alone, and with any other LLM
-  strategies (``rubric`` + ``s2``, say, which has no S1: the rubric judge stands in for it).
+  strategies (``rubric`` + ``s2``, say, which has no S1: the rubric judge stands in for it);
+- a written judge (issue 29; a member ``name@N``, always an LLM judge) counts as the rubric
+  judge does: alone, and as what a team of other LLM strategies is built on. Its members come
+  after the built-in ones, by name.
 
 A team's score on a patch is its members' mean (0–100, ``ensemble.combine``); its verdict is
 VALID when the mean reaches the run's threshold mapped back to 0–100. Against the consensus
@@ -19,6 +22,7 @@ higher κ, then the smaller one.
 
 import dataclasses
 import itertools
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -28,6 +32,8 @@ from judging.strategies import STRATEGIES, get_strategy
 from judging.strategies.ensemble import combine
 
 S1_VARIANTS = frozenset({"s1a", "s1b"})
+# A written judge's version as a run records its member (``judging.judges``): ``name@N``.
+WRITTEN_MEMBER = re.compile(r"[^@\s]+@\d{1,9}")
 RUBRIC = "rubric"
 MIN_TEAM_SIZE = 2
 MIN_PATCHES = 2
@@ -86,17 +92,33 @@ class TeamEvaluation:
         return {**dataclasses.asdict(self), "team": list(self.team)}
 
 
+def is_written(name: str) -> bool:
+    """Whether ``name`` is a written judge's member (``name@N``), not a built-in strategy."""
+    return name not in STRATEGIES and WRITTEN_MEMBER.fullmatch(name) is not None
+
+
+def member_order(name: str) -> tuple[int, str]:
+    """Where a member goes in a team: the built-in strategies in registry order, then the
+    written judges by name."""
+    order = list(STRATEGIES)
+    return (order.index(name), "") if name in STRATEGIES else (len(order), name)
+
+
 def llm_members(strategies: Sequence[str]) -> list[str]:
-    """The strategies a team may have among ``strategies``: the LLM ones, in registry order."""
+    """The strategies a team may have among ``strategies``: the LLM ones (built-in, or
+    written judges'), in ``member_order``."""
     chosen = set(strategies)
-    return [name for name in STRATEGIES if name in chosen and get_strategy(name).uses_llm]
+    builtin = [name for name in STRATEGIES if name in chosen and get_strategy(name).uses_llm]
+    return builtin + sorted(name for name in chosen if is_written(name))
 
 
 def candidate_teams(strategies: Sequence[str]) -> list[tuple[str, ...]]:
-    """Every team to try from a run's strategies, each in registry order."""
+    """Every team to try from a run's strategies, each in ``member_order``."""
     members = llm_members(strategies)
-    teams: list[tuple[str, ...]] = [(RUBRIC,)] if RUBRIC in members else []
-    anchors = S1_VARIANTS | {RUBRIC}  # a team has S1 or is built on the rubric judge
+    alone = [name for name in members if name == RUBRIC or is_written(name)]
+    teams: list[tuple[str, ...]] = [(name,) for name in alone]
+    # A team has S1, or is built on the rubric judge or a written judge.
+    anchors = S1_VARIANTS | set(alone)
     for size in range(MIN_TEAM_SIZE, len(members) + 1):
         teams.extend(team for team in itertools.combinations(members, size) if anchors & set(team))
     return teams
@@ -137,7 +159,6 @@ def team_evaluate(
 
 def rank_key(evaluation: TeamEvaluation) -> tuple[Any, ...]:
     """Sort key of the ranking: mean correlation, then cost, then κ, then size, then names."""
-    order = list(STRATEGIES)
     return (
         evaluation.mean is None,
         -round(evaluation.mean, TIE_DIGITS) if evaluation.mean is not None else 0.0,
@@ -147,7 +168,7 @@ def rank_key(evaluation: TeamEvaluation) -> tuple[Any, ...]:
         # verdicts agree best with the consensus.
         -round(evaluation.kappa, TIE_DIGITS) if evaluation.kappa is not None else float("inf"),
         len(evaluation.team),
-        [order.index(name) for name in evaluation.team],
+        [member_order(name) for name in evaluation.team],
     )
 
 

@@ -78,6 +78,36 @@ def test_the_rubric_judge_alone_and_with_any_other_llm_strategy() -> None:
     ]
 
 
+def test_a_written_judge_counts_as_the_rubric_judge_does_after_the_built_ins() -> None:
+    # Alone, and as what a team without S1 is built on; its members after the built-ins.
+    assert candidate_teams(["minimalism@2", "s3", "bleu"]) == [
+        ("minimalism@2",),
+        ("s3", "minimalism@2"),
+    ]
+    assert candidate_teams(["zeta@1", "s1b", "alpha@3"]) == [
+        ("alpha@3",),
+        ("zeta@1",),
+        ("s1b", "alpha@3"),
+        ("s1b", "zeta@1"),
+        ("alpha@3", "zeta@1"),
+        ("s1b", "alpha@3", "zeta@1"),
+    ]
+    # Equal teams go smaller first, then built-ins before written judges, then by name.
+    patches = [
+        CalibrationPatch(n, label, {m: MemberResult(score) for m in ("s1b", "alpha@3", "zeta@1")})
+        for n, (label, score) in enumerate([(VALID, 90.0), (INVALID, 10.0)])
+    ]
+    ranking = teams_rank(patches, ["zeta@1", "s1b", "alpha@3"])
+    assert [evaluation.team for evaluation in ranking] == [
+        ("alpha@3",),
+        ("zeta@1",),
+        ("s1b", "alpha@3"),
+        ("s1b", "zeta@1"),
+        ("alpha@3", "zeta@1"),
+        ("s1b", "alpha@3", "zeta@1"),
+    ]
+
+
 def test_every_strategy_gives_110_candidates() -> None:
     # 7 LLM strategies: 120 subsets of two or more, minus the 11 of two or more among
     # s2–s5 alone (no S1, no rubric judge): 109; plus the rubric judge alone.

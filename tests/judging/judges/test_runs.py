@@ -17,10 +17,20 @@ from typing import Any
 import pytest
 from pytest_django.fixtures import Settings
 
+from judging.calibration.selectors import calibration_evaluate, calibration_patch_ids
+from judging.calibration.services import calibration_create
 from judging.judges.services import judge_define
-from judging.models import JudgingRun, PatchJudgment, StrategyResult
-from judging.runs.services import run_create
+from judging.models import JudgingRun, PatchJudgment, ReplacedResult, StrategyResult
+from judging.runs.services import run_create, run_rejudge_stale
+from judging.runs.stale import stale_count, stale_results
+from rubrics.models import Patch, Rubric
+from rubrics.review.drafting import rubric_draft_write
 from sejury_web.llm import OFFLINE_MARKER
+from sejury_web.roles import Role
+from sejury_web.users import user_create
+from tests.helpers import PASSWORD
+from tests.judging.calibration.factories import campaign_of
+from tests.judging.factories import bug_with_patches, confirm_revision
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
 from tests.sejury_web.llm.fake_servers import OpenAIServer, ok, schema_reply
 from tests.sejury_web.llm.helpers import point_at
@@ -200,3 +210,78 @@ def test_on_a_model_an_answer_off_its_scale_is_asked_again_once_then_fails_the_m
     assert result.status == "failed"
     assert "dimensions/security/rating" in result.error
     assert result.score is None
+
+
+RUBRIC_CHECK: dict[str, Any] = {
+    "name": "rubric-check",
+    "title": "Every requirement of the golden rubric",
+    "template": "VALID when the patch meets every requirement.\n\n{{ bug }}\n\n{{ rubric }}\n\n"
+    "{{ candidate_patch }}",
+    "kind": "verdict",
+}
+# Only the reference fix meets it (the offline rule checks the file and the quoted code).
+LENIENT = {
+    "root_cause": "f() returns 1 instead of 2.",
+    "requirements": [{"title": "Change `src/app.py`", "detail": "so that `x = 2`"}],
+}
+# No patch meets it: none touches `src/other.py`.
+STRICT = {
+    "root_cause": "f() returns 1 instead of 2.",
+    "requirements": [{"title": "Change `src/other.py`", "detail": "where x is set"}],
+}
+
+
+@pytest.mark.worker
+def test_a_written_judge_is_calibrated_and_judged_again_when_its_golden_rubric_changes(
+    shared: Shared, transactional_db: None
+) -> None:
+    """A written judge reading ``{{ rubric }}`` in a golden run, on the worker: a candidate of
+    the calibration's teams (alone, and with S1b), kept as the dataset's team; stale once a
+    newer rubric revision is golden, and re-judged alone, with it."""
+    people = tuple(
+        user_create(actor=None, username=name, password=PASSWORD, roles=[Role.REVIEWER])
+        for name in ("author", "confirmer")
+    )
+    bug = bug_with_patches(2)
+    ref: Patch = PatchFactory(bug=bug, key=f"{bug.key}-ref", diff=bug.reference_patch)  # type: ignore[assignment]
+    rubric = rubric_draft_write(rubric_id=Rubric.objects.create(bug=bug).pk, provider="offline")
+    assert confirm_revision(rubric, LENIENT, people) == 1  # type: ignore[arg-type]
+    member = judge_define(data=RUBRIC_CHECK, actor=None)[0].label
+    run = run_create(
+        actor=None, dataset=bug.dataset, strategies=f"s1b,{member}", context="golden",
+        provider="offline", model="heuristic",
+    )  # fmt: skip
+    _finished(run, shared)
+    first = {r.pk: r for r in StrategyResult.objects.filter(judgment__run=run)}
+    written = {r.judgment.patch_id: r for r in first.values() if r.strategy == member}
+    assert {r.rubric_revision.number for r in written.values()} == {1}  # type: ignore[union-attr]
+    assert written[ref.pk].verdict == "VALID"
+
+    # Calibration: the written judge is a candidate alone and beside S1b; a lead keeps one.
+    others = [p for p in bug.patches.all() if p != ref]
+    campaign = campaign_of(
+        bug.dataset, {ref: ("VALID", "VALID"), **dict.fromkeys(others, ("INVALID", "INVALID"))}
+    )
+    ranking = calibration_evaluate(campaign=campaign, run=run).ranking
+    assert {evaluation.team for evaluation in ranking} == {(member,), ("s1b", member)}
+    kept = calibration_create(campaign=campaign, run=run, team=[member, "s1b"], actor=people[0])
+    assert kept.team == ["s1b", member]
+    assert calibration_patch_ids(run)[0] == kept
+
+    # A newer revision becomes golden: the written judge's verdicts are stale, S1b's are not.
+    assert confirm_revision(rubric, STRICT, people) == 2  # type: ignore[arg-type]
+    assert stale_count(run) == 3
+    assert set(stale_results(run).values_list("strategy", flat=True)) == {member}
+    generation = run.generation
+    run_rejudge_stale(run=run, actor=None)
+    _finished(run, shared)
+    assert (run.generation, stale_count(run)) == (generation + 1, 0)
+    now = {r.pk: r for r in StrategyResult.objects.filter(judgment__run=run)}
+    assert {pk for pk, r in first.items() if r.strategy == "s1b"} <= set(now)  # kept as they were
+    again = [r for r in now.values() if r.strategy == member]
+    assert {(r.rubric_revision.number, r.verdict) for r in again} == {(2, "INVALID")}  # type: ignore[union-attr]
+    replaced = ReplacedResult.objects.filter(judgment__run=run)
+    assert (
+        sorted(replaced.values_list("strategy", "reason"))
+        == [(member, ReplacedResult.Reason.RUBRIC_CHANGED)] * 3
+    )
