@@ -2,12 +2,15 @@
 ``judge --stale`` command and the re-judge service.
 
 The rubric judge's result records the rubric revision it was shown
-(``StrategyResult.rubric_revision``). In a run whose context is the golden rubric, a result
-is *stale* once a newer revision of that rubric has been confirmed golden
-(``Rubric.golden_revision``): it judged against a standard the reviewers have since
+(``StrategyResult.rubric_revision``), and so does a written judge's whose template shows
+``{{ rubric }}`` (any member whose strategy ``uses_rubric``). In a run whose context is the
+golden rubric, a result is *stale* once a newer revision of that rubric has been confirmed
+golden (``Rubric.golden_revision``): it judged against a standard the reviewers have since
 replaced. Draft, free-form and pinned-revision runs show a rubric that does not change
 (revision 0, or the one pinned), so they never go stale; nor does a result that recorded no
 revision (written before revisions were recorded, or by a member that reads no rubric).
+A newer version of a written judge makes nothing stale: a run names the version it judged
+with (``minimalism@2``), and judging again with another would change its team.
 
 Re-judging moves each stale result to ``ReplacedResult`` and judges the member again; the
 page then lists what flipped. Every read here costs a fixed number of queries, whatever the

@@ -76,8 +76,8 @@ BATCH_LEFT = (
 )
 RETRIED = "Queued run {run}'s failed and pending patches again."
 REJUDGING = (
-    "Re-judging the rubric judge on {count} patch{plural} of run {run} with today's golden "
-    "rubric; the other members' results are kept."
+    "Re-judging the members that read the rubric on {count} patch{plural} of run {run} with "
+    "today's golden rubric; the other members' results are kept."
 )
 NO_VERDICT = "run {run} has no verdict {judgment}"
 GO_BACK = "back"  # the pre-flight's "Go back": the form again, nothing started

@@ -206,7 +206,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--stale",
             action="store_true",
-            help="with --resume: judge the stale rubric verdicts again (the rubric judge only)",
+            help="with --resume: judge the stale rubric verdicts again (only the members that "
+            "read the rubric: the rubric judge, a written judge showing it)",
         )
         parser.add_argument("--wait", action="store_true", help="follow the run to its end")
         parser.add_argument(
