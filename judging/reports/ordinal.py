@@ -162,34 +162,57 @@ def ordinal_alpha(coincidences: Array) -> Array:
 
 def coincidences(replicates: Replicates, ratings: Ratings) -> tuple[Array, int]:
     """(R + 1, K, K): each patch rated m ≥ 2 times adds n_c·n_k − [c = k]·n_c over m − 1 to
-    cell (c, k); and how many patches that is.
+    cell (c, k); and how many patches that is."""
+    sums, pairable = _coincidence_sums(replicates, ratings, np.zeros(replicates.patches, int), 1)
+    return _coincidence_table(replicates, sums, None, ratings.size), int(pairable[0])
 
-    The patches are tallied by their m: each group's numerators are whole numbers, summed
-    exactly in float32 by one sparse product with the replicates' draws (as ``tally``), and
-    divided by m − 1 after."""
+
+def _coincidence_sums(
+    replicates: Replicates, ratings: Ratings, group: IntArray, groups: int
+) -> tuple[list[tuple[int, Array]], IntArray]:
+    """The coincidences' numerators per group of patches (``group``: each patch's, of
+    ``groups``), before their division: per number m ≥ 2 of ratings a patch has (ascending),
+    (R + 1, groups, K·K) summed over that group's patches rated m times; and per group how
+    many patches were rated twice or more.
+
+    Each sum is of whole numbers, exact in float32, by one sparse product with the
+    replicates' draws per m (as ``tally``): summed over the groups, it is the whole scope's,
+    to the bit."""
     size, patches = ratings.size, replicates.patches
     counts = np.bincount(
         ratings.patch * size + (ratings.value - ratings.low), minlength=patches * size
     ).reshape(patches, size)
     m = counts.sum(axis=1)
-    table = np.zeros((replicates.resamples + 1, size * size))
-    pairable = 0
+    sums = []
+    pairable = np.zeros(groups, np.int64)
     for times in np.unique(m[m >= 2]).tolist():
-        group = np.flatnonzero(m == times)
-        pairable += len(group)
-        c = counts[group]
+        chosen = np.flatnonzero(m == times)
+        pairable += np.bincount(group[chosen], minlength=groups)
+        c = counts[chosen]
         numerators = c[:, :, None] * c[:, None, :]
         numerators[:, np.arange(size), np.arange(size)] -= c
-        rows, cells = np.nonzero(numerators.reshape(len(group), size * size))
+        rows, cells = np.nonzero(numerators.reshape(len(chosen), size * size))
         matrix = sparse.csr_array(
             (
-                numerators.reshape(len(group), -1)[rows, cells].astype(np.float32),
-                (cells, group[rows]),
+                numerators.reshape(len(chosen), -1)[rows, cells].astype(np.float32),
+                (group[chosen[rows]] * size * size + cells, chosen[rows]),
             ),
-            shape=(size * size, patches),
+            shape=(groups * size * size, patches),
         )
-        table += np.asarray(matrix @ replicates.by_patch, np.float64).T / (times - 1)
-    return table.reshape(-1, size, size), pairable
+        tallied = np.asarray(matrix @ replicates.by_patch, np.float64).T
+        sums.append((times, tallied.reshape(-1, groups, size * size)))
+    return sums, pairable
+
+
+def _coincidence_table(
+    replicates: Replicates, sums: list[tuple[int, Array]], group: int | None, size: int
+) -> Array:
+    """(R + 1, K, K): the coincidence matrices of one group's patches (None: all of them)
+    from ``_coincidence_sums``, each m's numerators divided by m − 1, added in order of m."""
+    table = np.zeros((replicates.resamples + 1, size * size))
+    for times, tallied in sums:
+        table += (tallied.sum(axis=1) if group is None else tallied[:, group]) / (times - 1)
+    return table.reshape(-1, size, size)
 
 
 def _pair_rows(ratings: Ratings) -> tuple[IntArray, IntArray]:
@@ -252,6 +275,23 @@ def judge_dimension(
     medians: tuple[IntArray, IntArray],
 ) -> JudgeDimension:
     """The judge's ratings against the humans' median on the patches both rated."""
+    everywhere = np.zeros(replicates.patches, np.int64)
+    return _judge_by_group(replicates, ratings, judge, medians, everywhere, 0)[0]
+
+
+def _judge_by_group(
+    replicates: Replicates,
+    ratings: Ratings,
+    judge: JudgeRatings,
+    medians: tuple[IntArray, IntArray],
+    group: IntArray,
+    groups: int,
+) -> tuple[JudgeDimension, list[JudgeDimension]]:
+    """``judge_dimension`` on every patch, and on each of ``groups`` groups' patches
+    (``group``: each patch's), the groups' tables from one tally.
+
+    Each table is on the scale spanning the humans' and the judge's ratings of its patches,
+    as if those were all there was: a group's is cut out of the scale of every patch's."""
     human_patch, human_value = medians
     low = min(ratings.low, int(judge.value.min(initial=ratings.low)))
     high = max(ratings.high, int(judge.value.max(initial=ratings.high)))
@@ -262,24 +302,72 @@ def judge_dimension(
     patch = judge.patch[both]
     cells = (judge.value[both] - low) * size + (median_of[patch] - low)
     tables = replicates.tally(patch, cells, size * size).reshape(-1, size, size)
-    n = int(both.sum())
+    whole = _judge_figures(replicates, judge, tables, len(patch))
+    if not groups:
+        return whole, []
+    cells += group[patch] * size * size
+    by_cell = replicates.tally(patch, cells, groups * size * size).reshape(-1, groups, size, size)
+    counts = np.bincount(group[patch], minlength=groups).tolist()
+    by_group = []
+    judge_group = group[judge.patch]
+    for number, n in enumerate(counts):
+        mine = judge.value[judge_group == number]
+        start = min(ratings.low, int(mine.min(initial=ratings.low))) - low
+        stop = max(ratings.high, int(mine.max(initial=ratings.high))) - low + 1
+        cut = by_cell[:, number, start:stop, start:stop]
+        by_group.append(_judge_figures(replicates, judge, cut, n))
+    return whole, by_group
+
+
+def _judge_figures(
+    replicates: Replicates, judge: JudgeRatings, tables: Array, n: int
+) -> JudgeDimension:
     values = np.stack([weighted_kappa(tables, 1), weighted_kappa(tables, 2), spearman(tables)], 1)
     linear, quadratic, rho = replicates.figures(values, [n, n, n])
     return JudgeDimension(judge.run_id, judge.run_label, judge.member, n, linear, quadratic, rho)
 
 
 def dimension_agreement(
-    replicates: Replicates, ratings: Ratings, judges: Sequence[JudgeRatings]
+    replicates: Replicates,
+    ratings: Ratings,
+    judges: Sequence[JudgeRatings],
+    sources: Sequence[str] | None = None,
 ) -> DimensionAgreement:
-    """One dimension's section: the humans among themselves, then each judge against them."""
-    table, pairable = coincidences(replicates, ratings)
+    """One dimension's section: the humans among themselves, then each judge against them;
+    with each patch's ``sources`` (scope order), by patch source too, from the same tallies
+    (a source's figures are those of its patches alone)."""
+    groups = sorted(set(sources)) if sources is not None else []
+    number = {name: index for index, name in enumerate(groups)}
+    group = (
+        np.fromiter((number[source] for source in sources), np.int64, len(sources))
+        if sources is not None
+        else np.zeros(replicates.patches, np.int64)
+    )
+    sums, pairable = _coincidence_sums(replicates, ratings, group, max(len(groups), 1))
     linear, quadratic, pairs = pair_kappas(replicates, ratings)
-    alpha = ordinal_alpha(table)
+    alpha = ordinal_alpha(_coincidence_table(replicates, sums, None, ratings.size))
     rated = len(np.unique(ratings.patch))
     figures = replicates.figures(
-        np.stack([alpha, linear, quadratic], axis=1), [pairable, rated, rated]
+        np.stack([alpha, linear, quadratic], axis=1), [int(pairable.sum()), rated, rated]
     )
     medians = human_medians(ratings)
+    judged = [
+        _judge_by_group(replicates, ratings, judge, medians, group, len(groups)) for judge in judges
+    ]
+    rated_in = np.bincount(group[medians[0]], minlength=len(groups)).tolist()
+    by_source = [
+        GroupAgreement(
+            group=name,
+            patches=rated_in[index],
+            alpha=replicates.figure(
+                ordinal_alpha(_coincidence_table(replicates, sums, index, ratings.size)),
+                int(pairable[index]),
+            ),
+            judges=[by_group[index] for _, by_group in judged],
+        )
+        for index, name in enumerate(groups)
+        if rated_in[index]
+    ]
     return DimensionAgreement(
         name=ratings.name,
         low=ratings.low,
@@ -291,38 +379,8 @@ def dimension_agreement(
         pairs=pairs,
         kappa_linear=figures[1],
         kappa_quadratic=figures[2],
-        judges=[judge_dimension(replicates, ratings, judge, medians) for judge in judges],
-    )
-
-
-def _judge_on(judge: JudgeRatings, members: np.ndarray) -> JudgeRatings:
-    kept = members[judge.patch]
-    return dataclasses.replace(judge, patch=judge.patch[kept], value=judge.value[kept])
-
-
-def group_agreement(
-    replicates: Replicates,
-    ratings: Ratings,
-    judges: Sequence[JudgeRatings],
-    group: str,
-    members: np.ndarray,
-) -> GroupAgreement:
-    """The dimension on the patches ``members`` (a mask over the scope) marks."""
-    kept = members[ratings.patch]
-    subset = dataclasses.replace(
-        ratings, patch=ratings.patch[kept], annotator=ratings.annotator[kept],
-        value=ratings.value[kept],
-    )  # fmt: skip
-    table, pairable = coincidences(replicates, subset)
-    medians = human_medians(subset)
-    return GroupAgreement(
-        group=group,
-        patches=len(medians[0]),
-        alpha=replicates.figure(ordinal_alpha(table), pairable),
-        judges=[
-            judge_dimension(replicates, subset, _judge_on(judge, members), medians)
-            for judge in judges
-        ],
+        judges=[whole for whole, _ in judged],
+        by_source=by_source,
     )
 
 
@@ -334,19 +392,4 @@ def dimensions_agreement(
 ) -> list[DimensionAgreement]:
     """A section per rated dimension, in the order given; with each patch's ``sources``
     (scope order), the dimension by patch source too."""
-    result = []
-    groups = sorted(set(sources)) if sources is not None else []
-    source_array = np.asarray(sources if sources is not None else [], dtype=object)
-    for r in ratings:
-        section = dimension_agreement(replicates, r, judges.get(r.name, ()))
-        by_source = [
-            row
-            for group in groups
-            if (
-                row := group_agreement(
-                    replicates, r, judges.get(r.name, ()), group, source_array == group
-                )
-            ).patches
-        ]
-        result.append(dataclasses.replace(section, by_source=by_source))
-    return result
+    return [dimension_agreement(replicates, r, judges.get(r.name, ()), sources) for r in ratings]

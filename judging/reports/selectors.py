@@ -286,12 +286,15 @@ def _ratings(
 def _json_objects(texts: list[str | None]) -> list[dict[str, Any]]:
     """Each JSON text decoded, as an object ({} for anything else): one ``json.loads`` of
     them all, text by text only if that fails."""
+    whole = texts if None not in texts else [text or "null" for text in texts]
     try:
-        decoded = json.loads("[" + ",".join(text or "null" for text in texts) + "]")
+        decoded = json.loads("[" + ",".join(whole) + "]")  # type: ignore[arg-type]
     except ValueError:
         decoded = []
     if len(decoded) != len(texts):
         decoded = [_json_or_none(text) for text in texts]
+    if set(map(type, decoded)) <= {dict}:
+        return decoded
     return [value if isinstance(value, dict) else {} for value in decoded]
 
 
@@ -314,21 +317,22 @@ def _whole(value: Any) -> int | None:
 
 
 def _wholes(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
-    """``_whole`` of each value: the numbers (0 where none) and where there is one. One
-    numpy conversion, value by value only when something is not a number (ratings are
-    checked whole numbers on write)."""
-    present = np.fromiter(
-        (value is not None and not isinstance(value, bool) for value in values), bool, len(values)
-    )
-    numbers = np.zeros(len(values))
-    try:
-        numbers[present] = np.array(values, dtype=object)[present].astype(np.float64)
-    except (TypeError, ValueError, OverflowError):
-        wholes = [_whole(value) for value in values]
-        present = np.array([whole is not None for whole in wholes], bool)
-        return np.array([whole or 0 for whole in wholes], np.int64), present
-    whole = present & np.isfinite(numbers) & (numbers == np.round(numbers))
-    return np.where(whole, numbers, 0).astype(np.int64), whole
+    """``_whole`` of each value: the numbers (0 where none) and where there is one (past 64
+    bits, none). Whole numbers and nothing else (what ratings are: checked on write) in one
+    numpy conversion; anything else value by value."""
+    array = np.array(values, dtype=object)
+    if set(map(type, values)) <= {int, type(None)}:
+        present = array != None  # noqa: E711 - element by element
+        numbers = np.zeros(len(values), np.int64)
+        try:
+            numbers[present] = array[present].astype(np.int64)
+            return numbers, present
+        except OverflowError:
+            pass  # past 64 bits: as any other value
+    wholes = [_whole(value) for value in values]
+    present = np.array([whole is not None and -(2**63) <= whole < 2**63 for whole in wholes], bool)
+    kept = [whole if keep else 0 for whole, keep in zip(wholes, present.tolist(), strict=True)]
+    return np.array(kept, np.int64), present
 
 
 def _judge_ratings(

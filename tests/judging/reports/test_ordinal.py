@@ -4,6 +4,7 @@ ratings with missing ones: ordinal Krippendorff's α against ``krippendorff``, w
 scipy's ``spearmanr``; on the data (row 0) and on bootstrap resamples (a patch drawn twice
 counts twice), so the intervals rest on the same arithmetic."""
 
+import dataclasses
 import itertools
 import statistics
 import warnings
@@ -165,3 +166,39 @@ def test_undefined_where_there_is_nothing_to_compare() -> None:
     assert section.kappa_linear.value is None
     assert section.pairs == 0
     assert section.raters == 1
+
+
+def test_a_sources_figures_are_those_of_its_patches_alone() -> None:
+    """By patch source, from the whole dimension's tallies: each source's α and judge as if
+    its patches were all there was (the judge rates 0, off the humans' 1–5, on source b
+    only), and the whole dimension as without sources."""
+    matrix = random_ratings(4, patches=80)
+    patches = matrix.shape[1]
+    ratings = as_ratings(matrix)
+    sources = ["b" if index % 3 == 0 else "a" for index in range(patches)]
+    replicates = Replicates.draw(patches, Sampling(resamples=8, seed=4))
+    column_means = np.nansum(matrix, axis=0) / np.maximum((~np.isnan(matrix)).sum(axis=0), 1)
+    judge = np.round(column_means).astype(int)
+    judge[::6] = 0  # patches 0, 6, 12…: all of source b
+    rated = np.arange(patches)
+    judge_ratings = JudgeRatings(7, "Run 7", "nonfunctional@1", rated, judge)
+
+    section = dimension_agreement(replicates, ratings, [judge_ratings], sources)
+    assert [group.group for group in section.by_source] == ["a", "b"]
+    for group in section.by_source:
+        members = np.array([source == group.group for source in sources])
+        kept = members[ratings.patch]
+        alone = Ratings(
+            ratings.name, LOW, HIGH, ratings.patch[kept], ratings.annotator[kept],
+            ratings.value[kept],
+        )  # fmt: skip
+        table, pairable = coincidences(replicates, alone)
+        assert group.alpha == replicates.figure(ordinal_alpha(table), pairable)
+        assert group.alpha.value == pytest.approx(reference_alpha(matrix[:, members]), abs=1e-9)
+        on = members[rated]
+        judge_alone = dataclasses.replace(judge_ratings, patch=rated[on], value=judge[on])
+        medians = human_medians(alone)
+        assert group.judges == [judge_dimension(replicates, alone, judge_alone, medians)]
+        assert group.patches == len(medians[0])
+    without = dimension_agreement(replicates, ratings, [judge_ratings])
+    assert dataclasses.replace(section, by_source=[]) == without
