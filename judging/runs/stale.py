@@ -69,7 +69,9 @@ def stale_count(run: JudgingRun) -> int:
     cannot go stale)."""
     if not can_go_stale(run):
         return 0
-    return stale_results(run).count()
+    # A patch counts once, though two of its members read the rubric (the rubric judge and a
+    # written judge).
+    return stale_results(run).values("judgment_id").distinct().count()
 
 
 def stale_counts_by_run() -> dict[int, int]:
@@ -118,12 +120,12 @@ class Rejudged:
 
 @dataclass(frozen=True)
 class RejudgeSummary:
-    rejudged: int  # replaced results, over every re-judge of the run
+    rejudged: int  # patches with a replaced result, over every re-judge of the run
     pending: int  # of those, patches still being judged again
-    flipped: int  # the team's verdict changed
-    member_flipped: int  # the member's own verdict changed
-    changed: int  # either changed
-    flips: list[Rejudged]  # the first FLIPS_SHOWN of those, by patch key
+    flipped: int  # patches whose team's verdict changed
+    member_flipped: int  # replaced results whose member's own verdict changed
+    changed: int  # replaced results where either changed
+    flips: list[Rejudged]  # the first FLIPS_SHOWN of those, by patch key (a row per member)
 
     @property
     def more(self) -> int:
@@ -174,10 +176,11 @@ def rejudge_summary(run: JudgingRun) -> RejudgeSummary | None:
     # Changed: there is a new verdict (the patch is not being judged again) and it differs.
     team = ~Q(new_verdict="") & ~Q(new_verdict=F("team_verdict"))
     member = ~Q(new_member_verdict="") & ~Q(new_member_verdict=F("verdict"))
+    # Patches count once, though two of their members were judged again.
     counts = rows.aggregate(
-        rejudged=Count("pk"),
-        pending=Count("pk", filter=pending),
-        flipped=Count("pk", filter=team),
+        rejudged=Count("judgment", distinct=True),
+        pending=Count("judgment", filter=pending, distinct=True),
+        flipped=Count("judgment", filter=team, distinct=True),
         member_flipped=Count("pk", filter=member),
         changed=Count("pk", filter=team | member),
     )

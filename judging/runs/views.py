@@ -388,7 +388,8 @@ def run_batch_leave(request: AuthenticatedHtmxRequest, run_id: int) -> HttpRespo
 @require_POST
 @role_required(Role.LEAD)
 def run_rejudge_stale(request: AuthenticatedHtmxRequest, run_id: int) -> HttpResponse:
-    """Judge the stale rubric verdicts again (the rubric member only), then the run page."""
+    """Judge the stale rubric verdicts again (the members that read the rubric only), then the
+    run page."""
     run = _run(run_id)
     count = stale_count(run)
     try:

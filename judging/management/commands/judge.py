@@ -388,7 +388,7 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from None
         self._describe(
             run,
-            f"Run {run.pk}: the rubric judge's stale verdicts on {stale} patches queued again "
+            f"Run {run.pk}: the stale rubric verdicts on {stale} patches queued again "
             "(the other members' results are kept)",
         )
         return run
@@ -401,13 +401,13 @@ class Command(BaseCommand):
         team, member = summary.flipped, summary.member_flipped
         self.stdout.write(
             f"Re-judged {summary.rejudged}: {team} team verdict{'' if team == 1 else 's'} and "
-            f"{member} rubric judge verdict{'' if member == 1 else 's'} flipped."
+            f"{member} member verdict{'' if member == 1 else 's'} flipped."
         )
         for flip in summary.flips:
             revisions = f"r{flip.old_revision} → r{flip.new_revision}"
             self.stdout.write(
                 f"  {flip.patch_key}: team {flip.old_verdict} → {flip.new_verdict or '-'}, "
-                f"rubric judge {flip.old_member_verdict} → {flip.new_member_verdict or '-'} "
+                f"{flip.strategy} {flip.old_member_verdict} → {flip.new_member_verdict or '-'} "
                 f"(rubric {revisions}: {flip.reason})"
             )
         if summary.more:

@@ -9,6 +9,7 @@ server's port, and each test brings a fresh fake onto it (``answered_by``)."""
 import json
 import subprocess
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,7 @@ from judging.calibration.services import calibration_create
 from judging.judges.services import judge_define
 from judging.models import JudgingRun, PatchJudgment, ReplacedResult, StrategyResult
 from judging.runs.services import run_create, run_rejudge_stale
-from judging.runs.stale import stale_count, stale_results
+from judging.runs.stale import rejudge_summary, stale_count, stale_results
 from rubrics.models import Patch, Rubric
 from rubrics.review.drafting import rubric_draft_write
 from sejury_web.llm import OFFLINE_MARKER
@@ -235,9 +236,10 @@ STRICT = {
 def test_a_written_judge_is_calibrated_and_judged_again_when_its_golden_rubric_changes(
     shared: Shared, transactional_db: None
 ) -> None:
-    """A written judge reading ``{{ rubric }}`` in a golden run, on the worker: a candidate of
-    the calibration's teams (alone, and with S1b), kept as the dataset's team; stale once a
-    newer rubric revision is golden, and re-judged alone, with it."""
+    """A written judge reading ``{{ rubric }}`` in a golden run, on the worker, beside the
+    rubric judge and S1b: a candidate of the calibration's teams (alone too), kept as the
+    dataset's team; stale once a newer rubric revision is golden, and judged again with the
+    rubric judge (a patch counted once), S1b's results kept."""
     people = tuple(
         user_create(actor=None, username=name, password=PASSWORD, roles=[Role.REVIEWER])
         for name in ("author", "confirmer")
@@ -248,7 +250,7 @@ def test_a_written_judge_is_calibrated_and_judged_again_when_its_golden_rubric_c
     assert confirm_revision(rubric, LENIENT, people) == 1  # type: ignore[arg-type]
     member = judge_define(data=RUBRIC_CHECK, actor=None)[0].label
     run = run_create(
-        actor=None, dataset=bug.dataset, strategies=f"s1b,{member}", context="golden",
+        actor=None, dataset=bug.dataset, strategies=f"rubric,s1b,{member}", context="golden",
         provider="offline", model="heuristic",
     )  # fmt: skip
     _finished(run, shared)
@@ -257,21 +259,29 @@ def test_a_written_judge_is_calibrated_and_judged_again_when_its_golden_rubric_c
     assert {r.rubric_revision.number for r in written.values()} == {1}  # type: ignore[union-attr]
     assert written[ref.pk].verdict == "VALID"
 
-    # Calibration: the written judge is a candidate alone and beside S1b; a lead keeps one.
+    # Calibration: the written judge is a candidate as the rubric judge is; a lead keeps one.
     others = [p for p in bug.patches.all() if p != ref]
     campaign = campaign_of(
         bug.dataset, {ref: ("VALID", "VALID"), **dict.fromkeys(others, ("INVALID", "INVALID"))}
     )
     ranking = calibration_evaluate(campaign=campaign, run=run).ranking
-    assert {evaluation.team for evaluation in ranking} == {(member,), ("s1b", member)}
-    kept = calibration_create(campaign=campaign, run=run, team=[member, "s1b"], actor=people[0])
-    assert kept.team == ["s1b", member]
+    assert {evaluation.team for evaluation in ranking} == {
+        ("rubric",), (member,), ("rubric", "s1b"), ("rubric", member), ("s1b", member),
+        ("rubric", "s1b", member),
+    }  # fmt: skip
+    kept = calibration_create(
+        campaign=campaign, run=run, team=[member, "s1b", "rubric"], actor=people[0]
+    )
+    assert kept.team == ["rubric", "s1b", member]  # the built-ins first
+    # The run's team is the kept one: reports of the run leave its calibration patches out.
     assert calibration_patch_ids(run)[0] == kept
 
-    # A newer revision becomes golden: the written judge's verdicts are stale, S1b's are not.
+    # A newer revision becomes golden: both judges' verdicts reading it are stale, on 3 patches.
     assert confirm_revision(rubric, STRICT, people) == 2  # type: ignore[arg-type]
     assert stale_count(run) == 3
-    assert set(stale_results(run).values_list("strategy", flat=True)) == {member}
+    assert Counter(stale_results(run).values_list("strategy", flat=True)) == {
+        "rubric": 3, member: 3
+    }  # fmt: skip
     generation = run.generation
     run_rejudge_stale(run=run, actor=None)
     _finished(run, shared)
@@ -281,7 +291,14 @@ def test_a_written_judge_is_calibrated_and_judged_again_when_its_golden_rubric_c
     again = [r for r in now.values() if r.strategy == member]
     assert {(r.rubric_revision.number, r.verdict) for r in again} == {(2, "INVALID")}  # type: ignore[union-attr]
     replaced = ReplacedResult.objects.filter(judgment__run=run)
-    assert (
-        sorted(replaced.values_list("strategy", "reason"))
-        == [(member, ReplacedResult.Reason.RUBRIC_CHANGED)] * 3
-    )
+    assert Counter(replaced.values_list("strategy", "reason")) == {
+        ("rubric", ReplacedResult.Reason.RUBRIC_CHANGED): 3,
+        (member, ReplacedResult.Reason.RUBRIC_CHANGED): 3,
+    }
+    # What flipped, by patch (the reference fix, VALID with the lenient rubric) and by member.
+    summary = rejudge_summary(run)
+    assert summary is not None
+    assert (summary.rejudged, summary.flipped, summary.member_flipped) == (3, 1, 2)
+    assert sorted((flip.patch_key, flip.strategy) for flip in summary.flips) == [
+        (ref.key, "rubric"), (ref.key, member)
+    ]  # fmt: skip

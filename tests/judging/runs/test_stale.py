@@ -230,7 +230,7 @@ def test_the_run_page_counts_filters_and_re_judges_stale_verdicts(
     fresh.results.filter(strategy="rubric").update(rubric_revision=rubric.golden_revision)
 
     html = lead_client.get(url).content.decode()
-    assert "<b>2</b> rubric verdicts were judged with an older revision" in html
+    assert "<b>2</b> patches have a rubric verdict judged with an older revision" in html
     assert 'id="rejudge-stale"' in html
     assert html.count('class="tag stale"') == 2
     assert STALE_NOTE.format(old=1, new=2) in html
@@ -254,7 +254,7 @@ def test_the_run_page_counts_filters_and_re_judges_stale_verdicts(
     html = lead_client.get(url).content.decode()
     assert "None: each rubric verdict was judged with its rubric’s golden revision." in html
     assert "Re-judged after the rubric changed" in html
-    assert "<b>2</b> re-judged" in html
+    assert "<b>2</b> patches re-judged" in html
     assert "being judged again" not in html
     flips = html[html.index('class="table compact rejudge-flips"') :]
     flips = flips[: flips.index("</table>")]
@@ -383,17 +383,15 @@ def test_judge_resume_stale_re_judges_and_lists_the_flips(
     calls = judge_calls()
     out = judge("--resume", str(run.pk), "--stale", "--wait")
 
-    assert out.startswith(
-        f"Run {run.pk}: the rubric judge's stale verdicts on 3 patches queued again"
-    )
+    assert out.startswith(f"Run {run.pk}: the stale rubric verdicts on 3 patches queued again")
     assert "3/3 judged, 0 failed" in out
     assert judge_calls() - calls == Counter({"judge.rubric": 3})
     summary = rejudge_summary(JudgingRun.objects.get(pk=run.pk))
     assert summary is not None
     assert (summary.flipped, summary.member_flipped) == (1, 1)
-    assert "Re-judged 3: 1 team verdict and 1 rubric judge verdict flipped." in out
+    assert "Re-judged 3: 1 team verdict and 1 member verdict flipped." in out
     assert (
-        f"  {bug.key}-ref: team VALID → INVALID, rubric judge VALID → INVALID "
+        f"  {bug.key}-ref: team VALID → INVALID, rubric VALID → INVALID "
         "(rubric r1 → r2: a newer revision of the rubric became golden)"
     ) in out
     assert audit_events(run).get(action=RUN_REJUDGE_STALE).actor is None
