@@ -171,7 +171,11 @@ def dataset_list() -> QuerySet[Dataset]:
     ).order_by("name")
 
 
-def dataset_get(*, slug: str) -> Dataset:
+def dataset_get(*, slug: str, counts: bool = True) -> Dataset:
+    """The dataset of ``slug`` (404 otherwise), with its ``bug_count`` and ``patch_count``
+    unless ``counts`` is False (a page that shows neither: nothing counted)."""
+    if not counts:
+        return get_object_or_404(Dataset, slug=slug)
     return get_object_or_404(
         Dataset.objects.annotate(
             bug_count=_count(Bug.objects.filter(dataset=OuterRef("pk")), "dataset", "pk"),

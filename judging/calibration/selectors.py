@@ -10,6 +10,7 @@ counts, the cache's answers too, priced from their ``LLMCall`` rows; a bug-level
 
 import dataclasses
 from collections import Counter
+from collections.abc import Sequence
 from decimal import Decimal
 
 from django.core.paginator import Page, Paginator
@@ -266,7 +267,11 @@ def calibration_runs(campaign: Campaign) -> list[RunCoverage]:
 
 def dataset_calibrations(dataset: Dataset) -> QuerySet[Calibration]:
     """The dataset's calibrations, newest first (the history under the calibration pages)."""
-    return Calibration.objects.filter(campaign__dataset=dataset).select_related(
+    return _calibrations_of(dataset.pk)
+
+
+def _calibrations_of(dataset_id: int) -> QuerySet[Calibration]:
+    return Calibration.objects.filter(campaign__dataset_id=dataset_id).select_related(
         "campaign__dataset", "run", "chosen_by"
     )
 
@@ -296,8 +301,21 @@ def calibration_patch_ids(run: JudgingRun) -> tuple[Calibration | None, set[int]
     """The calibration whose chosen team is this run's team (as a set) on its dataset, and
     its campaign's patches, which reports of the run leave out (paper 000 §III-C); the newest
     such calibration wins. ``(None, set())`` when the run's team was not calibrated."""
-    team = set(run.strategies)
-    for calibration in dataset_calibrations(run.dataset):
-        if set(calibration.team) == team:
-            return calibration, campaign_patch_ids(calibration.campaign)
-    return None, set()
+    [found] = runs_calibration_patch_ids([run])
+    return found
+
+
+def runs_calibration_patch_ids(
+    runs: Sequence[JudgingRun],
+) -> list[tuple[Calibration | None, set[int]]]:
+    """``calibration_patch_ids`` of each run, reading each dataset's calibrations once (a
+    report's runs share theirs)."""
+    calibrations: dict[int, list[Calibration]] = {}
+    result: list[tuple[Calibration | None, set[int]]] = []
+    for run in runs:
+        if run.dataset_id not in calibrations:
+            calibrations[run.dataset_id] = list(_calibrations_of(run.dataset_id))
+        team = set(run.strategies)
+        chosen = next((c for c in calibrations[run.dataset_id] if set(c.team) == team), None)
+        result.append((chosen, campaign_patch_ids(chosen.campaign)) if chosen else (None, set()))
+    return result

@@ -21,7 +21,7 @@ from django.db.models.fields.json import KeyTextTransform, KeyTransform
 from django.db.models.functions import Cast
 
 from judging.annotations.selectors import CampaignNotFound, campaign_get, campaign_patch_ids
-from judging.calibration.selectors import calibration_patch_ids
+from judging.calibration.selectors import runs_calibration_patch_ids
 from judging.consensus.rules import ConsensusRule, consensus_rule_for, dataset_rows_parts
 from judging.models import (
     Adjudication,
@@ -420,8 +420,8 @@ def _run_verdicts(
                 spreads[run_id][patch_id] = spread
     result = []
     rated = _judge_ratings(runs, list(_scales(runs[0].dataset_id)) if runs else [])
-    for run in runs:
-        calibration, excluded = calibration_patch_ids(run)
+    calibrated = runs_calibration_patch_ids(runs)
+    for run, (calibration, excluded) in zip(runs, calibrated, strict=True):
         result.append(
             RunVerdicts(
                 run=run,

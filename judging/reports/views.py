@@ -358,7 +358,7 @@ def report(request: AuthenticatedHtmxRequest, slug: str) -> HttpResponse:
     """The report's page: a shell that renders at once (the scope form and the run picker)
     whose sections each load through htmx (``?section=…``); ``?format=json|csv`` is the
     whole report as a download."""
-    dataset = rubric_selectors.dataset_get(slug=slug)
+    dataset = rubric_selectors.dataset_get(slug=slug, counts=False)  # the page shows none
     export_format = request.GET.get("format", "")
     section = request.GET.get("section", "")
     if export_format and export_format not in FORMATS:

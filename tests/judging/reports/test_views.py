@@ -265,6 +265,24 @@ def test_the_page_costs_the_same_queries_at_any_size(small: Small, lead_client: 
     assert len(many) == len(few), [q["sql"] for q in many.captured_queries]
 
 
+def test_a_page_counts_no_patch_of_the_dataset_and_reads_its_calibrations_once(
+    small: Small, lead_client: Client
+) -> None:
+    """The page shows no bug or patch count (the dataset is read without them), and the
+    runs of one dataset share its calibrations: one read for both."""
+    url = report_url(small, f"?run={small.golden.pk}&run={small.reference.pk}")
+    whole_page(lead_client, url)
+    read_cache.forget()
+    with CaptureQueriesContext(connection) as queries:
+        whole_page(lead_client, url)
+    sql = [query["sql"] for query in queries.captured_queries]
+    dataset_reads = [q for q in sql if q.startswith('SELECT "rubrics_dataset"."id"')]
+    assert dataset_reads, sql
+    assert not [q for q in dataset_reads if "COUNT(" in q], dataset_reads
+    calibrations = [q for q in sql if q.startswith('SELECT "judging_calibration"')]
+    assert len(calibrations) == 1, calibrations
+
+
 def test_a_dataset_without_labels_or_runs_still_has_a_page(lead_client: Client) -> None:
     empty = DatasetFactory(name="Empty", slug="empty")
     page = whole_page(lead_client, reverse("judging:report", args=[empty.slug]))
