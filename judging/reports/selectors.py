@@ -60,7 +60,7 @@ from judging.runs.selectors import UNKNOWN_RUN
 from judging.runs.uncertainty import margin_order
 from rubrics.models import Dataset, Patch
 from sejury_web.ids import id_parse
-from sejury_web.row_versions import count_of, newest, row_version, total
+from sejury_web.row_versions import count_of, newest, row_version_of, total
 
 FOREIGN_RUN = "run {run} judged {other}, not {dataset}"
 FOREIGN_CAMPAIGN = "campaign {campaign} labels {other}, not {dataset}"
@@ -553,11 +553,12 @@ def agreement_report(
     rule = consensus_rule_for(dataset, campaign)
     # Read once while the data is unchanged: the page's four sections, and every view of it.
     # Whether it changed is one query: the rows' versions, then the runs'.
-    rows = dataset_rows_parts(dataset)
-    versions = row_version(*rows, *_verdicts_parts(dataset, chosen))
+    rows, verdicts_version = row_version_of(
+        ("report", dataset.pk, tuple(run.pk for run in chosen)),
+        lambda: [dataset_rows_parts(dataset), _verdicts_parts(dataset, chosen)],
+    )
     campaign_version = None if patch_ids is None else hash(frozenset(patch_ids))
-    version = (*versions[: len(rows)], campaign_version)
-    verdicts_version = versions[len(rows) :]
+    version = (*rows, campaign_version)
     inputs = read_cache.remembered(
         ("records", dataset.pk, dataset.created_at, campaign and campaign.pk, rule, sampling),
         version,
