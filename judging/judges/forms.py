@@ -137,12 +137,15 @@ def judge_initial(definition: dict[str, Any]) -> dict[str, Any]:
 
 
 class PreviewForm(forms.Form):
-    """The patch a preview renders on: a dataset, then one of its bugs and patches, and the
-    run context (which rubric, if any, ``{{ rubric }}`` shows)."""
+    """The patch a preview renders on: a dataset, then one of its bugs (typed by its key) and
+    patches, and the run context (which rubric, if any, ``{{ rubric }}`` shows)."""
 
     dataset = forms.CharField(required=False, max_length=200)
     bug = forms.CharField(required=False, max_length=200)
     patch = forms.CharField(required=False, max_length=200)
+    # The dataset whose bugs the page listed: a bug key is checked against it, and ignored
+    # when the lead has since picked another dataset.
+    shown = forms.CharField(required=False, max_length=200)
     context = forms.ChoiceField(
         required=False,
         choices=[(value, label) for value, label in Context.choices if value != Context.REVISION],

@@ -155,8 +155,13 @@ class WrittenJudges:
 # The starter templates a lead copies, in the order the Judges page offers them.
 STARTER_NAMES = ("minimalism", "nonfunctional")
 STARTERS_DIR = Path(__file__).resolve().parent / "starters"
-# A preview's patch pickers list at most this many bugs of a dataset (the first, by key).
-PREVIEW_BUGS = 500
+# A preview's bug field suggests this many bugs of a dataset (the first, by key); any other
+# is typed by its key, so a 10,000-bug dataset never puts 10,000 options in the page.
+PREVIEW_BUGS = 200
+UNKNOWN_PREVIEW_BUG = (
+    "{dataset} has no bug {key!r} with a patch: type the key of one of its bugs "
+    "(the list suggests the first {shown})"
+)
 
 
 @dataclass(frozen=True)
@@ -272,13 +277,22 @@ def version_preview(version: JudgeVersion, patch: Patch, context: str) -> Prompt
 
 
 def preview_bugs(dataset: Dataset) -> list[Bug]:
-    """The bugs of ``dataset`` that have patches, by key (the first ``PREVIEW_BUGS``)."""
+    """The bugs of ``dataset`` that have patches, by key: the first ``PREVIEW_BUGS``, which
+    the preview suggests (any other is typed by its key, ``preview_bug_problem``)."""
     return list(
         Bug.objects.filter(dataset=dataset, patches__isnull=False)
         .distinct()
         .order_by("sort_key")
         .only("id", "key", "dataset_id")[:PREVIEW_BUGS]
     )
+
+
+def preview_bug_problem(dataset: Dataset, key: str) -> str:
+    """Why the preview cannot show bug ``key`` of ``dataset`` (no such bug with a patch), or
+    "" when it can."""
+    if Patch.objects.filter(dataset=dataset, bug__key=key).exists():
+        return ""
+    return UNKNOWN_PREVIEW_BUG.format(dataset=dataset.name, key=key, shown=PREVIEW_BUGS)
 
 
 def preview_patches(bug: Bug) -> list[Patch]:

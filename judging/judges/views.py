@@ -28,6 +28,7 @@ from .selectors import (
     judge_version_of,
     judge_versions,
     judges_overview,
+    preview_bug_problem,
     preview_bugs,
     preview_patch,
     preview_patches,
@@ -174,8 +175,16 @@ def judge_preview(request: AuthenticatedHtmxRequest, judge_name: str, number: in
     dataset: Dataset | None = next(
         (d for d in datasets if d.slug == chosen.get("dataset")), None
     ) or next((d for d in datasets if d.patch_count), None)  # type: ignore[attr-defined]
+    bug_key = chosen.get("bug", "")
+    # A key typed for the dataset the pickers showed must be one of its bugs; keys left from
+    # another dataset (the lead changed the dataset) give way to the chosen one's first patch.
+    problem = ""
+    if dataset and bug_key and chosen.get("shown") in ("", dataset.slug):
+        problem = preview_bug_problem(dataset, bug_key)
     patch = (
-        preview_patch(dataset, chosen.get("bug", ""), chosen.get("patch", "")) if dataset else None
+        preview_patch(dataset, bug_key, chosen.get("patch", ""))
+        if dataset and not problem
+        else None
     )
     context = chosen.get("context") or Context.GOLDEN
     return render(
@@ -187,6 +196,8 @@ def judge_preview(request: AuthenticatedHtmxRequest, judge_name: str, number: in
             "datasets": datasets,
             "dataset": dataset,
             "bugs": preview_bugs(dataset) if dataset else [],
+            "bug_key": bug_key if problem else (patch.bug.key if patch else ""),
+            "bug_problem": problem,
             "patches": preview_patches(patch.bug) if patch else [],
             "patch": patch,
             "context": context,

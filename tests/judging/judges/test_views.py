@@ -179,7 +179,8 @@ def test_the_preview_shows_the_prompt_on_a_real_patch_escaped(lead_client: Clien
     # Another dataset picked while the bug and patch pickers still name this one's keys.
     other_set = DatasetFactory(name="Other set")
     PatchFactory(bug=BugFactory(dataset=other_set, key="OT-1"), key="OT-1-a")
-    switched = lead_client.get(url, {"dataset": other_set.slug, "bug": "PV-1", "patch": "PV-1-a"})
+    keys = {"bug": "PV-1", "patch": "PV-1-a", "shown": dataset.slug}  # as the page listed them
+    switched = lead_client.get(url, {"dataset": other_set.slug, **keys})
     assert '<code id="previewed-patch">OT-1-a</code>' in switched.content.decode()
     # A judge showing the rubric, in a context without one: why a run would fail it.
     judge_define(
@@ -230,3 +231,52 @@ def test_the_new_run_form_offers_a_trusted_judge_by_name_and_an_untested_one_by_
     refused = lead_client.post(new_run, {**base, "strategies": ["minimalism@2"]})
     assert refused.status_code == 400
     assert JudgingRun.objects.count() == 2
+
+
+def test_the_preview_takes_any_bug_by_its_key_and_refuses_an_unknown_one(
+    lead_client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("judging.judges.selectors.PREVIEW_BUGS", 2)  # as 200 of 10,000 bugs
+    judge_define(data=MINIMALISM, actor=None)
+    dataset = DatasetFactory(name="Big set")
+    for n in (1, 2, 3):
+        bug = BugFactory(dataset=dataset, key=f"BIG-{n}", reference_patch=make_diff())
+        PatchFactory(bug=bug, key=f"BIG-{n}-a", diff=make_diff(new=f"x = {n}"))
+    url = reverse("judging:judge_preview", args=["minimalism", 1])
+    page = lead_client.get(url, {"dataset": dataset.slug}).content.decode()
+    assert '<datalist id="preview-bug-keys"><option value="BIG-1"></option><option' in page
+    assert 'value="BIG-3"' not in page  # suggested: the first two only
+    last = lead_client.get(url, {"dataset": dataset.slug, "bug": "BIG-3", "shown": dataset.slug})
+    text = last.content.decode()
+    assert '<code id="previewed-patch">BIG-3-a</code>' in text
+    assert 'name="bug" id="preview-bug" list="preview-bug-keys" value="BIG-3"' in text
+    unknown = lead_client.get(url, {"dataset": dataset.slug, "bug": "BIG-9"}).content.decode()
+    assert "Big set has no bug &#x27;BIG-9&#x27; with a patch" in unknown
+    assert 'id="previewed-patch"' not in unknown  # no other patch shown in its place
+    assert 'value="BIG-9"' in unknown  # the key typed, kept to correct
+
+
+def test_a_template_s_markup_is_text_on_every_judges_page(lead_client: Client) -> None:
+    judge_define(data=MINIMALISM, actor=None)
+    template = "<script>alert(1)</script> {% csrf_token %} {# x #}\n{{ candidate_patch }} }}"
+    response = lead_client.post(_edit(), _form(template=template, title="<i>T</i>"))
+    assert response.status_code == 302
+    dataset = DatasetFactory()
+    PatchFactory(bug=BugFactory(dataset=dataset, reference_patch=make_diff()))
+    preview = reverse("judging:judge_preview", args=["minimalism", 2])
+    for url in (_detail(), _detail() + "?a=1&b=2", preview, LIST):
+        page = lead_client.get(url).content.decode()
+        assert "<script>alert" not in page, url
+        assert "<i>T</i>" not in page, url
+        if url != LIST:
+            assert "&lt;script&gt;alert(1)&lt;/script&gt; {% csrf_token %} {# x #}" in page, url
+    # A template that never shows the candidate, or a '{{'-like text, is refused on the form.
+    for bad, message in (
+        ("{{ bug }} alone", "the template never shows the candidate patch"),
+        ("{{{ candidate_patch }}}", "unknown block &#x27;{ candidate_patch&#x27; at line 1"),
+        ("{{ candidate_patch }} {{ bug", "a &#x27;{{&#x27; at line 1, column 23 is never closed"),
+    ):
+        refused = lead_client.post(_edit(), _form(template=bad))
+        assert refused.status_code == 400
+        assert message in refused.content.decode(), bad
+    assert JudgeVersion.objects.count() == 2
