@@ -3,6 +3,11 @@
 # inner loop;
 # `make docs` serves the documentation site (docs/, mkdocs.yml).
 SHELL := /bin/bash
+# Bytecode caches on (__pycache__/, ignored by git), whatever the shell says: a shell or container
+# that sets PYTHONDONTWRITEBYTECODE=1 (this machine's does) made every process of the suite (three
+# pytest processes, about 40 workers, servers and commands) compile the app and rewrite the 358
+# test modules' assertions again. Empty is "not set".
+export PYTHONDONTWRITEBYTECODE :=
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
 PY := $(VENV)/bin/python
