@@ -9,7 +9,6 @@ table again. The poll that sees the run end stops the polling (status 286) and f
 ``run-ended``, on which the verdict table and the stale-verdicts card reload themselves once.
 """
 
-import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -68,6 +67,7 @@ BILL_TARGET = "run-bill"
 AGREEMENT_TARGET = "run-agreement"
 RUN_ENDED_EVENT = "run-ended"
 OFFLINE_NOTE = f"{OFFLINE_MARKER}: scores are not judgements of correctness"
+TEAM_NOT_TICKED = "The link's team is not ticked: {error}."
 CANCELLED = "Cancelled run {run}: no new model call starts; finished verdicts stay."
 RESUMED = "Resumed run {run}: its pending patches are queued again."
 BATCH_LEFT = (
@@ -116,8 +116,10 @@ def run_new(request: AuthenticatedHtmxRequest) -> HttpResponse:
     have changed since)."""
     initial: dict[str, Any] = {"dataset": request.GET.get("dataset")}
     if request.GET.get("team"):  # e.g. the team a calibration picked
-        with contextlib.suppress(ValueError):
+        try:
             initial["strategies"] = parse_team(request.GET["team"])
+        except ValueError as error:  # e.g. an untested judge named without its version
+            messages.warning(request, TEAM_NOT_TICKED.format(error=error))
     form = RunForm(request.POST or None, initial=initial)
     not_ready = None
     forecast = None

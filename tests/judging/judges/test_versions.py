@@ -7,8 +7,12 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.db import connection
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
 
 from judging.judges.selectors import judge_version_get
 from judging.judges.services import (
@@ -23,6 +27,7 @@ from judging.runs.forecast import run_forecast
 from judging.runs.services import RunError, run_check, run_create
 from judging.strategies import get_strategy, parse_team
 from sejury_web.models import AuditEvent
+from tests.api.helpers import TokenClient, token_for
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
 
 pytestmark = pytest.mark.django_db
@@ -184,3 +189,36 @@ def test_a_run_s_forecast_reads_a_written_judge_once_whatever_the_patches(
         PatchFactory(bug=bug, diff=make_diff(new=f"x = {n + 4}"))
     with django_assert_max_num_queries(len(one)):
         assert forecast().patches == 21
+
+
+def test_an_untested_version_named_bare_is_refused_with_why_by_every_door(
+    lead: User, lead_client: Client
+) -> None:
+    """The web form, the API (ordinary and batch), ``judge`` and ``refine`` all say that an
+    untested judge is named with its version, and start nothing; ``name@1`` starts a run."""
+    _define(MINIMALISM)
+    dataset = DatasetFactory(slug="doors")
+    PatchFactory(bug=BugFactory(dataset=dataset, reference_patch=make_diff()))
+    why = "judge 'minimalism' has no trusted version yet: name a version with its number"
+    api = TokenClient(token_for(lead))
+    body = {"dataset": "doors", "team": "s1b,minimalism", "context": "reference"}
+    for batch in (False, True):
+        refused = api.post("/api/v1/runs", {**body, "batch": batch})
+        assert refused.status_code == 422
+        assert why in refused.json()["detail"]
+    assert why in api.post("/api/v1/runs/preflight", body).json()["detail"]
+    judge = ("judge", "--dataset", "doors", "--team", "minimalism", "--context", "reference")
+    with pytest.raises(CommandError, match=why):
+        call_command(*judge)
+    with pytest.raises(CommandError, match=f"configuration 'minimalism@golden': {why}"):
+        call_command("refine", "--dataset", "doors", "--configs", "s1b; minimalism@golden")
+    form = {"dataset": "doors", "context": "reference", "strategies": "minimalism"}
+    assert lead_client.post(reverse("judging:run_new"), form).status_code == 400
+    linked = lead_client.get(reverse("judging:run_new") + "?team=s1b,minimalism")
+    assert f"The link&#x27;s team is not ticked: {why}".replace("'", "&#x27;") in (
+        linked.content.decode()
+    )
+    assert not JudgingRun.objects.exists()
+    created = api.post("/api/v1/runs", {**body, "team": "s1b,minimalism@1"})
+    assert created.status_code == 201, created.json()["detail"]
+    assert created.json()["team"] == ["s1b", "minimalism@1"]
