@@ -25,9 +25,9 @@ from judging.reports.humans import (
     PairAgreement,
     median_or_none,
     pair_agreement,
-    weighted_consensus_kappa,
 )
-from judging.reports.scope import Mask, Scope
+from judging.reports.scope import INVALID, Mask, Scope
+from judging.reports.vectorized import confusion_cell
 from sejury_web.llm import Provider
 
 METRICS = {
@@ -131,29 +131,85 @@ def benchmark_result(scope: Scope, name: str, mask: Mask, masks: RunMasks) -> Be
     and the baselines, over the judged patches of ``mask`` with a consensus."""
     chosen = mask & masks.judged & scope.with_consensus
     counts = scope.consensus_cells(chosen, masks.verdict_invalid)
-    tp, fp, fn, tn = (int(value) for value in counts[0])
-    n = tp + fp + fn + tn
     metrics, prevalence = _metric_figures(counts, scope)
-    baselines = {}
-    if prevalence.value is not None:
-        for baseline in BASELINES:
-            expected = vectorized.binary(expected_confusion(baseline, prevalence.value, n))
-            if baseline == RANDOM:
-                # 0 by definition; the expected counts would leave ±1e-17 of rounding.
-                for key in ("kappa", "mcc"):
-                    expected[key] = np.where(np.isfinite(expected[key]), 0.0, np.nan)
-            baselines[baseline] = {
-                key: Figure(None if np.isnan(value) else float(value), n, estimated=False)
-                for key, value in ((key, expected[key]) for key in METRICS)
+    return _benchmark(name, counts, metrics, prevalence)
+
+
+def _benchmark_by_group(
+    scope: Scope, name: str, mask: Mask, masks: RunMasks, group: np.ndarray, groups: int
+) -> list[BenchmarkResult]:
+    """``benchmark_result`` on each group's patches of ``mask`` (``group``: each patch's, of
+    ``groups``), from one tally and one interval pass."""
+    chosen = np.flatnonzero(mask & masks.judged & scope.with_consensus)
+    cells = confusion_cell(masks.verdict_invalid[chosen], scope.consensus[chosen] == INVALID)
+    counts = scope.tally(chosen, group[chosen] * 4 + cells, groups * 4).reshape(-1, groups, 4)
+    values = vectorized.binary(counts)
+    keys = (*METRICS, "prevalence")
+    stacked = np.stack([values[key] for key in keys], axis=2).reshape(len(counts), -1)
+    ns: list[int] = []
+    for tp, fp, fn, tn in counts[0].astype(int).tolist():
+        n = tp + fp + fn + tn
+        denominators = {"precision": tp + fp, "recall": tp + fn, "npv": tn + fn}
+        ns += [denominators.get(key, n) for key in METRICS] + [n]
+    items = [n for n in ns[len(METRICS) :: len(keys)] for _ in keys]
+    figures = scope.figures(stacked, ns, items=items)
+    metrics, prevalences = [], []
+    for number in range(groups):
+        *metric, prevalence = figures[number * len(keys) : (number + 1) * len(keys)]
+        metrics.append(dict(zip(METRICS, metric, strict=True)))
+        prevalences.append(prevalence)
+    return _benchmarks(name, counts, metrics, prevalences)
+
+
+def _benchmark(
+    name: str, counts: np.ndarray, metrics: dict[str, Figure], prevalence: Figure
+) -> BenchmarkResult:
+    [result] = _benchmarks(name, counts[:, None], [metrics], [prevalence])
+    return result
+
+
+def _benchmarks(
+    name: str,
+    counts: np.ndarray,
+    metrics: Sequence[dict[str, Figure]],
+    prevalences: Sequence[Figure],
+) -> list[BenchmarkResult]:
+    """The results of groups (``counts``: (R + 1, groups, 4)), their baselines each computed
+    once for every group with a VALID rate."""
+    confusions = [[int(value) for value in row] for row in counts[0].tolist()]
+    ns = [sum(confusion) for confusion in confusions]
+    rated = [number for number, rate in enumerate(prevalences) if rate.value is not None]
+    baselines: list[dict[str, dict[str, Figure]]] = [{} for _ in confusions]
+    for baseline in BASELINES if rated else ():
+        expected = vectorized.binary(
+            np.array(
+                [
+                    expected_confusion(baseline, prevalences[number].value or 0.0, ns[number])
+                    for number in rated
+                ]
+            )
+        )
+        if baseline == RANDOM:
+            # 0 by definition; the expected counts would leave ±1e-17 of rounding.
+            for key in ("kappa", "mcc"):
+                expected[key] = np.where(np.isfinite(expected[key]), 0.0, np.nan)
+        values = {key: expected[key].tolist() for key in METRICS}
+        for place, number in enumerate(rated):
+            baselines[number][baseline] = {
+                key: Figure(None if np.isnan(value) else value, ns[number], estimated=False)
+                for key, value in ((key, values[key][place]) for key in METRICS)
             }
-    return BenchmarkResult(
-        name=name,
-        n=n,
-        metrics=metrics,
-        confusion={"tp": tp, "fp": fp, "fn": fn, "tn": tn},
-        prevalence=prevalence,
-        baselines=baselines,
-    )
+    return [
+        BenchmarkResult(
+            name=name,
+            n=ns[number],
+            metrics=metrics[number],
+            confusion=dict(zip(("tp", "fp", "fn", "tn"), confusions[number], strict=True)),
+            prevalence=prevalences[number],
+            baselines=baselines[number],
+        )
+        for number in range(len(confusions))
+    ]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -329,34 +385,65 @@ BREAKDOWNS = {"bug_type": "Bug type", "source": "Patch source"}
 def breakdown(scope: Scope, key: str, runs: Sequence[tuple[RunVerdicts, RunMasks]]) -> Breakdown:
     """Unanimity, annotators' κ against the consensus, the VALID rate and each run's B_full
     figures, per value of ``key`` (a patch without one is in the group "(no bug type)" or
-    "(no source)"). With one group only, the main tables say it all: no rows."""
+    "(no source)"). With one group only, the main tables say it all: no rows.
+
+    Every group's figure of a kind comes from one tally and one interval pass, each as if
+    its patches were all there was."""
     missing = NO_GROUP.format(key=BREAKDOWNS[key].lower().replace("patch ", ""))
     groups: dict[str, list[int]] = defaultdict(list)
     for index, value in enumerate(scope.groups[key]):
         groups[value or missing].append(index)
-    rows = []
-    for group, members in sorted(groups.items()) if len(groups) > 1 else ():
-        mask = np.zeros(len(scope), bool)
-        mask[members] = True
-        labelled = mask & scope.labelled
-        consensus = mask & scope.with_consensus
-        rows.append(
-            BreakdownRow(
-                group=group,
-                patches=int(labelled.sum()),
-                unanimous=scope.figure(
-                    vectorized.share(scope.flag_counts(labelled, scope.unanimous)),
-                    int(labelled.sum()),
-                ),
-                weighted_kappa=weighted_consensus_kappa(scope, mask),
-                valid_rate=scope.figure(
-                    vectorized.share(scope.flag_counts(consensus, scope.consensus == 1)),
-                    int(consensus.sum()),
-                ),
-                judges={
-                    run.run.pk: benchmark_result(scope, B_FULL, mask & masks.kept, masks)
-                    for run, masks in runs
-                },
-            )
+    names = sorted(groups)
+    if len(names) <= 1:
+        return Breakdown(key=key, title=BREAKDOWNS[key], rows=[], groups=names)
+    size = len(names)
+    group = np.empty(len(scope), np.int64)
+    for number, name in enumerate(names):
+        group[groups[name]] = number
+    patches = np.bincount(group[scope.labelled], minlength=size).tolist()
+    decided = np.bincount(group[scope.with_consensus], minlength=size).tolist()
+    unanimous = scope.figures(
+        _group_shares(scope, scope.labelled, scope.unanimous, group, size), patches
+    )
+    valid_rate = scope.figures(
+        _group_shares(scope, scope.with_consensus, scope.consensus == 1, group, size), decided
+    )
+    kappas = scope.figures(_group_consensus_kappas(scope, group, size), decided)
+    judges = {
+        run.run.pk: _benchmark_by_group(scope, B_FULL, masks.kept, masks, group, size)
+        for run, masks in runs
+    }
+    rows = [
+        BreakdownRow(
+            group=name,
+            patches=patches[number],
+            unanimous=unanimous[number],
+            weighted_kappa=kappas[number],
+            valid_rate=valid_rate[number],
+            judges={pk: results[number] for pk, results in judges.items()},
         )
-    return Breakdown(key=key, title=BREAKDOWNS[key], rows=rows, groups=sorted(groups))
+        for number, name in enumerate(names)
+    ]
+    return Breakdown(key=key, title=BREAKDOWNS[key], rows=rows, groups=names)
+
+
+def _group_shares(
+    scope: Scope, mask: Mask, flag: np.ndarray, group: np.ndarray, groups: int
+) -> np.ndarray:
+    """(R + 1, groups): per group, the share of its patches of ``mask`` with ``flag``."""
+    members = np.flatnonzero(mask)
+    columns = group[members] * 2 + np.asarray(flag, np.int64)[members]
+    counts = scope.tally(members, columns, groups * 2).reshape(-1, groups, 2)
+    return vectorized.share(counts)
+
+
+def _group_consensus_kappas(scope: Scope, group: np.ndarray, groups: int) -> np.ndarray:
+    """(R + 1, groups): ``weighted_consensus_kappa``'s values on each group's patches."""
+    cells = scope.annotator_consensus_cells(scope.with_consensus, group, groups)
+    return np.stack(
+        [
+            vectorized.weighted_mean(vectorized.kappa(part), part.sum(axis=-1))
+            for part in (cells[:, number] for number in range(groups))
+        ],
+        axis=1,
+    )

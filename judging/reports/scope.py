@@ -223,16 +223,23 @@ class Scope:
 
     # Label-level tables: one entry per decisive label.
 
-    def annotator_consensus_cells(self, mask: Mask) -> Array:
+    def annotator_consensus_cells(
+        self, mask: Mask, group: IntArray | None = None, groups: int = 1
+    ) -> Array:
         """(R + 1, A, 4): each annotator's labels against the consensus on ``mask``'s
-        patches that have one, annotators in ``self.annotators`` order."""
+        patches that have one, annotators in ``self.annotators`` order; with each patch's
+        ``group`` (of ``groups``), (R + 1, groups, A, 4): each group's apart."""
         chosen = (mask & self.with_consensus)[self.decisive_patch]
         patches = self.decisive_patch[chosen]
         cells = confusion_cell(self.decisive_invalid[chosen], self.consensus[patches] == INVALID)
         columns = self.decisive_annotator[chosen] * 4 + cells
-        return self.tally(patches, columns, len(self.annotators) * 4).reshape(
-            self.replicates.resamples + 1, len(self.annotators), 4
-        )
+        width = len(self.annotators) * 4
+        shape = (self.replicates.resamples + 1, len(self.annotators), 4)
+        if group is None:
+            return self.tally(patches, columns, width).reshape(shape)
+        columns += group[patches] * width
+        tallied = self.tally(patches, columns, groups * width)
+        return tallied.reshape(shape[0], groups, *shape[1:])
 
     def judge_annotator_cells(self, mask: Mask, verdict_invalid: np.ndarray) -> Array:
         """(R + 1, A, 4): a judge's verdict (first) against each annotator's label (second)

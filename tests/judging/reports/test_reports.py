@@ -36,6 +36,7 @@ from sklearn.metrics import (
 from statsmodels.stats.inter_rater import fleiss_kappa
 
 from judging.agreement import SMALL_SAMPLE
+from judging.consensus.rules import consensus_rule_for
 from judging.models import (
     Adjudication,
     Annotation,
@@ -45,16 +46,19 @@ from judging.models import (
     JudgingRun,
     PatchJudgment,
 )
-from judging.reports import selectors
+from judging.reports import selectors, vectorized
 from judging.reports.figures import Sampling
-from judging.reports.humans import B_CLEAR, B_FULL, LABELLED
-from judging.reports.judges import NOT_IN_RUN
+from judging.reports.humans import B_CLEAR, B_FULL, LABELLED, weighted_consensus_kappa
+from judging.reports.judges import NOT_IN_RUN, RunMasks, benchmark_result, breakdown
+from judging.reports.resampling import Replicates
 from judging.reports.selectors import (
     FOREIGN_CAMPAIGN,
     FOREIGN_RUN,
     SECTIONS,
     AgreementReport,
     ReportError,
+    _inputs,
+    _run_verdicts,
     agreement_report,
     default_runs,
     report_campaign,
@@ -308,6 +312,40 @@ def test_breakdowns_by_bug_type_and_source(small: Small) -> None:
     tool_a = by_source.rows[0]  # P1, P3, P5, P7
     assert tool_a.patches == 4
     assert tool_a.unanimous.value == pytest.approx(2 / 4)
+
+
+def test_each_breakdown_group_is_as_if_its_patches_were_all(
+    small: Small, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every group's figures of a kind come from one tally, equal to the bit to the figures
+    computed on the group's patches alone."""
+    sampling = Sampling(resamples=30)
+    inputs = _inputs(small.dataset, None, consensus_rule_for(small.dataset, None), sampling)
+    scope = inputs.scope
+    (golden,), _ = _run_verdicts([small.golden])
+    runs = [(golden, RunMasks.of(scope, golden))]
+    tallies: list[int] = []
+    tally = Replicates.tally
+
+    def counted(*arguments: Any) -> Any:
+        tallies.append(1)
+        return tally(*arguments)
+
+    monkeypatch.setattr(Replicates, "tally", counted)
+    by_type = breakdown(scope, "bug_type", runs)
+    assert len(tallies) == 4  # unanimity, VALID rate, annotators' κ, the run
+    monkeypatch.setattr(Replicates, "tally", tally)
+    for row in by_type.rows:
+        mask = np.array([value == row.group for value in scope.groups["bug_type"]])
+        labelled, decided = mask & scope.labelled, mask & scope.with_consensus
+        unanimous = vectorized.share(scope.flag_counts(labelled, scope.unanimous))
+        valid = vectorized.share(scope.flag_counts(decided, scope.consensus == 1))
+        assert row.unanimous == scope.figure(unanimous, int(labelled.sum()))
+        assert row.valid_rate == scope.figure(valid, int(decided.sum()))
+        assert row.weighted_kappa == weighted_consensus_kappa(scope, mask)
+        masks = runs[0][1]
+        alone = benchmark_result(scope, B_FULL, mask & masks.kept, masks)
+        assert row.judges[small.golden.pk] == alone
 
 
 def test_one_group_has_no_breakdown_rows(small: Small) -> None:
