@@ -15,6 +15,7 @@ from django.test import Client
 from judging.judges.services import judge_define
 from judging.models import PatchJudgment
 from judging.runs.export import verdict_csv, verdict_jsonl
+from sejury_web.llm import OFFLINE_MARKER
 from tests.api.helpers import TokenClient, token_for
 from tests.judging.helpers import Judge
 from tests.judging.judges.test_runs import MINIMALISM, NON_FUNCTIONAL
@@ -57,6 +58,12 @@ def test_a_written_judge_s_member_shows_on_the_run_and_verdict_pages_and_exports
     assert set(ratings) == {"maintainability", "security"}
     assert all(isinstance(r["rating"], int) and r["reason"] for r in ratings.values())
     assert set(record["dimensions"]) == {"nonfunctional@1"}  # a verdict judge rates none
+    # The offline heuristic's answers say they are not an LLM's, on the page and in each export.
+    assert (record["offline"], record["note"]) == (True, OFFLINE_MARKER)
+    assert all(r["reason"].startswith(f"[{OFFLINE_MARKER}]") for r in ratings.values())
+    member = text[text.index('id="member-minimalism@1"') :]
+    member = member[: member.index("</section>")]
+    assert f'<span class="tag offline">{OFFLINE_MARKER}</span>' in member
 
     # The CSV: a rating and a reason column per dimension the run's written members rate.
     [row] = list(csv.DictReader(io.StringIO("".join(verdict_csv(run)))))
@@ -67,6 +74,7 @@ def test_a_written_judge_s_member_shows_on_the_run_and_verdict_pages_and_exports
         "nonfunctional@1.security.rating",
         "nonfunctional@1.security.reason",
     ]
+    assert (row["offline"], row["note"]) == ("True", OFFLINE_MARKER)
     for name, answer in ratings.items():
         assert row[f"nonfunctional@1.{name}.rating"] == str(answer["rating"])
         assert row[f"nonfunctional@1.{name}.reason"] == answer["reason"]
@@ -75,6 +83,7 @@ def test_a_written_judge_s_member_shows_on_the_run_and_verdict_pages_and_exports
     api = TokenClient(token_for(lead))
     [served] = api.get(f"/api/v1/runs/{run.pk}/verdicts").json()["results"]
     assert served["dimensions"] == record["dimensions"]
+    assert (served["offline"], served["note"]) == (True, OFFLINE_MARKER)
     document = api.get("/api/v1/openapi.json").json()
     field = document["components"]["schemas"]["VerdictRecord"]["properties"]["dimensions"]
     assert "DimensionRatingOut" in json.dumps(field)
