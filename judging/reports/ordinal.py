@@ -22,19 +22,20 @@ each against ``krippendorff``, scikit-learn's ``cohen_kappa_score`` and scipy's
 """
 
 import dataclasses
-import itertools
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 from scipy import sparse
 
 from judging.reports.figures import Figure
-from judging.reports.resampling import IntArray, Replicates
+from judging.reports.resampling import FEW_ENTRIES, IntArray, Replicates
 from judging.reports.vectorized import Array, pairs_within_runs, ratio
 
 MIN_SHARED = 2  # rated patches two raters must share for their κ to count (as the labels')
-# Annotator pairs tallied at once: bounds the memory of the pairs' tables (pairs × K² × R).
+# Annotator pairs whose κ are averaged at once (the order of the sums), and the memory the
+# pairs' tables tallied at once may take (pairs × K² × R numbers).
 PAIR_CHUNK = 64
+PAIR_TALLY_BYTES = 32 * 2**20
 
 
 @dataclasses.dataclass(frozen=True)
@@ -223,7 +224,7 @@ def _pair_rows(ratings: Ratings) -> tuple[IntArray, IntArray]:
 def pair_kappas(replicates: Replicates, ratings: Ratings) -> tuple[Array, Array, int]:
     """The mean over annotator pairs sharing at least ``MIN_SHARED`` rated patches of their
     linear and quadratic weighted κ, per replicate; and the number of such pairs (in the
-    data). Pairs are tallied ``PAIR_CHUNK`` at a time."""
+    data). Pairs are averaged ``PAIR_CHUNK`` at a time."""
     first, second = _pair_rows(ratings)
     size = ratings.size
     codes = (
@@ -238,22 +239,30 @@ def pair_kappas(replicates: Replicates, ratings: Ratings) -> tuple[Array, Array,
     pairs = 0
     order = np.argsort(pair_index, kind="stable")
     bounds = np.searchsorted(pair_index[order], np.arange(0, len(used) + PAIR_CHUNK, PAIR_CHUNK))
-    for chunk, (start, stop) in enumerate(itertools.pairwise(bounds)):
-        if start == stop:
-            continue
-        chosen = order[start:stop]
-        local = pair_index[chosen] - chunk * PAIR_CHUNK
-        width = min(PAIR_CHUNK, len(used) - chunk * PAIR_CHUNK)
-        tables = replicates.tally(
+    # Several chunks' tables from one tally (one pass over the replicates' draws), as many as
+    # fit in PAIR_TALLY_BYTES; each chunk's κ then as if tallied alone.
+    per_block = max(1, PAIR_TALLY_BYTES // (PAIR_CHUNK * size * size * rows * 8))
+    chunks = len(bounds) - 1
+    for first_chunk in range(0, chunks, per_block):
+        last_chunk = min(first_chunk + per_block, chunks)
+        chosen = order[bounds[first_chunk] : bounds[last_chunk]]
+        local = pair_index[chosen] - first_chunk * PAIR_CHUNK
+        width = min(PAIR_CHUNK * per_block, len(used) - first_chunk * PAIR_CHUNK)
+        block = replicates.tally(
             ratings.patch[first[chosen]], local * size * size + cells[chosen], width * size * size
         ).reshape(rows, width, size, size)
-        usable = tables.sum(axis=(-2, -1)) >= MIN_SHARED
-        pairs += int(usable[0].sum())
-        for power in (1, 2):  # both undefined together (every rating in one category)
-            kappas = weighted_kappa(tables, power)
-            defined = np.isfinite(kappas) & usable
-            sums[power] += np.where(defined, kappas, 0.0).sum(axis=-1)
-        usable_counts += defined.sum(axis=-1)
+        for chunk in range(first_chunk, last_chunk):
+            start = (chunk - first_chunk) * PAIR_CHUNK
+            tables = block[:, start : start + PAIR_CHUNK]
+            if bounds[chunk + 1] - bounds[chunk] <= FEW_ENTRIES:
+                tables = np.ascontiguousarray(tables)  # as ``tally`` gives a few entries'
+            usable = tables.sum(axis=(-2, -1)) >= MIN_SHARED
+            pairs += int(usable[0].sum())
+            for power in (1, 2):  # both undefined together (every rating in one category)
+                kappas = weighted_kappa(tables, power)
+                defined = np.isfinite(kappas) & usable
+                sums[power] += np.where(defined, kappas, 0.0).sum(axis=-1)
+            usable_counts += defined.sum(axis=-1)
     return ratio(sums[1], usable_counts), ratio(sums[2], usable_counts), pairs
 
 

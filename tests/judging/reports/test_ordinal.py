@@ -15,6 +15,7 @@ import pytest
 from scipy.stats import spearmanr
 from sklearn.metrics import cohen_kappa_score
 
+from judging.reports import ordinal
 from judging.reports.figures import Sampling
 from judging.reports.ordinal import (
     MIN_SHARED,
@@ -202,3 +203,18 @@ def test_a_sources_figures_are_those_of_its_patches_alone() -> None:
         assert group.patches == len(medians[0])
     without = dimension_agreement(replicates, ratings, [judge_ratings])
     assert dataclasses.replace(section, by_source=[]) == without
+
+
+def test_the_pairs_tallied_together_or_chunk_by_chunk_give_the_same_bits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """91 pairs (two chunks of κ sums): tallied in one pass over the draws, or a chunk at a
+    time, the means are the same to the bit."""
+    ratings = as_ratings(random_ratings(5, patches=400, annotators=14))
+    replicates = Replicates.draw(400, Sampling(resamples=20, seed=5))
+    together = pair_kappas(replicates, ratings)
+    monkeypatch.setattr(ordinal, "PAIR_TALLY_BYTES", 1)
+    alone = pair_kappas(replicates, ratings)
+    assert together[2] == alone[2] == 91
+    assert np.array_equal(together[0], alone[0])
+    assert np.array_equal(together[1], alone[1])
