@@ -29,6 +29,7 @@ from django.urls.exceptions import NoReverseMatch
 
 from judging.annotations.services import annotation_record
 from judging.dimensions import Dimension
+from judging.judges.services import judge_define
 from judging.models import (
     Adjudication,
     Annotation,
@@ -65,6 +66,12 @@ REJECTION_RATIONALE = "REJECTION-THEME-RATIONALE-xe4k"
 # evaluated, are for leads and reviewers; an annotator judges the patch without them.
 FAILING_TEST = "TEST-EVIDENCE-FAILING-test_vd3q"
 TESTS_NOTE = "TEST-EVIDENCE-NOTE-not-evaluated-jm2s"
+# A written judge (issue 29) rating the campaign's dimension: its criteria and its ratings
+# are a judge's, never shown to an annotator, who rates the same dimension blind.
+WRITTEN_JUDGE = "blind-judge"
+WRITTEN_TEMPLATE = "WRITTEN-JUDGE-TEMPLATE-c8vn"
+WRITTEN_RATING_REASON = "WRITTEN-JUDGE-RATING-REASON-u1ke"
+WRITTEN_RATING = 4
 SECRETS = [
     JUDGE_REASONING,
     JUDGE_RUN_NAME,
@@ -79,6 +86,8 @@ SECRETS = [
     REJECTION_RATIONALE,
     FAILING_TEST,
     TESTS_NOTE,
+    WRITTEN_TEMPLATE,
+    WRITTEN_RATING_REASON,
 ]
 # What the privileged crawl must find: today's pages show these to leads and reviewers
 # (an adjudication's note may have no page yet; the annotator must not see it either way).
@@ -151,10 +160,20 @@ def world(annotator: User) -> dict[str, Any]:
         raw_text=f'{{"verdict": "INVALID", "thought": "{LLM_OUTPUT}"}}',
         answer={"verdict": "INVALID", "thought": LLM_OUTPUT},
     )
+    written = judge_define(
+        data={
+            "name": WRITTEN_JUDGE,
+            "title": "Blind judge",
+            "template": f"{WRITTEN_TEMPLATE}\n{{{{ candidate_patch }}}}",
+            "kind": "dimensions",
+            "dimensions": [{"name": DIMENSION, "low": 1, "high": 5}],
+        },
+        actor=None,
+    )[0]
     run = JudgingRun.objects.create(
         dataset=dataset,
         name=JUDGE_RUN_NAME,
-        strategies=["rubric"],
+        strategies=["rubric", written.label],
         context="golden",
         provider="openai",
         model="gpt-test",
@@ -181,6 +200,22 @@ def world(annotator: User) -> dict[str, Any]:
             call_ids=[call.pk],
             provider_calls=1,
             cost_usd=Decimal("0.001"),
+        )
+        StrategyResult.objects.create(
+            judgment=judgment,
+            strategy=written.label,
+            status="failed" if failed else "done",
+            score=None if failed else 75,
+            reasoning=JUDGE_REASONING,
+            answers={
+                "judge": {
+                    "dimensions": {
+                        DIMENSION: {"rating": WRITTEN_RATING, "reason": WRITTEN_RATING_REASON}
+                    },
+                    "reasoning": JUDGE_REASONING,
+                }
+            },
+            prompt_version=f"written:{written.label}",
         )
         if not failed:  # why a test-passing patch was rejected (paper 004 §7)
             RejectionTheme.objects.create(
@@ -255,6 +290,8 @@ def _int_pool(name: str, every_id: list[int]) -> list[int]:
     """Ids of the model the argument names (``run_id``: runs, ``judgment_id``: patch
     judgments), or when it names none (``position``) the first places and the ids of every
     kind of object (on PostgreSQL, ids do not start again at 1 in each test)."""
+    if name == "number":  # a written judge's version: the world's judge has one
+        return [1, 2]
     stem = name.removesuffix("_id").replace("_", "")
     names = {model: model._meta.model_name or "" for model in _project_models()}
     models = [m for m, n in names.items() if n == stem] or [
@@ -273,6 +310,7 @@ def _str_pool(name: str) -> list[str]:
         "patch_key": list(Patch.objects.values_list("key", flat=True)),
         "variant": list(Rubric.Variant.values),
         "app_label": sorted({model._meta.app_label for model in apps.get_models()}),
+        "judge_name": [WRITTEN_JUDGE],
     }
     return pools.get(name, ["1"])
 
@@ -352,7 +390,11 @@ def test_an_annotator_sees_no_verdict_no_model_output_and_no_other_label(
         assert response.status_code == 200, (name, url, response.status_code)
         html = _body(response)
         leaked = [secret for secret in SECRETS if secret in html]
-        leaked += [RATED.format(value=OTHER_RATING)] * (RATED.format(value=OTHER_RATING) in html)
+        leaked += [
+            RATED.format(value=v)
+            for v in (OTHER_RATING, WRITTEN_RATING)
+            if RATED.format(value=v) in html
+        ]
         assert not leaked, f"{url} ({name}) shows {leaked}"
         named = [key for key in keys if key in html or key in url]
         assert not named, f"{url} ({name}) names the patches {named}"
