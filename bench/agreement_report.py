@@ -88,6 +88,7 @@ def fresh(name: str, shape: Shape) -> Dataset:
 
 def command(slug: str) -> tuple[float, float, str]:
     """The command's wall time, its peak memory in MB, and its output."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(
         [
@@ -106,6 +107,9 @@ def command(slug: str) -> tuple[float, float, str]:
         check=True,
     )
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
+    print(f"  the command's CPU time (user + system): {cpu * 1000:.0f} ms")
     peak_kb = int(done.stderr.strip().splitlines()[-1])
     return elapsed, peak_kb / 1024, done.stdout
 
@@ -128,7 +132,7 @@ def main() -> None:
         f"  {len(data.annotators)} annotators, {data.patches_in_scope:,} patches,"
         f" {len(data.runs)} runs; median of {RUNS}; this process's CPU time (what a busy"
         f" machine's wall clock adds waiting to): median {statistics.median(cpu) * 1000:.0f} ms,"
-        f" least {min(cpu) * 1000:.0f} ms"
+        f" least {min(cpu) * 1000:.0f} ms; load average {os.getloadavg()[0]:.1f}"
     )
     report("10,000-patch report: compute (queries included)", statistics.median(samples),
            COMPUTE_TARGET_S)  # fmt: skip
@@ -163,14 +167,19 @@ def main() -> None:
     requests: list[tuple[str, dict[str, str]]] = [(url, {})] + [
         (url, {"section": section}) for section in SECTIONS
     ]
-    totals = []
+    totals, page_cpu = [], []
     for _ in range(RUNS):
         read_cache.forget()  # each view as the first after a change: its records read once
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         for path, params in requests:
             response = client.get(path, params)
             assert response.status_code == 200, response.status_code
         totals.append(time.perf_counter() - start)
+        page_cpu.append(time.process_time() - start_cpu)
+    print(
+        f"  this process's CPU time for the page: median {statistics.median(page_cpu) * 1000:.0f}"
+        f" ms, least {min(page_cpu) * 1000:.0f} ms; load average {os.getloadavg()[0]:.1f}"
+    )
     report(f"le2019-sized page: shell and {len(SECTIONS)} sections, server time",
            statistics.median(totals), PAGE_TARGET_S)  # fmt: skip
     peak_self = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
