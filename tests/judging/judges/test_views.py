@@ -116,6 +116,8 @@ def test_an_edit_is_a_new_version_with_its_note_and_a_used_version_stays(
     assert "Be strict." in page
     assert 'id="test-card"' in page
     assert "Not tested yet" in page
+    assert 'id="test-no-ladders"' in page  # no dataset to test on: said, not an empty list
+    assert 'id="test-form"' not in page
     # The same content again (as a browser sends a textarea, CRLF): no new version.
     lead_client.post(_edit(), _form(template=template.replace("\n", "\r\n"), note="again"))
     assert JudgeVersion.objects.filter(judge__name="minimalism").count() == 2
