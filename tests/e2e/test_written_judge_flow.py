@@ -68,6 +68,11 @@ def test_a_lead_writes_tests_trusts_and_runs_a_judge_and_annotators_rate_its_dim
     page.get_by_role("link", name="Start from the Rule of Minimalism").click()
     expect(page.get_by_label("Template")).to_have_value(re.compile(r"\{\{ candidate_patch \}\}"))
     page.get_by_label("Name", exact=True).fill("strict-min")
+    # The dimension fields show only while the answer kind that reads them is chosen.
+    expect(page.get_by_label("Dimensions", exact=True)).to_be_hidden()
+    page.locator("input[name=kind][value=dimensions]").check()
+    expect(page.get_by_label("Dimensions", exact=True)).to_be_visible()
+    page.locator("input[name=kind][value=verdict]").check()
     shot("judge-new")
     page.get_by_role("button", name="Create the judge").click()
     expect(page.locator(".messages")).to_contain_text("Created strict-min@1")
@@ -75,6 +80,8 @@ def test_a_lead_writes_tests_trusts_and_runs_a_judge_and_annotators_rate_its_dim
     expect(page.locator("#trust-form")).to_have_count(0)
 
     # 2. Edited: a new version with a note, and the diff of the two.
+    page.get_by_role("link", name="Write the next version").click()
+    expect(page).to_have_url(re.compile(r"#edit$"))
     template = page.get_by_label("Template")
     template.fill(template.input_value() + "\n\n" + ADDED)
     page.get_by_label("Note").fill("renames count as unnecessary")
