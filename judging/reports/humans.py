@@ -84,18 +84,29 @@ class HumanColumn:
         return COLUMNS[self.name]
 
 
+def consensus_kappas(scope: Scope, mask: Mask) -> tuple[Array, Array]:
+    """Each annotator's labels against the consensus on the mask's patches
+    (``Scope.annotator_consensus_cells``) and their κ, per replicate: tallied once for a
+    column's weighted κ and its annotator rows."""
+
+    def compute() -> tuple[Array, Array]:
+        cells = scope.annotator_consensus_cells(mask)
+        return cells, vectorized.kappa(cells)
+
+    return scope.memo("consensus_kappas", mask, compute)
+
+
 def weighted_consensus_kappa(scope: Scope, mask: Mask) -> Figure:
     """Annotators' κ against the consensus, averaged with weights = patches each labelled."""
-    cells = scope.annotator_consensus_cells(mask)
-    values = vectorized.weighted_mean(vectorized.kappa(cells), cells.sum(axis=-1))
+    cells, kappas = consensus_kappas(scope, mask)
+    values = vectorized.weighted_mean(kappas, cells.sum(axis=-1))
     return scope.figure(values, int((mask & scope.with_consensus).sum()))
 
 
 def annotator_rows(scope: Scope, mask: Mask) -> list[AnnotatorRow]:
     """Each annotator with a label on the mask's patches, by id, with their κ against the
     consensus and their weight."""
-    cells = scope.annotator_consensus_cells(mask)
-    kappas = vectorized.kappa(cells)
+    cells, kappas = consensus_kappas(scope, mask)
     shared = cells[0].sum(axis=-1).astype(int)
     given, unsure = scope.annotator_label_counts(mask)
     present = np.flatnonzero(shared)

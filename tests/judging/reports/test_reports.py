@@ -48,9 +48,16 @@ from judging.models import (
 )
 from judging.reports import selectors, vectorized
 from judging.reports.figures import Sampling
-from judging.reports.humans import B_CLEAR, B_FULL, LABELLED, weighted_consensus_kappa
+from judging.reports.humans import (
+    B_CLEAR,
+    B_FULL,
+    LABELLED,
+    human_section,
+    weighted_consensus_kappa,
+)
 from judging.reports.judges import NOT_IN_RUN, RunMasks, benchmark_result, breakdown
 from judging.reports.resampling import Replicates
+from judging.reports.scope import Scope
 from judging.reports.selectors import (
     FOREIGN_CAMPAIGN,
     FOREIGN_RUN,
@@ -346,6 +353,24 @@ def test_each_breakdown_group_is_as_if_its_patches_were_all(
         masks = runs[0][1]
         alone = benchmark_result(scope, B_FULL, mask & masks.kept, masks)
         assert row.judges[small.golden.pk] == alone
+
+
+def test_a_human_column_tallies_the_annotators_against_the_consensus_once(
+    small: Small, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A column's weighted κ and its annotator rows rest on the same tally: once a column."""
+    inputs = _inputs(small.dataset, None, consensus_rule_for(small.dataset, None), Sampling())
+    scope = inputs.scope
+    tallied: list[bytes] = []
+    cells = Scope.annotator_consensus_cells
+
+    def counted(self: Scope, mask: np.ndarray, *arguments: Any) -> Any:
+        tallied.append(mask.tobytes())
+        return cells(self, mask, *arguments)
+
+    monkeypatch.setattr(Scope, "annotator_consensus_cells", counted)
+    human_section(scope, sorted(inputs.annotators))
+    assert len(tallied) == len(set(tallied)) == 3  # labelled, B_full, B_clear
 
 
 def test_one_group_has_no_breakdown_rows(small: Small) -> None:
