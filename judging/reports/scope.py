@@ -163,6 +163,7 @@ class Scope:
         self.valid = np.bincount(self.decisive_patch[~self.decisive_invalid], minlength=size)
         self.invalid = np.bincount(self.decisive_patch[self.decisive_invalid], minlength=size)
         self._memo: dict[tuple[str, bytes], Any] = {}
+        self._consensus_labels: dict[int, str] | None = None
 
     def __len__(self) -> int:
         return len(self.patch_ids)
@@ -173,13 +174,18 @@ class Scope:
         return np.isin(self.patch_ids, wanted)
 
     def consensus_labels(self) -> dict[int, str]:
-        """Patch id → its consensus label, for the patches that have one."""
-        labels = {VALID: Label.VALID.value, INVALID: Label.INVALID.value}
-        return {
-            patch_id: labels[code]
-            for patch_id, code in zip(self.patch_ids.tolist(), self.consensus.tolist(), strict=True)
-            if code != NO_CONSENSUS
-        }
+        """Patch id → its consensus label, for the patches that have one: built once (valid@k
+        and the corrected rate both ask), so not to be changed by the caller."""
+        if self._consensus_labels is None:
+            labels = {VALID: Label.VALID.value, INVALID: Label.INVALID.value}
+            self._consensus_labels = {
+                patch_id: labels[code]
+                for patch_id, code in zip(
+                    self.patch_ids.tolist(), self.consensus.tolist(), strict=True
+                )
+                if code != NO_CONSENSUS
+            }
+        return self._consensus_labels
 
     def ids(self, indices: IntArray) -> list[int]:
         """The patch ids at ``indices``."""

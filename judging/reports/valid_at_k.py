@@ -147,32 +147,43 @@ def valid_at_k_of(
     bug_ids = sorted({candidate.bug_id for candidate in candidates})
     bug_index = {bug_id: index for index, bug_id in enumerate(bug_ids)}
     verdicts = verdicts or {}
-    # Per source and bug: candidates, passing, passing and valid, and the label counts.
-    tallies: dict[str, np.ndarray] = {}
-    origin: dict[str, np.ndarray] = {}  # per bug: by consensus, by run, unknown, tests unknown
+    # Per source and bug: candidates, passing, passing and valid, then where the passing
+    # ones' validity came from (by consensus, by run, unknown) and tests unknown. Counted in
+    # plain ints, one flat list per source (a numpy element update per candidate costs more
+    # than the whole count).
+    width = 7
+    flat: dict[str, list[int]] = {}
+    valid, invalid = Label.VALID, Label.INVALID
     for candidate in candidates:
         source = candidate.source or NO_SOURCE
-        if source not in tallies:
-            tallies[source] = np.zeros((len(bug_ids), 3), np.int64)
-            origin[source] = np.zeros((len(bug_ids), 4), np.int64)
-        bug = bug_index[candidate.bug_id]
-        tallies[source][bug, 0] += 1
-        if candidate.tests_pass is None:
-            origin[source][bug, 3] += 1
-        if candidate.tests_pass is not True:
+        row = flat.get(source)
+        if row is None:
+            row = flat[source] = [0] * (width * len(bug_ids))
+        at = width * bug_index[candidate.bug_id]
+        row[at] += 1
+        tests_pass = candidate.tests_pass
+        if tests_pass is None:
+            row[at + 6] += 1
+        if tests_pass is not True:
             continue
-        tallies[source][bug, 1] += 1
+        row[at + 1] += 1
         label = consensus.get(candidate.patch_id)
-        if label in (Label.VALID, Label.INVALID):
-            origin[source][bug, 0] += 1
+        if label in (valid, invalid):
+            row[at + 3] += 1
         else:
             label = verdicts.get(candidate.patch_id)
-            if label in (Label.VALID, Label.INVALID):
-                origin[source][bug, 1] += 1
+            if label in (valid, invalid):
+                row[at + 4] += 1
             else:
-                origin[source][bug, 2] += 1
-        if label == Label.VALID:
-            tallies[source][bug, 2] += 1
+                row[at + 5] += 1
+        if label == valid:
+            row[at + 2] += 1
+    tallies: dict[str, np.ndarray] = {}
+    origin: dict[str, np.ndarray] = {}  # per bug: by consensus, by run, unknown, tests unknown
+    for source, row in flat.items():
+        table = np.array(row, np.int64).reshape(len(bug_ids), width)
+        tallies[source] = np.ascontiguousarray(table[:, :3])
+        origin[source] = np.ascontiguousarray(table[:, 3:])
 
     # The figures' columns: per (source, k), each bug's pass and valid values where it has
     # k candidates (0 elsewhere), and whether it does.
