@@ -15,7 +15,7 @@ from judging.reports.corrected_rate import YOUDEN_MIN, CorrectedRate
 from judging.reports.figures import Figure
 from judging.reports.humans import HumanColumn, PairAgreement
 from judging.reports.judges import BASELINES, METRICS, BenchmarkResult, JudgeColumn, RunVerdicts
-from judging.reports.ordinal import DimensionAgreement
+from judging.reports.ordinal import DimensionAgreement, JudgeDimension
 from judging.reports.rejections import ALL_SOURCES, RejectionThemes
 from judging.reports.routing_curve import KAPPA_TARGET, RoutingCurve
 from judging.reports.selectors import AgreementReport
@@ -420,6 +420,13 @@ def _count_cell(section: str, figure: str, column: str, value: int) -> Cell:
     return (section, figure, column, Figure(value, value, estimated=False))
 
 
+def _dimension_judge_label(judge: JudgeDimension) -> str:
+    """A written judge in a dimension's CSV rows: its run, offline heuristics saying so, and
+    its ``name@N``."""
+    offline = f" ({OFFLINE_MARKER})" if judge.offline else ""
+    return f"{judge.run_label}{offline} {judge.member}"
+
+
 def run_label(run: RunVerdicts) -> str:
     """How a run is named in CSV columns: offline heuristics say so in every row."""
     return f"run {run.run.pk} ({OFFLINE_MARKER})" if run.offline else f"run {run.run.pk}"
@@ -495,14 +502,14 @@ def report_cells(report: AgreementReport) -> Iterator[Cell]:
         yield (section, "pairs mean weighted kappa linear", "annotators", d.kappa_linear)
         yield (section, "pairs mean weighted kappa quadratic", "annotators", d.kappa_quadratic)
         for j in d.judges:
-            member = f"{j.run_label} {j.member}"
+            member = _dimension_judge_label(j)
             yield (section, "weighted kappa linear vs median", member, j.kappa_linear)
             yield (section, "weighted kappa quadratic vs median", member, j.kappa_quadratic)
             yield (section, "spearman rho vs median", member, j.spearman)
         for g in d.by_source:
             yield (f"{section} by source", "alpha ordinal", g.group, g.alpha)
             for j in g.judges:
-                name = f"{j.run_label} {j.member}"
+                name = _dimension_judge_label(j)
                 yield (
                     f"{section} by source",
                     f"{name} weighted kappa quadratic",

@@ -64,6 +64,7 @@ class JudgeRatings:
     member: str  # name@N
     patch: IntArray
     value: IntArray
+    offline: bool = False  # the run's model is the offline heuristic, not an LLM
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,6 +76,7 @@ class JudgeDimension:
     kappa_linear: Figure
     kappa_quadratic: Figure
     spearman: Figure
+    offline: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -333,7 +335,9 @@ def _judge_figures(
 ) -> JudgeDimension:
     values = np.stack([weighted_kappa(tables, 1), weighted_kappa(tables, 2), spearman(tables)], 1)
     linear, quadratic, rho = replicates.figures(values, [n, n, n])
-    return JudgeDimension(judge.run_id, judge.run_label, judge.member, n, linear, quadratic, rho)
+    return JudgeDimension(
+        judge.run_id, judge.run_label, judge.member, n, linear, quadratic, rho, judge.offline
+    )
 
 
 def dimension_agreement(

@@ -654,7 +654,9 @@ def _dimensions(
                 kept = ~np.isin(patch_ids, np.fromiter(run.excluded, np.int64))
                 place, inside = _positions(ids, patch_ids[kept])
                 judges.setdefault(name, []).append(
-                    JudgeRatings(run.run.pk, label, member, place, values[kept][inside])
+                    JudgeRatings(
+                        run.run.pk, label, member, place, values[kept][inside], run.offline
+                    )
                 )
     sources = scope.groups["source"]
     return dimensions_agreement(scope.replicates, read.ratings, judges, sources)

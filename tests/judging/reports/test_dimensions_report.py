@@ -20,6 +20,7 @@ from judging.dimensions import Dimension
 from judging.models import Label, StrategyResult
 from judging.reports.figures import Sampling
 from judging.reports.selectors import agreement_report
+from sejury_web.llm import OFFLINE_MARKER
 from tests.judging.annotations.test_views import make_annotator
 from tests.judging.factories import create_campaign, finished_run
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
@@ -114,7 +115,10 @@ def test_the_report_shows_each_rated_dimension_beside_the_written_judge(
     assert AgreementReportOut.model_validate(exported).model_dump(mode="json") == exported
     csv = lead_client.get(url + f"?runs=1&run={run.pk}&format=csv").content.decode()
     assert "dimension maintainability,alpha ordinal,annotators," in csv
-    assert f"spearman rho vs median,Run {run.pk} {member}," in csv
+    # The run is the offline heuristic's: its judge's rows say so, on the page and in the CSV.
+    assert f"spearman rho vs median,Run {run.pk} ({OFFLINE_MARKER}) {member}," in csv
+    judge_row = html.split(f'data-member="{member}"')[1].split("</th>")[0]
+    assert '<span class="tag offline"' in judge_row
     assert "dimension maintainability by source,alpha ordinal,agent-a," in csv
     assert exported["dimensions"][0]["by_source"][1]["source"] == "agent-b"
 
