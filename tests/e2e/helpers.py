@@ -2,6 +2,7 @@
 screenshots."""
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,8 @@ from tests.helpers import PASSWORD
 
 ACTION_TIMEOUT_MS = 15_000
 NAVIGATION_TIMEOUT_MS = 30_000
+# A cold Celery worker on a fresh SQLite broker needs some seconds before its first task.
+WORKER_START_TIMEOUT_S = 90
 # A screenshot is for a person to look at and asserts nothing, so the suite takes none (a
 # full page of the report costs its browser seconds); ``make screenshots`` takes them all.
 SCREENSHOTS = os.environ.get("SEJURY_SCREENSHOTS") == "1"
@@ -39,3 +42,12 @@ def log_in(page: Page, server: LiveServer, username: str) -> None:
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Log in").click()
     expect(page.locator(".topbar .who")).to_contain_text(username)
+
+
+def wait_until_ready(log: Path) -> None:
+    """Wait for the worker writing ``log`` to declare its queue: on a fresh SQLite broker,
+    kombu's get-or-create of the queue races between processes (UNIQUE constraint failed)."""
+    deadline = time.monotonic() + WORKER_START_TIMEOUT_S
+    while " ready." not in log.read_text(errors="replace"):
+        assert time.monotonic() < deadline, "the worker did not start"
+        time.sleep(0.2)

@@ -2,7 +2,6 @@
 dataset, watches the progress reach 100%, reads the verdicts, and opens one with its prompts."""
 
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from judging.strategies.prompts import SYSTEM
 from sejury_web.llm import OFFLINE_MARKER
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.e2e.helpers import log_in, screenshot
+from tests.e2e.helpers import log_in, screenshot, wait_until_ready
 from tests.helpers import PASSWORD
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
 from tests.workers import running_worker
@@ -24,15 +23,6 @@ PATCHES_PER_BUG = 3
 BUGS = 2
 # A cold worker needs a few seconds to start before the first patch is judged.
 RUN_TIMEOUT_MS = 90_000
-
-
-def wait_until_ready(log: Path) -> None:
-    """Wait for the worker to declare its queue: on a fresh SQLite broker, kombu's
-    get-or-create of the queue races between processes (UNIQUE constraint failed)."""
-    deadline = time.monotonic() + RUN_TIMEOUT_MS / 1000
-    while " ready." not in log.read_text(errors="replace"):
-        assert time.monotonic() < deadline, "the worker did not start"
-        time.sleep(0.2)
 
 
 @pytest.mark.e2e

@@ -8,7 +8,6 @@ shows the ordinal agreement on them, beside the written judge that rated them in
 import json
 import re
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -24,7 +23,7 @@ from rubrics.bundle.services import bundle_import
 from rubrics.ladders.services import ladders_build
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.e2e.helpers import fresh_session, log_in, screenshot
+from tests.e2e.helpers import fresh_session, log_in, screenshot, wait_until_ready
 from tests.helpers import DEMO_BUNDLE, PASSWORD
 from tests.judging.factories import create_campaign
 
@@ -32,15 +31,6 @@ ADDED = "A renamed variable is an unnecessary change."
 # The worker's runs: the test's six (ladders, the judge, the team, three baselines), then the
 # lead's own run; a cold worker on a SQLite broker needs some seconds before the first.
 WORKER_TIMEOUT_MS = 90_000
-
-
-def wait_until_ready(log: Path) -> None:
-    """Wait for the worker to declare its queue (on a fresh SQLite broker, kombu's
-    get-or-create of the queue races between processes)."""
-    deadline = time.monotonic() + WORKER_TIMEOUT_MS / 1000
-    while " ready." not in log.read_text(errors="replace"):
-        assert time.monotonic() < deadline, "the worker did not start"
-        time.sleep(0.2)
 
 
 @pytest.mark.e2e
