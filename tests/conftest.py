@@ -81,6 +81,7 @@ def django_db_setup(
     django_db_use_migrations: bool,
     django_db_keepdb: bool,
     django_db_createdb: bool,
+    django_db_modify_db_settings: None,  # each xdist worker its own database name
 ) -> Iterator[None]:
     """pytest-django's test database (its fixture's steps), migrated once per run under
     pytest-xdist on SQLite: the first worker to need one migrates it and leaves a copy in the
