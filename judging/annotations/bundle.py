@@ -222,6 +222,6 @@ class LabelKind(RecordKind):
                 "label": a.label,
                 "note": a.note,
             }
-            if a.ratings:
-                record["ratings"] = a.ratings
+            if a.ratings:  # by name: PostgreSQL's jsonb keeps no order of its own
+                record["ratings"] = dict(sorted(a.ratings.items()))
             yield record
