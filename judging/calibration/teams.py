@@ -22,18 +22,15 @@ higher κ, then the smaller one.
 
 import dataclasses
 import itertools
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from judging.agreement import cohen_kappa, kendall_tau_b, spearman_rho
 from judging.models import Label
-from judging.strategies import STRATEGIES, get_strategy
+from judging.strategies import STRATEGIES, VERSIONED, get_strategy
 from judging.strategies.ensemble import combine
 
 S1_VARIANTS = frozenset({"s1a", "s1b"})
-# A written judge's version as a run records its member (``judging.judges``): ``name@N``.
-WRITTEN_MEMBER = re.compile(r"[^@\s]+@\d{1,9}")
 RUBRIC = "rubric"
 MIN_TEAM_SIZE = 2
 MIN_PATCHES = 2
@@ -94,7 +91,7 @@ class TeamEvaluation:
 
 def is_written(name: str) -> bool:
     """Whether ``name`` is a written judge's member (``name@N``), not a built-in strategy."""
-    return name not in STRATEGIES and WRITTEN_MEMBER.fullmatch(name) is not None
+    return name not in STRATEGIES and VERSIONED.match(name) is not None
 
 
 def member_order(name: str) -> tuple[int, str]:

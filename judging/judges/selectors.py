@@ -3,7 +3,6 @@ trusted version, ``minimalism@3`` for one), as a model row or as a strategy, and
 the JSON that ``judge_define`` reads back."""
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,14 +12,12 @@ from django.db.models import Prefetch
 from judging.dimensions import Dimension, dimensions_of
 from judging.models import JudgeVersion, JudgingRun, WrittenJudge
 from judging.runs.cases import case_for
-from judging.strategies import StrategyError
+from judging.strategies import VERSIONED, StrategyError
 from judging.strategies.prompts import SYSTEM
 from rubrics.models import Bug, Dataset, Patch
 
 from .answers import AnswerSpec, answer_spec
 from .strategy import JudgeSpec, WrittenStrategy, written_strategy
-
-VERSIONED = re.compile(r"^(?P<name>[^@\s]+)@(?P<number>\d{1,9})$")
 
 UNKNOWN_JUDGE = "no written judge is named {name!r}"
 UNKNOWN_VERSION = "judge {name!r} has no version {number}; its versions are 1 to {newest}"

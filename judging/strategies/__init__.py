@@ -10,6 +10,7 @@ from .base import Ask, Case, Outcome, Step, Strategy, StrategyError
 from .registry import (
     STRATEGIES,
     UNKNOWN_STRATEGY,
+    VERSIONED,
     StrategySource,
     get_strategy,
     parse_team,
@@ -28,6 +29,7 @@ from . import offline  # noqa: F401 - registers what the offline model answers t
 __all__ = [
     "STRATEGIES",
     "UNKNOWN_STRATEGY",
+    "VERSIONED",
     "Ask",
     "Case",
     "Outcome",

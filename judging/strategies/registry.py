@@ -2,6 +2,7 @@
 ``StrategySource`` finds (the judges leads write, ``judging.judges``, registered from the
 app's ``ready()``: a name not built in is asked of it)."""
 
+import re
 from typing import Protocol, TypeVar
 
 from .base import Strategy
@@ -9,6 +10,8 @@ from .base import Strategy
 S = TypeVar("S", bound=type[Strategy])
 
 STRATEGIES: dict[str, Strategy] = {}
+# A written judge's version as a team names it and a run records it: ``name@N``.
+VERSIONED = re.compile(r"^(?P<name>[^@\s]+)@(?P<number>\d{1,9})$")
 
 UNKNOWN_STRATEGY = "unknown strategy {name!r}; the strategies are {known}"
 EMPTY_TEAM = "a team needs at least one strategy"
