@@ -206,7 +206,12 @@ def _dimension_columns(run: JudgingRun) -> list[tuple[str, str, str]]:
     ]
 
 
-def csv_columns(run: JudgingRun, *, final: bool = False) -> list[str]:
+def csv_columns(
+    run: JudgingRun,
+    *,
+    final: bool = False,
+    rated: list[tuple[str, str, str]] | None = None,
+) -> list[str]:
     """The CSV header: a record's fields, with ``scores`` as one ``score_<member>`` per member
     and ``dimensions`` as ``<member>.<dimension>.rating`` and ``….reason`` for each dimension
     a written member rates."""
@@ -214,7 +219,9 @@ def csv_columns(run: JudgingRun, *, final: bool = False) -> list[str]:
     columns += [f"score_{name}" for name in run.strategies]
     if RUBRIC_JUDGE in run.strategies:
         columns.append("rubric_verdict")
-    columns += [".".join(column) for column in _dimension_columns(run)]
+    if rated is None:
+        rated = _dimension_columns(run)
+    columns += [".".join(column) for column in rated]
     if final:
         columns += ["final_label", "final_from"]
     return [
@@ -235,8 +242,8 @@ def verdict_csv(run: JudgingRun, *, final: bool = False) -> Iterator[str]:
         writer.writerow(values)
         return buffer.getvalue()
 
-    columns = csv_columns(run, final=final)
-    rated = _dimension_columns(run)
+    rated = _dimension_columns(run)  # read once, for the header and every row
+    columns = csv_columns(run, final=final, rated=rated)
     yield line(columns)
     for record in verdict_records(run, final=final):
         scores = record.pop("scores")
