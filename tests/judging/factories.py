@@ -123,10 +123,33 @@ def finished_run(
             StrategyResult.objects.create(
                 judgment=judgment,
                 strategy=strategy,
-                prompt_version="test",
-                **{"status": StrategyResult.Status.DONE, **result},
+                **{"status": StrategyResult.Status.DONE, "prompt_version": "test", **result},
             )
     return run
+
+
+def written_rating_run(
+    dataset: Dataset, member: str, ratings: dict[Patch, Any], dimension: str = "maintainability"
+) -> JudgingRun:
+    """A finished reference run of one written judge (``member``, ``name@N``) rating
+    ``dimension`` of each patch (no rating where the value is None), every verdict VALID."""
+    judgments = {
+        patch: (
+            Label.VALID,
+            {
+                member: {
+                    "score": 50.0,
+                    "verdict": Label.VALID,
+                    "prompt_version": f"written:{member}",
+                    "answers": {}
+                    if rating is None
+                    else {"judge": {"dimensions": {dimension: {"rating": rating, "reason": "r"}}}},
+                }
+            },
+        )
+        for patch, rating in ratings.items()
+    }
+    return finished_run(dataset, judgments, team=[member], context="reference")
 
 
 def unchecked_run(

@@ -20,11 +20,11 @@ from judging.dimensions import (
     dimensions_text,
 )
 from judging.judges.answers import JUDGE_SCALES, answer_spec
-from judging.models import Label, StrategyResult
+from judging.models import Label
 from judging.reports.figures import Sampling
 from judging.reports.selectors import agreement_report
 from tests.judging.annotations.test_views import make_annotator
-from tests.judging.factories import create_campaign, finished_run
+from tests.judging.factories import create_campaign, written_rating_run
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
 
 STARTERS = Path(__file__).resolve().parent.parent.parent / "judging" / "judges" / "starters"
@@ -123,16 +123,8 @@ def test_the_same_line_typed_for_a_campaign_and_a_judge_pairs_them_in_the_report
                 ratings={"code-style": 1 + n},
             )  # fmt: skip
     member = "style@1"
-    answer = {"judge": {"dimensions": {"code-style": {"rating": 0, "reason": "r"}}}}
-    judgments = {
-        patch: (Label.VALID, {member: {"score": 50.0, "verdict": Label.VALID, "answers": answer}})
-        for patch in patches
-    }
-    run = finished_run(dataset, judgments, team=[member], context="reference")
-    for n, result in enumerate(StrategyResult.objects.filter(judgment__run=run).order_by("pk")):
-        result.answers["judge"]["dimensions"]["code-style"]["rating"] = 1 + n
-        result.prompt_version = f"written:{member}"
-        result.save()
+    ratings = {patch: 1 + n for n, patch in enumerate(patches)}
+    run = written_rating_run(dataset, member, ratings, dimension="code-style")
     report = agreement_report(dataset, runs=[run], sampling=Sampling(resamples=20))
     [section] = report.dimensions or []
     assert section.name == "code-style"

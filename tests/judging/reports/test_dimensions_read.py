@@ -10,11 +10,11 @@ from django.test.utils import CaptureQueriesContext
 from judging.annotations.services import annotation_record
 from judging.consensus.rules import consensus_rule_for
 from judging.dimensions import Dimension
-from judging.models import Annotation, Label, StrategyResult
+from judging.models import Annotation, Label
 from judging.reports.figures import Sampling
 from judging.reports.selectors import _judge_ratings, _records, agreement_report
 from tests.judging.annotations.test_views import make_annotator
-from tests.judging.factories import create_campaign, finished_run
+from tests.judging.factories import create_campaign, written_rating_run
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
 
 pytestmark = pytest.mark.django_db
@@ -56,23 +56,7 @@ def test_ratings_are_read_with_the_labels_and_only_whole_numbers_count(annotator
     assert security.annotator.tolist() == [people[1].pk] * len(patches)  # the first's are gone
 
     member = "quality@1"
-    judgments = {
-        patch: (
-            Label.VALID,
-            {
-                member: {
-                    "score": 50.0,
-                    "verdict": Label.VALID,
-                    "answers": {}
-                    if value is None
-                    else {"judge": {"dimensions": {"maintainability": {"rating": value}}}},
-                }
-            },
-        )
-        for patch, value in zip(patches, JUDGE_STORED, strict=True)
-    }
-    run = finished_run(dataset, judgments, team=[member], context="reference")
-    StrategyResult.objects.filter(judgment__run=run).update(prompt_version=f"written:{member}")
+    run = written_rating_run(dataset, member, dict(zip(patches, JUDGE_STORED, strict=True)))
     rated = _judge_ratings([run], ["maintainability", "security"])
     assert rated == {
         run.pk: {

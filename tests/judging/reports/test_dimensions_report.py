@@ -17,12 +17,12 @@ from sklearn.metrics import cohen_kappa_score
 from api.schemas import AgreementReportOut
 from judging.annotations.services import annotation_record
 from judging.dimensions import Dimension
-from judging.models import Label, StrategyResult
+from judging.models import Label
 from judging.reports.figures import Sampling
 from judging.reports.selectors import agreement_report
 from sejury_web.llm import OFFLINE_MARKER
 from tests.judging.annotations.test_views import make_annotator
-from tests.judging.factories import create_campaign, finished_run
+from tests.judging.factories import create_campaign, written_rating_run
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory, make_diff
 
 pytestmark = pytest.mark.django_db
@@ -52,23 +52,7 @@ def test_the_report_shows_each_rated_dimension_beside_the_written_judge(
                 ratings={} if rating is None else {"maintainability": rating},
             )  # fmt: skip
     member = "nonfunctional@1"
-    judgments = {
-        patch: (
-            Label.VALID,
-            {
-                member: {
-                    "score": 50.0,
-                    "verdict": Label.VALID,
-                    "answers": {}
-                    if rating is None
-                    else {"judge": {"dimensions": {"maintainability": {"rating": rating}}}},
-                }
-            },
-        )
-        for patch, rating in zip(patches, JUDGE, strict=True)
-    }
-    run = finished_run(dataset, judgments, team=[member], context="reference")
-    StrategyResult.objects.filter(judgment__run=run).update(prompt_version=f"written:{member}")
+    run = written_rating_run(dataset, member, dict(zip(patches, JUDGE, strict=True)))
 
     report = agreement_report(dataset, runs=[run], sampling=Sampling(resamples=50))
     assert report.dimensions is not None
@@ -132,16 +116,7 @@ def test_a_run_read_before_a_campaign_rated_dimensions_shows_its_judge_once_one_
     bug = BugFactory(dataset=dataset)
     patches = [PatchFactory(bug=bug, diff=make_diff(new=f"w = {n}")) for n in range(3)]
     member = "nonfunctional@1"
-    judged = {
-        patch: (
-            Label.VALID,
-            {member: {"score": 50.0, "answers": {"judge": {"dimensions": {
-                "maintainability": {"rating": n + 1, "reason": "r"}}}}}},
-        )
-        for n, patch in enumerate(patches)
-    }  # fmt: skip
-    run = finished_run(dataset, judged, team=[member], context="reference")
-    StrategyResult.objects.filter(judgment__run=run).update(prompt_version=f"written:{member}")
+    run = written_rating_run(dataset, member, {patch: n + 1 for n, patch in enumerate(patches)})
     assert agreement_report(dataset, runs=[run], sampling=Sampling(resamples=20)).dimensions == []
 
     people = [annotator, make_annotator("rater-2")]
