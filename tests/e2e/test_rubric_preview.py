@@ -2,11 +2,15 @@
 reviewer judges the candidates with the rubric and with its draft, sees the patch her edit
 flips and why, is told when a later save makes it stale, and judges again."""
 
+import contextlib
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect
+from django.urls import reverse
+from playwright.sync_api import APIResponse, Page, Route, expect
+from playwright.sync_api import Error as PlaywrightError
 from pytest_django.live_server_helper import LiveServer
 
 from judging.models import JudgingRun
@@ -52,6 +56,7 @@ def test_a_reviewer_sees_which_candidates_her_edit_flips(
     )
     page = e2e_page
     panel = page.locator("#judge-preview")
+    preview_url = reverse("judging:rubric_preview", args=[rubric.pk])
 
     try:
         log_in(page, live_server, "alice")
@@ -76,9 +81,35 @@ def test_a_reviewer_sees_which_candidates_her_edit_flips(
         expect(page.locator("#rubric-editor .flash.ok")).to_contain_text("Saved revision 2.")
         expect(panel).to_contain_text("Stale:")
 
-        # Judging again judges revision 2 only: the draft's verdicts are kept.
-        page.get_by_role("button", name="Judge again with revision 2").click()
-        expect(panel).to_contain_text("Revision 2: run", timeout=JUDGED_TIMEOUT_MS)
+        # She saves again and judges at once, while the panel's own reload (the save's) is
+        # still out: its answer, older than her start, comes back first. It must not replace
+        # the running panel (CI once saw the start's answer orphaned, the run never shown).
+        stale_reloads: list[tuple[Route, APIResponse]] = []
+
+        def hold_reload_until_the_start(route: Route) -> None:
+            if route.request.method == "GET":
+                stale_reloads.append((route, route.fetch()))
+                return
+            for reload, answer in stale_reloads:
+                with contextlib.suppress(PlaywrightError):  # aborted by the start: the fix
+                    reload.fulfill(response=answer)
+            route.continue_()
+
+        page.route(f"**{preview_url}", hold_reload_until_the_start)
+        page.get_by_label("Root cause").fill("f() returns 1 where all callers expect 2.")
+        page.get_by_label("Justification").fill("say all callers")
+        page.get_by_label("Justification").press("Control+Enter")
+        expect(page.locator("#rubric-editor .flash.ok")).to_contain_text("Saved revision 3.")
+        for _ in range(200):  # the save's reload reaches the route (handlers run while waiting)
+            if stale_reloads:
+                break
+            page.wait_for_timeout(50)
+        assert len(stale_reloads) == 1
+
+        # Judging again judges the saved revision only: the draft's verdicts are kept.
+        panel.get_by_role("button", name=re.compile("^Judge again with revision")).click()
+        expect(panel).to_contain_text("Revision 3: run", timeout=JUDGED_TIMEOUT_MS)
+        page.unroute(f"**{preview_url}")
         expect(panel.locator("progress")).to_have_count(0, timeout=JUDGED_TIMEOUT_MS)
         expect(panel).not_to_contain_text("Stale:")
         expect(panel.locator("tr.flipped")).to_have_count(1)
