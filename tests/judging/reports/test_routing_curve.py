@@ -84,3 +84,35 @@ def test_each_resample_recomputes_the_hybrid_labels() -> None:
     points = {round(p.share * 100): p for p in curve(drawn).points}
     assert points[0].accuracy.ci == (0.0, 0.0)
     assert points[25].accuracy.ci == (1.0, 1.0)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_reports_uncertainty_ranks_are_margin_rankings_order(seed: int) -> None:
+    """``uncertainty_ranks`` (a ``lexsort`` of arrays) orders a run's verdicts as
+    ``margin_order`` (a sort of tuples) does: ties of margin (scores either side of the
+    threshold), of spread, spreads missing, keys shared, and a NaN (through the sort itself)."""
+    from judging.reports.selectors import uncertainty_ranks
+    from judging.runs.uncertainty import margin_order
+
+    rng = np.random.default_rng(seed)
+    size = 300
+    patch_ids = rng.permutation(10_000)[:size].tolist()
+    scores = rng.choice([0.0, 25.0, 40.0, 50.0, 60.0, 75.0, 100.0, 33.3], size).tolist()
+    spread_values = rng.choice([0.0, 10.0, 12.5, 40.0], size).tolist()
+    spreads = {
+        patch_id: None if rng.random() < 0.2 else spread
+        for patch_id, spread in zip(patch_ids, spread_values, strict=True)
+    }
+    keys = {patch_id: f"bug-{rng.integers(0, 40)}/p{rng.integers(0, 3)}" for patch_id in patch_ids}
+    if seed == 4:
+        scores[7] = float("nan")
+    for run in (
+        JudgingRun(pk=9, scale_lo=0, scale_hi=100, threshold=50),
+        JudgingRun(pk=9, scale_lo=-1.5, scale_hi=7, threshold=2.25),
+    ):
+        verdicts = RunVerdicts(
+            run=run, verdicts={}, statuses={}, scores=dict(zip(patch_ids, scores, strict=True))
+        )
+        rows = [(p, s, spreads[p], keys.get(p, "")) for p, s in verdicts.scores.items()]
+        expected = {p: rank for rank, p in enumerate(margin_order(rows, run))}
+        assert uncertainty_ranks(verdicts, spreads, keys) == expected
