@@ -21,5 +21,5 @@ class SejuryWebConfig(AppConfig):
         worker_ready.connect(jobs_resume_unfinished, weak=False, dispatch_uid="sejury_web.resume")
 
         # Without a sender filter: the groups need the permissions of every app, not only
-        # this one's. roles_sync is idempotent and cheap.
+        # this one's; roles_sync acts on the last app's signal, once all exist.
         post_migrate.connect(roles_sync, dispatch_uid="sejury_web.roles_sync")
