@@ -195,7 +195,7 @@ def _coincidence_sums(
         numerators = c[:, :, None] * c[:, None, :]
         numerators[:, np.arange(size), np.arange(size)] -= c
         rows, cells = np.nonzero(numerators.reshape(len(chosen), size * size))
-        matrix = sparse.csr_array(
+        matrix = sparse.csc_array(  # by patch, as ``Replicates.tally``'s
             (
                 numerators.reshape(len(chosen), -1)[rows, cells].astype(np.float32),
                 (group[chosen[rows]] * size * size + cells, chosen[rows]),
