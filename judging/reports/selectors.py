@@ -267,14 +267,23 @@ def _ratings(
 ) -> list[Ratings]:
     """Each dimension the dataset's campaigns rate (``scales``), with the ratings of the
     scope's patches (``ids``, ascending), sorted by patch then annotator: from the labels'
-    rows (patch id, annotator, label, ratings as JSON text) and their patch ids."""
+    rows (patch id, annotator, label, ratings as JSON text) and their patch ids.
+
+    Labels rate with a few values on a few dimensions, so the same texts come back again
+    and again: each distinct text is decoded and made numbers once (50,000 labels of the
+    bench: about 40 texts), then every label takes its text's."""
     if not scales:
         return []
-    rated_by = _json_objects([row[3] for row in labels])
+    distinct: dict[str | None, int] = {}
+    text_of = np.fromiter(
+        (distinct.setdefault(row[3], len(distinct)) for row in labels), np.int64, len(labels)
+    )
+    rated_by = _json_objects(list(distinct))
     annotators = np.array([row[1] for row in labels], np.int64)
     result = []
     for name, (low, high) in scales.items():
         values, whole = _wholes([ratings.get(name) for ratings in rated_by])
+        values, whole = values[text_of], whole[text_of]
         rated = whole & (values >= 0) & (values >= low) & (values <= high)  # on the scale
         place, inside = _positions(ids, label_ids[rated])
         annotator, value = annotators[rated][inside], values[rated][inside]
