@@ -9,9 +9,11 @@ comes from one bootstrap matrix over them (``resampling``), and the sections are
 by ``humans`` and ``judges``. A page can ask for some sections only: each loads on its own.
 """
 
+import contextlib
 import dataclasses
 import json
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -19,6 +21,7 @@ from django.contrib.auth.models import User
 from django.db.models import QuerySet, TextField
 from django.db.models.fields.json import KeyTextTransform, KeyTransform
 from django.db.models.functions import Cast
+from threadpoolctl import ThreadpoolController
 
 from judging.annotations.selectors import CampaignNotFound, campaign_get, campaign_patch_ids
 from judging.calibration.selectors import runs_calibration_patch_ids
@@ -688,6 +691,37 @@ def _dimensions(
     return dimensions_agreement(scope.replicates, read.ratings, judges, sources)
 
 
+# The figures' matrix products are small (hundreds of rows): a second OpenBLAS thread on
+# them costs more than it saves, in waking and spinning, and on a 2-core server it takes the
+# core a web or worker process wanted. Measured on the bench's 10,000-patch report (issue
+# 29, 2 cores): the compute took 1,107 ms against 1,225 with OPENBLAS_NUM_THREADS=1, and
+# 80–160 ms less CPU in each of 3 alternating turns at load 2.5; valid@k's (401 × 2,000) @
+# (2,000 × 24) product takes 2 ms of CPU on one thread, 1–8 on two. Same figures to the bit.
+_blas: ThreadpoolController | None = None
+_blas_lock = threading.Lock()
+_blas_users = 0
+_blas_restore: Any = None
+
+
+@contextlib.contextmanager
+def _one_blas_thread() -> Iterator[None]:
+    """BLAS on one thread while any report is computed in this process (the limit is the
+    process's: the last report to finish gives back the threads the first found)."""
+    global _blas, _blas_users, _blas_restore
+    with _blas_lock:
+        if _blas_users == 0:
+            _blas = _blas or ThreadpoolController()  # finding the libraries: ~3 ms, once
+            _blas_restore = _blas.limit(limits=1, user_api="blas")
+        _blas_users += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_users -= 1
+            if _blas_users == 0:
+                _blas_restore.restore_original_limits()
+
+
 def _figures(
     scope: Scope,
     ordered: list[int],
@@ -697,7 +731,21 @@ def _figures(
     wanted: set[str],
     sampling: Sampling,
 ) -> _Figures:
-    """The sections asked for (the others None), from the report's reads."""
+    """The sections asked for (the others None), from the report's reads, BLAS on one
+    thread."""
+    with _one_blas_thread():
+        return _sections(scope, ordered, run_verdicts, spreads, read, wanted, sampling)
+
+
+def _sections(
+    scope: Scope,
+    ordered: list[int],
+    run_verdicts: list[RunVerdicts],
+    spreads: dict[int, dict[int, float | None]],
+    read: _Read,
+    wanted: set[str],
+    sampling: Sampling,
+) -> _Figures:
     first_run = run_verdicts[0] if run_verdicts else None
     runs_in_scope = [(run, RunMasks.of(scope, run)) for run in run_verdicts]
     return _Figures(

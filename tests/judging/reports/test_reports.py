@@ -594,3 +594,28 @@ def test_the_corrected_valid_rate_is_in_the_breakdowns_and_kept_with_its_figures
         small.dataset, runs=[small.golden], sampling=sampling, sections=[selectors.HUMANS]
     )
     assert humans_only.corrected_valid_rate is None
+
+
+def test_the_figures_are_computed_with_blas_on_one_thread(
+    small: Small, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The report's small matrix products run on one BLAS thread (a second one spins on the
+    core another process wanted), and the process's threads are given back afterwards."""
+    from threadpoolctl import threadpool_info
+
+    def blas_threads() -> list[int]:
+        return [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
+
+    before = blas_threads()
+    seen: list[list[int]] = []
+    valid_at_k = selectors.valid_at_k
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        seen.append(blas_threads())
+        return valid_at_k(*args, **kwargs)
+
+    monkeypatch.setattr(selectors, "valid_at_k", watched)
+    agreement_report(small.dataset, runs=[small.golden], sampling=Sampling(resamples=20))
+    assert seen
+    assert all(threads == 1 for threads in seen[0]), seen
+    assert blas_threads() == before
