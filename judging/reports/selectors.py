@@ -11,6 +11,7 @@ by ``humans`` and ``judges``. A page can ask for some sections only: each loads 
 
 import contextlib
 import dataclasses
+import gc
 import json
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -569,8 +570,20 @@ def agreement_report(
     runs, of the newest finished run of each context (pass ``[]`` for humans alone).
 
     The consensus follows the campaign's rule, or the dataset's without a campaign.
-    ``sections`` limits the work to some of ``SECTIONS``; the others are None.
+    ``sections`` limits the work to some of ``SECTIONS``; the others are None. Computed with
+    BLAS on one thread and the cyclic garbage collector off (``_computing``).
     """
+    with _computing():
+        return _agreement_report(dataset, campaign, runs, sampling, sections)
+
+
+def _agreement_report(
+    dataset: Dataset,
+    campaign: Campaign | None,
+    runs: Sequence[JudgingRun] | None,
+    sampling: Sampling | None,
+    sections: Iterable[str],
+) -> AgreementReport:
     sampling = sampling or Sampling()
     wanted = set(sections)
     by_default = runs is None
@@ -691,35 +704,48 @@ def _dimensions(
     return dimensions_agreement(scope.replicates, read.ratings, judges, sources)
 
 
-# The figures' matrix products are small (hundreds of rows): a second OpenBLAS thread on
-# them costs more than it saves, in waking and spinning, and on a 2-core server it takes the
-# core a web or worker process wanted. Measured on the bench's 10,000-patch report (issue
-# 29, 2 cores): the compute took 1,107 ms against 1,225 with OPENBLAS_NUM_THREADS=1, and
-# 80–160 ms less CPU in each of 3 alternating turns at load 2.5; valid@k's (401 × 2,000) @
-# (2,000 × 24) product takes 2 ms of CPU on one thread, 1–8 on two. Same figures to the bit.
-_blas: ThreadpoolController | None = None
-_blas_lock = threading.Lock()
-_blas_users = 0
-_blas_restore: Any = None
+# While a report is computed, BLAS runs on one thread and the cyclic garbage collector is
+# off (measured on the bench's 10,000-patch report, issue 29, 2 cores, same figures to the
+# bit):
+# - the matrix products are small (hundreds of rows): a second OpenBLAS thread costs more
+#   than it saves, in waking and spinning, and takes the core a web or worker process
+#   wanted. The compute took 1,107 ms against 1,225 with OPENBLAS_NUM_THREADS=1, and 80–160
+#   ms less CPU in each of 3 alternating turns at load 2.5; valid@k's (401 × 2,000) @
+#   (2,000 × 24) product takes 2 ms of CPU on one thread, 1–8 on two.
+# - the reads make some 100,000 row tuples, all kept until the arrays are built: the
+#   collector walked them again and again (170 young collections, 16 middle ones, 20–25 ms)
+#   and in 3 computes out of 5 the whole heap too (70–86 ms). Off, the compute took 60–120
+#   ms less, wall and CPU, in 3 alternating turns of 10 at load 2.7, the one young
+#   collection when it is back on (2–4 ms) included. Refcounting frees everything else.
+_quiet: ThreadpoolController | None = None
+_quiet_lock = threading.Lock()
+_computing_now = 0
+_restore_blas: Any = None
+_restore_gc = False
 
 
 @contextlib.contextmanager
-def _one_blas_thread() -> Iterator[None]:
-    """BLAS on one thread while any report is computed in this process (the limit is the
-    process's: the last report to finish gives back the threads the first found)."""
-    global _blas, _blas_users, _blas_restore
-    with _blas_lock:
-        if _blas_users == 0:
-            _blas = _blas or ThreadpoolController()  # finding the libraries: ~3 ms, once
-            _blas_restore = _blas.limit(limits=1, user_api="blas")
-        _blas_users += 1
+def _computing() -> Iterator[None]:
+    """BLAS on one thread and no cyclic garbage collection while any report is computed in
+    this process (both are the process's: the last report to finish gives back what the
+    first found)."""
+    global _quiet, _computing_now, _restore_blas, _restore_gc
+    with _quiet_lock:
+        if _computing_now == 0:
+            _quiet = _quiet or ThreadpoolController()  # finding the libraries: ~3 ms, once
+            _restore_blas = _quiet.limit(limits=1, user_api="blas")
+            _restore_gc = gc.isenabled()
+            gc.disable()
+        _computing_now += 1
     try:
         yield
     finally:
-        with _blas_lock:
-            _blas_users -= 1
-            if _blas_users == 0:
-                _blas_restore.restore_original_limits()
+        with _quiet_lock:
+            _computing_now -= 1
+            if _computing_now == 0:
+                _restore_blas.restore_original_limits()
+                if _restore_gc:
+                    gc.enable()
 
 
 def _figures(
@@ -731,21 +757,7 @@ def _figures(
     wanted: set[str],
     sampling: Sampling,
 ) -> _Figures:
-    """The sections asked for (the others None), from the report's reads, BLAS on one
-    thread."""
-    with _one_blas_thread():
-        return _sections(scope, ordered, run_verdicts, spreads, read, wanted, sampling)
-
-
-def _sections(
-    scope: Scope,
-    ordered: list[int],
-    run_verdicts: list[RunVerdicts],
-    spreads: dict[int, dict[int, float | None]],
-    read: _Read,
-    wanted: set[str],
-    sampling: Sampling,
-) -> _Figures:
+    """The sections asked for (the others None), from the report's reads."""
     first_run = run_verdicts[0] if run_verdicts else None
     runs_in_scope = [(run, RunMasks.of(scope, run)) for run in run_verdicts]
     return _Figures(

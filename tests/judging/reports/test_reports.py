@@ -596,26 +596,33 @@ def test_the_corrected_valid_rate_is_in_the_breakdowns_and_kept_with_its_figures
     assert humans_only.corrected_valid_rate is None
 
 
-def test_the_figures_are_computed_with_blas_on_one_thread(
+def test_a_report_is_computed_with_blas_on_one_thread_and_no_cyclic_collection(
     small: Small, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The report's small matrix products run on one BLAS thread (a second one spins on the
-    core another process wanted), and the process's threads are given back afterwards."""
+    core another process wanted), the garbage collector does not walk its reads' rows, and
+    the process gets both back afterwards."""
+    import gc
+
     from threadpoolctl import threadpool_info
 
     def blas_threads() -> list[int]:
         return [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
 
     before = blas_threads()
-    seen: list[list[int]] = []
+    seen: list[tuple[list[int], bool]] = []
     valid_at_k = selectors.valid_at_k
 
     def watched(*args: Any, **kwargs: Any) -> Any:
-        seen.append(blas_threads())
+        seen.append((blas_threads(), gc.isenabled()))
         return valid_at_k(*args, **kwargs)
 
     monkeypatch.setattr(selectors, "valid_at_k", watched)
+    assert gc.isenabled()
     agreement_report(small.dataset, runs=[small.golden], sampling=Sampling(resamples=20))
     assert seen
-    assert all(threads == 1 for threads in seen[0]), seen
+    (threads, collecting), *_ = seen
+    assert all(count == 1 for count in threads), threads
+    assert not collecting
     assert blas_threads() == before
+    assert gc.isenabled()
