@@ -100,10 +100,13 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 
 
 def _per_bug(ns: np.ndarray, cs: np.ndarray, k: int) -> np.ndarray:
-    """``pass_at_k`` of each bug, computed once per distinct (n, c)."""
-    pairs, inverse = np.unique(np.stack([ns, cs], axis=1), axis=0, return_inverse=True)
-    values = np.array([pass_at_k(int(n), int(c), k) for n, c in pairs], dtype=np.float64)
-    return values[np.asarray(inverse).reshape(-1)]
+    """``pass_at_k`` of each bug, computed once per distinct (n, c): each pair as one number
+    n·(max c + 1) + c (``np.unique`` of rows sorts them as structures, 10 times slower)."""
+    ns, cs = np.asarray(ns, np.int64), np.asarray(cs, np.int64)
+    base = int(cs.max(initial=0)) + 1
+    codes, inverse = np.unique(ns * base + cs, return_inverse=True)
+    values = [pass_at_k(code // base, code % base, k) for code in codes.tolist()]
+    return np.array(values, dtype=np.float64)[np.asarray(inverse).reshape(-1)]
 
 
 def valid_at_k(
