@@ -63,6 +63,9 @@ def test_ratings_are_read_with_the_labels_and_only_whole_numbers_count(annotator
             member: {"maintainability": {patches[i].pk: value for i, value in JUDGE_READ.items()}}
         }
     }
+    # One name, or three, read the same (SQLite: one JSON_EXTRACT of every name's path).
+    assert _judge_ratings([run], ["maintainability"]) == rated
+    assert _judge_ratings([run], ["speed", "maintainability", "security"]) == rated
 
     with CaptureQueriesContext(connection) as queries:
         report = agreement_report(dataset, runs=[run], sampling=Sampling(resamples=20))
