@@ -164,7 +164,11 @@ def _count(queryset: QuerySet, group_by: str, counted: str) -> Coalesce:
     return Coalesce(Subquery(subquery, output_field=IntegerField()), 0)
 
 
-def dataset_list() -> QuerySet[Dataset]:
+def dataset_list(*, counts: bool = True) -> QuerySet[Dataset]:
+    """Every dataset by name, with its ``bug_count`` and ``patch_count`` unless ``counts`` is
+    False (a dropdown or a list of names: two correlated counts per dataset saved)."""
+    if not counts:
+        return Dataset.objects.order_by("name")
     return Dataset.objects.annotate(
         bug_count=_count(Bug.objects.filter(dataset=OuterRef("pk")), "dataset", "pk"),
         patch_count=_count(Patch.objects.filter(dataset=OuterRef("pk")), "dataset", "pk"),

@@ -157,7 +157,7 @@ def _import_page(
             "form": form or BundleUploadForm(),
             "swebench_form": swebench_form or SwebenchUploadForm(),
             "import_error": import_error,
-            "datasets": selectors.dataset_list(),
+            "datasets": selectors.dataset_list(counts=False),
             "worker_bytes": worker_bytes(),
         },
         status=status,
