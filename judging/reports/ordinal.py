@@ -312,12 +312,16 @@ def _judge_by_group(
     both = median_of[judge.patch] >= 0
     patch = judge.patch[both]
     cells = (judge.value[both] - low) * size + (median_of[patch] - low)
-    tables = replicates.tally(patch, cells, size * size).reshape(-1, size, size)
-    whole = _judge_figures(replicates, judge, tables, len(patch))
     if not groups:
-        return whole, []
+        tables = replicates.tally(patch, cells, size * size).reshape(-1, size, size)
+        return _judge_figures(replicates, judge, tables, len(patch)), []
     cells += group[patch] * size * size
     by_cell = replicates.tally(patch, cells, groups * size * size).reshape(-1, groups, size, size)
+    # Every patch's table is the sum of its groups' (whole numbers: exact), laid out as a tally
+    # of its own would be: one tally, not two.
+    summed = by_cell.sum(axis=1).reshape(-1, size * size)
+    tables = replicates.as_tallied(summed, len(patch)).reshape(-1, size, size)
+    whole = _judge_figures(replicates, judge, tables, len(patch))
     counts = np.bincount(group[patch], minlength=groups).tolist()
     by_group = []
     judge_group = group[judge.patch]

@@ -91,6 +91,16 @@ class Replicates:
             result[:, ordered[starts]] = sums.T
         return result
 
+    def as_tallied(self, counts: Array, entries: int) -> Array:
+        """``counts`` (R + 1, size) of whole numbers, laid out in memory as ``tally`` lays out
+        a tally of ``entries`` entries (by column past ``FEW_ENTRIES``, by row up to it): what
+        is computed from it afterwards adds in the same order, to the bit."""
+        if entries > FEW_ENTRIES:
+            by_column = np.empty((counts.shape[1], counts.shape[0]))
+            by_column[...] = counts.T
+            return by_column.T
+        return np.array(counts, dtype=np.float64, order="C")
+
     def figures(
         self, values: Array, ns: Sequence[int], *, items: Sequence[int] | None = None
     ) -> list[Figure]:

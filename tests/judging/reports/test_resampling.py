@@ -107,3 +107,19 @@ def test_wider_at_higher_level_and_smaller_samples() -> None:
     assert small is not None
     assert wide[0] < narrow[0] < narrow[1] < wide[1]
     assert small[1] - small[0] > narrow[1] - narrow[0]
+
+
+def test_counts_summed_otherwise_are_laid_out_as_a_tally_of_theirs() -> None:
+    """``as_tallied`` gives counts the values and the memory layout ``tally`` gives them, for
+    a few entries (summed from rows) and many (a sparse product): what is computed from them
+    then adds in the same order."""
+    replicates = Replicates.draw(700, Sampling(resamples=30, seed=3))
+    rng = np.random.default_rng(3)
+    for entries in (40, 2000):
+        patches = rng.integers(0, 700, entries)
+        cells, group = rng.integers(0, 9, entries), rng.integers(0, 4, entries)
+        tallied = replicates.tally(patches, cells, 9)
+        by_group = replicates.tally(patches, group * 9 + cells, 36).reshape(-1, 4, 9)
+        summed = replicates.as_tallied(by_group.sum(axis=1), entries)
+        assert np.array_equal(summed, tallied)
+        assert (summed.strides, summed.dtype) == (tallied.strides, tallied.dtype)
