@@ -27,7 +27,6 @@ from django.db.models.fields.json import (  # type: ignore[attr-defined]
     compile_json_path,
 )
 from django.db.models.functions import Cast
-from threadpoolctl import ThreadpoolController
 
 from judging.annotations.selectors import CampaignNotFound, campaign_get, campaign_patch_ids
 from judging.calibration.selectors import runs_calibration_patch_ids
@@ -604,7 +603,7 @@ def agreement_report(
 
     The consensus follows the campaign's rule, or the dataset's without a campaign.
     ``sections`` limits the work to some of ``SECTIONS``; the others are None. Computed with
-    BLAS on one thread and the cyclic garbage collector off (``_computing``).
+    the cyclic garbage collector off (``_computing``).
     """
     with _computing():
         return _agreement_report(dataset, campaign, runs, sampling, sections)
@@ -737,48 +736,39 @@ def _dimensions(
     return dimensions_agreement(scope.replicates, read.ratings, judges, sources)
 
 
-# While a report is computed, BLAS runs on one thread and the cyclic garbage collector is
-# off (measured on the bench's 10,000-patch report, issue 29, 2 cores, same figures to the
-# bit):
-# - the matrix products are small (hundreds of rows): a second OpenBLAS thread costs more
-#   than it saves, in waking and spinning, and takes the core a web or worker process
-#   wanted. The compute took 1,107 ms against 1,225 with OPENBLAS_NUM_THREADS=1, and 80–160
-#   ms less CPU in each of 3 alternating turns at load 2.5; valid@k's (401 × 2,000) @
-#   (2,000 × 24) product takes 2 ms of CPU on one thread, 1–8 on two.
-# - the reads make some 100,000 row tuples, all kept until the arrays are built: the
-#   collector walked them again and again (170 young collections, 16 middle ones, 20–25 ms)
-#   and in 3 computes out of 5 the whole heap too (70–86 ms). Off, the compute took 60–120
-#   ms less, wall and CPU, in 3 alternating turns of 10 at load 2.7, the one young
-#   collection when it is back on (2–4 ms) included. Refcounting frees everything else.
-_quiet: ThreadpoolController | None = None
-_quiet_lock = threading.Lock()
+# While a report is computed the cyclic garbage collector is off (measured on the bench's
+# 10,000-patch report, issue 29, 2 cores, same figures to the bit). The reads make some
+# 100,000 row tuples, all kept until the arrays are built: the collector walked them again
+# and again (170 young collections, 16 middle ones, 20–25 ms) and in 3 computes out of 5 the
+# whole heap too (70–86 ms). Off, the compute took 60–120 ms less, wall and CPU, in 3
+# alternating turns of 10 at load 2.7, the one young collection when it is back on (2–4 ms)
+# included. Refcounting frees everything else.
+# BLAS keeps its threads: on one thread (threadpoolctl) the compute took 36–114 ms more wall
+# time on a quiet machine (3 alternating turns of 10, load 1), though 80–160 ms less CPU at
+# load 2.5, where a second thread's spinning is charged to the process.
+_gc_lock = threading.Lock()
 _computing_now = 0
-_restore_blas: Any = None
 _restore_gc = False
 
 
 @contextlib.contextmanager
 def _computing() -> Iterator[None]:
-    """BLAS on one thread and no cyclic garbage collection while any report is computed in
-    this process (both are the process's: the last report to finish gives back what the
-    first found)."""
-    global _quiet, _computing_now, _restore_blas, _restore_gc
-    with _quiet_lock:
+    """No cyclic garbage collection while any report is computed in this process (the
+    collector is the process's: the last report to finish turns it back on if the first
+    found it on)."""
+    global _computing_now, _restore_gc
+    with _gc_lock:
         if _computing_now == 0:
-            _quiet = _quiet or ThreadpoolController()  # finding the libraries: ~3 ms, once
-            _restore_blas = _quiet.limit(limits=1, user_api="blas")
             _restore_gc = gc.isenabled()
             gc.disable()
         _computing_now += 1
     try:
         yield
     finally:
-        with _quiet_lock:
+        with _gc_lock:
             _computing_now -= 1
-            if _computing_now == 0:
-                _restore_blas.restore_original_limits()
-                if _restore_gc:
-                    gc.enable()
+            if _computing_now == 0 and _restore_gc:
+                gc.enable()
 
 
 def _figures(
