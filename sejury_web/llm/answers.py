@@ -7,12 +7,12 @@ rejected with a message precise enough to send back to the model.
 import json
 import re
 from functools import lru_cache
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
+from typing import TYPE_CHECKING, Any
 
 from .types import JSONSchema
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 NOT_JSON = "the answer is not JSON ({error})"
 NOT_AN_OBJECT = "the answer is JSON but not an object"
@@ -62,11 +62,17 @@ def answer_parse(text: str, schema: JSONSchema) -> dict[str, Any]:
 
 
 @lru_cache(maxsize=256)
-def _validator(schema_json: str) -> Draft202012Validator:
+def _validator(schema_json: str) -> "Draft202012Validator":
+    # Imported here: jsonschema is 80 ms of every process's start (django.setup() reaches this
+    # module through the tasks), and only a process that checks an answer needs it.
+    from jsonschema import Draft202012Validator
+
     return Draft202012Validator(json.loads(schema_json))
 
 
 def schema_check(value: Any, schema: JSONSchema) -> None:
+    from jsonschema.exceptions import best_match
+
     validator = _validator(json.dumps(schema, sort_keys=True))
     error = best_match(validator.iter_errors(value))
     if error is not None:
