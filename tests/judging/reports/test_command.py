@@ -104,11 +104,12 @@ def test_the_command_and_the_page_do_not_import_scipy_stats_or_sqlalchemy() -> N
     """scipy.stats takes a second to import (issue 27 item 9: the command's 4.5 s): the
     report needs none of it, only the plain definitions' τ-b and ρ, which import it. Nor
     SQLAlchemy, half a second more: only what connects to the SQLite broker or result store
-    imports it (``sejury_web.broker``)."""
+    imports it (``sejury_web.broker``). Nor requests and jsonschema, 80 ms each: only a
+    webhook call and an answer's check need them."""
     code = (
         "import sys, django; django.setup();"
         "import judging.management.commands.agreement_report, judging.reports.views;"
-        "heavy = ('scipy.stats', 'krippendorff', 'sqlalchemy');"
+        "heavy = ('scipy.stats', 'krippendorff', 'sqlalchemy', 'requests', 'jsonschema');"
         "print(sorted(m for m in heavy if m in sys.modules))"
     )
     done = subprocess.run(
