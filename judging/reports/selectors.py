@@ -432,29 +432,12 @@ def uncertainty_ranks(
 ) -> dict[int, int]:
     """Patch id → place in the run's uncertainty ordering (0: the least certain verdict),
     ``margin_ranking``'s, from what the report has read already: the run's scores (its
-    finished verdicts with a score), their spreads and the patches' keys.
-
-    ``margin_order``'s sort by (margin, −spread, key) as one stable ``lexsort`` of arrays
-    (the same arithmetic, the keys as their places in Python's string order): a sort of
-    10,000 tuples was most of a routing curve. A NaN score or spread (no order between
-    floats), or a scale of no width, goes through ``margin_order`` itself."""
-    patch_ids = list(run.scores)
-    size = len(patch_ids)
-    scores = np.fromiter(run.scores.values(), np.float64, size)
-    wide = np.fromiter((spread or 0.0 for spread in map(spreads.get, patch_ids)), np.float64, size)
-    threshold, width = run.run.threshold, run.run.scale_hi - run.run.scale_lo
-    if not width or np.isnan(scores).any() or np.isnan(wide).any():
-        rows = (
-            (patch_id, score, spreads.get(patch_id), keys.get(patch_id, ""))
-            for patch_id, score in run.scores.items()
-        )
-        return {patch_id: rank for rank, patch_id in enumerate(margin_order(rows, run.run))}
-    margins = np.abs(scores - threshold) / width
-    texts = [keys.get(patch_id, "") for patch_id in patch_ids]
-    place = {text: index for index, text in enumerate(sorted(set(texts)))}
-    key_places = np.fromiter(map(place.__getitem__, texts), np.int64, size)
-    order = np.lexsort((key_places, -wide, margins))
-    return dict(zip(np.array(patch_ids, np.int64)[order].tolist(), range(size), strict=True))
+    finished verdicts with a score), their spreads and the patches' keys."""
+    rows = (
+        (patch_id, score, spreads.get(patch_id), keys.get(patch_id, ""))
+        for patch_id, score in run.scores.items()
+    )
+    return {patch_id: rank for rank, patch_id in enumerate(margin_order(rows, run.run))}
 
 
 def _run_verdicts(

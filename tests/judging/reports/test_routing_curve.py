@@ -86,11 +86,23 @@ def test_each_resample_recomputes_the_hybrid_labels() -> None:
     assert points[25].accuracy.ci == (1.0, 1.0)
 
 
+def _sorted_as_tuples(
+    rows: list[tuple[int, float, float | None, str]], run: JudgingRun
+) -> list[int]:
+    """The ordering's definition, as plainly as it can be written: a sort of tuples by
+    (margin, −spread, key)."""
+    keyed = [
+        (abs(score - run.threshold) / (run.scale_hi - run.scale_lo), -(spread or 0.0), key, p)
+        for p, score, spread, key in rows
+    ]
+    return [row[3] for row in sorted(keyed, key=lambda row: row[:3])]
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_the_reports_uncertainty_ranks_are_margin_rankings_order(seed: int) -> None:
-    """``uncertainty_ranks`` (a ``lexsort`` of arrays) orders a run's verdicts as
-    ``margin_order`` (a sort of tuples) does: ties of margin (scores either side of the
-    threshold), of spread, spreads missing, keys shared, and a NaN (through the sort itself)."""
+    """``margin_order`` (a ``lexsort`` of arrays) and the report's ``uncertainty_ranks``
+    order a run's verdicts as a sort of tuples does: ties of margin (scores either side of
+    the threshold), of spread, spreads missing, keys shared, and a NaN (through the sort)."""
     from judging.reports.selectors import uncertainty_ranks
     from judging.runs.uncertainty import margin_order
 
@@ -114,5 +126,6 @@ def test_the_reports_uncertainty_ranks_are_margin_rankings_order(seed: int) -> N
             run=run, verdicts={}, statuses={}, scores=dict(zip(patch_ids, scores, strict=True))
         )
         rows = [(p, s, spreads[p], keys.get(p, "")) for p, s in verdicts.scores.items()]
-        expected = {p: rank for rank, p in enumerate(margin_order(rows, run))}
+        expected = {p: rank for rank, p in enumerate(_sorted_as_tuples(rows, run))}
+        assert {p: rank for rank, p in enumerate(margin_order(rows, run))} == expected
         assert uncertainty_ranks(verdicts, spreads, keys) == expected
