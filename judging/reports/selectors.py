@@ -19,13 +19,8 @@ from typing import Any
 
 import numpy as np
 from django.contrib.auth.models import User
-from django.db import connections
-from django.db.models import Func, QuerySet, TextField, Value
-from django.db.models.fields.json import (  # type: ignore[attr-defined]
-    KeyTextTransform,
-    KeyTransform,
-    compile_json_path,
-)
+from django.db.models import QuerySet, TextField
+from django.db.models.fields.json import KeyTextTransform, KeyTransform
 from django.db.models.functions import Cast
 
 from judging.annotations.selectors import CampaignNotFound, campaign_get, campaign_patch_ids
@@ -361,37 +356,20 @@ def _judge_ratings(
     result: dict[int, dict[str, dict[str, dict[int, int]]]] = {run.pk: {} for run in runs}
     if not runs or not names:
         return result
-    results = StrategyResult.objects.filter(
-        judgment__run__in=runs, status="done", prompt_version__startswith="written:"
-    ).order_by()
-    on_sqlite = connections[results.db].vendor == "sqlite"
-    if on_sqlite:
-        # Every rating of a row from one parse of its answers: SQLite's JSON_EXTRACT of several
-        # paths gives them as a JSON array (one path is asked twice, to be one too), where
-        # Django's key transforms parse the answers twice per name (JSON_TYPE, then
-        # JSON_EXTRACT). The arrays repeat, as the labels' ratings do: each distinct one is
-        # decoded once.
-        paths = [
-            Value(compile_json_path(["judge", "dimensions", name, "rating"])) for name in names
-        ]
-        ratings: list[Any] = [
-            Func(
-                "answers",
-                *paths,
-                *(paths if len(paths) == 1 else []),
-                function="JSON_EXTRACT",
-                output_field=TextField(),
-            )
-        ]
-    else:
-        ratings = [
-            KeyTextTransform(
-                "rating",
-                KeyTransform(name, KeyTransform("dimensions", KeyTransform("judge", "answers"))),
-            )
-            for name in names
-        ]
-    rows = list(results.values_list("judgment__run_id", "judgment__patch_id", "strategy", *ratings))
+    ratings = [
+        KeyTextTransform(
+            "rating",
+            KeyTransform(name, KeyTransform("dimensions", KeyTransform("judge", "answers"))),
+        )
+        for name in names
+    ]
+    rows = list(
+        StrategyResult.objects.filter(
+            judgment__run__in=runs, status="done", prompt_version__startswith="written:"
+        )
+        .order_by()
+        .values_list("judgment__run_id", "judgment__patch_id", "strategy", *ratings)
+    )
     if not rows:
         return result
     # Each (run, member) as a number, in the order of its rows.
@@ -400,18 +378,7 @@ def _judge_ratings(
         (members.setdefault((row[0], row[2]), len(members)) for row in rows), np.int64, len(rows)
     )
     patch_ids = np.fromiter((row[1] for row in rows), np.int64, len(rows))
-    if on_sqlite:
-        distinct: dict[str | None, int] = {}
-        array_of = np.fromiter(
-            (distinct.setdefault(row[3], len(distinct)) for row in rows), np.int64, len(rows)
-        )
-        arrays = [json.loads(text) if text is not None else None for text in distinct]
-        columns = []
-        for index in range(len(names)):
-            values, whole = _wholes([a[index] if isinstance(a, list) else None for a in arrays])
-            columns.append((values[array_of], whole[array_of]))
-    else:
-        columns = [_wholes([row[3 + index] for row in rows]) for index in range(len(names))]
+    columns = [_wholes([row[3 + index] for row in rows]) for index in range(len(names))]
     rated = np.logical_or.reduce([whole for _, whole in columns])
     # Members in the order of their first rating (as one pass over the rows would meet them).
     groups, first = np.unique(group[rated], return_index=True)
