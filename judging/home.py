@@ -6,9 +6,10 @@ a fixed number of queries, whatever the number of runs, patches or labels.
 ``JudgingConfig.ready()`` registers the sections.
 """
 
+from typing import Any
+
 from django.contrib.auth.models import User
-from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, QuerySet, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 from django.urls import reverse
 
 from judging.annotations.selectors import annotator_campaigns
@@ -57,45 +58,50 @@ def running_runs_item() -> HomeItem:
     )
 
 
-def _label_count(label: str) -> Coalesce:
-    labels = (
-        Annotation.objects.filter(patch_id=OuterRef("pk"), label=label)
-        .order_by()
+def _labelled(condition: Q) -> QuerySet[Annotation, Any]:
+    """The ids of the patches whose labels meet ``condition``, on each patch's count of VALID
+    (``valid``), INVALID (``invalid``) and both (``decisive``), and the shares a majority
+    compares (``valid_share``, ``invalid_share`` against ``needed``): one pass over the labels,
+    grouped by patch (counting each patch's labels in a subquery of its own, several times
+    a patch, took 75 ms of a 10,000-patch home page)."""
+    numerator, denominator = MAJORITY_SHARE
+    return (
+        Annotation.objects.order_by()
         .values("patch_id")
-        .annotate(n=Count("id"))
-        .values("n")[:1]
+        .annotate(
+            valid=Count("pk", filter=Q(label=Label.VALID)),
+            invalid=Count("pk", filter=Q(label=Label.INVALID)),
+        )
+        .annotate(
+            decisive=F("valid") + F("invalid"),
+            valid_share=F("valid") * denominator,
+            invalid_share=F("invalid") * denominator,
+        )
+        .annotate(needed=F("decisive") * numerator)
+        .filter(condition)
+        .values("patch_id")
     )
-    return Coalesce(Subquery(labels, output_field=IntegerField()), 0)
 
 
 def adjudication_waiting() -> QuerySet[Patch]:
     """The patches a lead's adjudication waits for, under each dataset's rule (the
     adjudication queue's *waiting*: labelled, neither unanimous nor, under the majority rule,
     a majority's, and not adjudicated), as one query on the database."""
-    numerator, denominator = MAJORITY_SHARE
-    patches = (
-        Patch.objects.filter(Exists(Annotation.objects.filter(patch_id=OuterRef("pk"))))
-        .exclude(Exists(Adjudication.objects.filter(patch_id=OuterRef("pk"))))
-        .alias(valid=_label_count(Label.VALID), invalid=_label_count(Label.INVALID))
-        .alias(
-            decisive=F("valid") + F("invalid"),
-            valid_share=F("valid") * denominator,
-            invalid_share=F("invalid") * denominator,
-        )
-        .alias(needed=F("decisive") * numerator)
-    )
     unanimous = Q(decisive__gte=MIN_DECISIVE_LABELS) & (Q(valid=0) | Q(invalid=0))
-    majority = Q(
-        dataset__consensus_rule=ConsensusRule.MAJORITY, decisive__gte=MIN_MAJORITY_LABELS
-    ) & (Q(valid_share__gte=F("needed")) | Q(invalid_share__gte=F("needed")))
-    return patches.exclude(unanimous).exclude(majority)
+    majority = Q(decisive__gte=MIN_MAJORITY_LABELS) & (
+        Q(valid_share__gte=F("needed")) | Q(invalid_share__gte=F("needed"))
+    )
+    return (
+        Patch.objects.filter(pk__in=_labelled(~unanimous))
+        .exclude(Exists(Adjudication.objects.filter(patch_id=OuterRef("pk"))))
+        .exclude(Q(dataset__consensus_rule=ConsensusRule.MAJORITY) & Q(pk__in=_labelled(majority)))
+    )
 
 
 def adjudication_item() -> HomeItem:
     """How many patches wait for adjudication, in all and per dataset (one query)."""
-    waiting = adjudication_waiting().values("pk")
     per_dataset = dict(
-        Patch.objects.filter(pk__in=Subquery(waiting))
+        adjudication_waiting()
         .order_by()
         .values("dataset_id")
         .annotate(n=Count("id"))
