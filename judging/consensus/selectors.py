@@ -35,7 +35,7 @@ from judging.consensus.rules import (
 from judging.models import Adjudication, Annotation, Campaign, DisagreementTheme, Label
 from judging.reports import read_cache
 from rubrics.models import Dataset, Patch
-from sejury_web.row_versions import row_version
+from sejury_web.row_versions import row_version_of
 
 CAMPAIGN_ELSEWHERE = "campaign {campaign} is on dataset {other}, not {dataset}"
 
@@ -61,6 +61,10 @@ class GivenLabel:
     imported: bool
 
 
+def _disputed(consensus: PatchConsensus) -> bool:
+    return len(set(consensus.decisive.values())) > 1
+
+
 @dataclasses.dataclass(frozen=True)
 class AdjudicationItem:
     patch: Patch  # with its bug
@@ -71,7 +75,7 @@ class AdjudicationItem:
     @property
     def disputed(self) -> bool:
         """The decisive labels disagree: the lead must tag the disagreement."""
-        return len(set(self.consensus.decisive.values())) > 1
+        return _disputed(self.consensus)
 
     @property
     def theme_labels(self) -> list[str]:
@@ -104,15 +108,22 @@ class AdjudicationItem:
         return Counter(self.consensus.decisive.values())[self.majority] if self.majority else 0
 
 
-def waiting_order(item: AdjudicationItem) -> tuple[Any, ...]:
-    """An item's place among waiting patches: disputed first (whether or not adjudicated
+# A patch's place in a list of the queue: what the list is sorted by, compared with bisect.
+Place = tuple[Any, ...]
+
+
+def waiting_place(
+    consensus: PatchConsensus, bug_sort_key: str, sort_key: str, patch_id: int
+) -> Place:
+    """A patch's place among waiting patches: disputed first (whether or not adjudicated
     since: the order holds while the lead works through it), then by bug and patch key
     (numbers in keys as numbers)."""
-    return (0 if item.disputed else 1, item.patch.bug.sort_key, item.patch.sort_key, item.patch.pk)
+    return (0 if _disputed(consensus) else 1, bug_sort_key, sort_key, patch_id)
 
 
-def adjudicated_order(item: AdjudicationItem) -> tuple[Any, ...]:
-    return (item.patch.bug.sort_key, item.patch.sort_key, item.patch.pk)
+def adjudicated_place(bug_sort_key: str, sort_key: str, patch_id: int) -> Place:
+    """A patch's place among adjudicated patches: by bug and patch key."""
+    return (bug_sort_key, sort_key, patch_id)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,6 +141,32 @@ class QueueCounts:
 
 
 @dataclasses.dataclass(frozen=True)
+class QueueOutline:
+    """The queue in its order, with only what the order needs: each patch's id, consensus and
+    places (``waiting_place``, ``adjudicated_place``); no patch row, label or adjudication.
+    A page reads those of the window it shows (``queue_window``): thousands of patches wait
+    in a large dataset, ten are shown."""
+
+    dataset: Dataset
+    campaign: Campaign | None
+    rule: ConsensusRule  # the campaign's, or else the dataset's
+    counts: QueueCounts
+    waiting: list[int]  # patch ids, disputed first, then too few labels
+    adjudicated: list[int]  # patch ids
+    consensus: dict[int, PatchConsensus]  # of each patch of either list
+    # Each patch's (waiting, adjudicated) place, and each list's places in order (bisect's).
+    places: dict[int, tuple[Place, Place]]
+    waiting_places: list[Place]
+    adjudicated_places: list[Place]
+
+    def list_of(self, adjudicated: bool) -> tuple[list[int], list[Place], int]:
+        """The ids and places of a list, and which of a patch's places is its place in it."""
+        if adjudicated:
+            return self.adjudicated, self.adjudicated_places, 1
+        return self.waiting, self.waiting_places, 0
+
+
+@dataclasses.dataclass(frozen=True)
 class AdjudicationQueue:
     dataset: Dataset
     campaign: Campaign | None
@@ -137,6 +174,7 @@ class AdjudicationQueue:
     waiting: list[AdjudicationItem]  # disputed first, then too few labels
     adjudicated: list[AdjudicationItem]
     counts: QueueCounts
+    outline: QueueOutline  # what it was filled from
 
 
 def campaign_check(*, dataset: Dataset, campaign: Campaign | None) -> None:
@@ -196,18 +234,16 @@ def labels_of(*, patch_id: int) -> list[GivenLabel]:
 
 def adjudication_queue_outline(
     *, dataset: Dataset, campaign: Campaign | None = None
-) -> AdjudicationQueue:
-    """The queue as ``adjudication_queue``, in its order, with only what the order needs: each
-    patch's id and keys (and its bug's), its consensus; no label and no adjudication. The
-    page reads those of the window it shows (``queue_window``): thousands of patches wait
-    in a large dataset, ten are shown.
+) -> QueueOutline:
+    """The queue as ``adjudication_queue``, in its order, with only what the order needs
+    (``QueueOutline``).
 
     Kept by the process while the labels, adjudications and patches are unchanged (as the
     agreement report keeps its reads: ``judging.reports.read_cache``): a lead paging through
     the queue, or several leads, do not compute every patch's consensus for each window."""
     campaign_check(dataset=dataset, campaign=campaign)
     patch_ids = None if campaign is None else campaign_patch_ids(campaign)
-    rows = row_version(*dataset_rows_parts(dataset))
+    rows = row_version_of(("adjudication", dataset.pk), lambda: [dataset_rows_parts(dataset)])
     version = (*rows, None if patch_ids is None else hash(frozenset(patch_ids)))
     rule = consensus_rule_for(dataset, campaign)
     outline = read_cache.remembered(
@@ -219,35 +255,44 @@ def adjudication_queue_outline(
     return dataclasses.replace(outline, dataset=dataset, campaign=campaign)
 
 
-def _outline(dataset: Dataset, campaign: Campaign | None) -> AdjudicationQueue:
+def _outline(dataset: Dataset, campaign: Campaign | None) -> QueueOutline:
     consensus, counts = _consensus(dataset, campaign)
-    shown = [c for c in consensus.values() if c.state not in FROM_LABELS]
-    patches = (
-        Patch.objects.select_related("bug")
-        .only("id", "key", "sort_key", "bug__id", "bug__key", "bug__sort_key")
+    shown = {c.patch_id: c for c in consensus.values() if c.state not in FROM_LABELS}
+    # Plain rows, not Patch and Bug objects: building 2 × 4,000 models was a fourth of it.
+    keys = (
+        Patch.objects.filter(dataset=dataset)
         .order_by()
-        .in_bulk([c.patch_id for c in shown])
+        .values_list("pk", "sort_key", "bug__sort_key")
     )
-    items = [AdjudicationItem(patches[c.patch_id], c, [], None) for c in shown]
-    return AdjudicationQueue(
+    places = {
+        pk: (waiting_place(shown[pk], bug_key, key, pk), adjudicated_place(bug_key, key, pk))
+        for pk, key, bug_key in keys
+        if pk in shown
+    }
+    waiting = sorted(
+        (pk for pk in places if shown[pk].state in WAITING_ORDER), key=lambda pk: places[pk][0]
+    )
+    adjudicated = sorted(
+        (pk for pk in places if shown[pk].state == State.ADJUDICATED),
+        key=lambda pk: places[pk][1],
+    )
+    return QueueOutline(
         dataset=dataset,
         campaign=campaign,
         rule=consensus_rule_for(dataset, campaign),
-        waiting=sorted(
-            (item for item in items if item.consensus.state in WAITING_ORDER), key=waiting_order
-        ),
-        adjudicated=sorted(
-            (item for item in items if item.consensus.state == State.ADJUDICATED),
-            key=adjudicated_order,
-        ),
         counts=counts,
+        waiting=waiting,
+        adjudicated=adjudicated,
+        consensus={pk: shown[pk] for pk in places},
+        places=places,
+        waiting_places=[places[pk][0] for pk in waiting],
+        adjudicated_places=[places[pk][1] for pk in adjudicated],
     )
 
 
-def _filled(items: list[AdjudicationItem]) -> list[AdjudicationItem]:
-    """``items`` with their patches whole (with bug and dataset, without diffs), labels and
-    adjudications, in four queries."""
-    ids = [item.patch.pk for item in items]
+def _filled(outline: QueueOutline, ids: list[int]) -> list[AdjudicationItem]:
+    """The outline's patches ``ids`` as items: their patches whole (with bug and dataset,
+    without diffs), labels and adjudications, in four queries."""
     if not ids:
         return []
     # Without their diffs: the page shows a window of the queue, whose diffs it reads alone.
@@ -262,12 +307,9 @@ def _filled(items: list[AdjudicationItem]) -> list[AdjudicationItem]:
     labels = _labels_by_patch(ids)
     return [
         AdjudicationItem(
-            patches[item.patch.pk],
-            item.consensus,
-            labels.get(item.patch.pk, []),
-            adjudications.get(item.patch.pk),
+            patches[pk], outline.consensus[pk], labels.get(pk, []), adjudications.get(pk)
         )
-        for item in items
+        for pk in ids
     ]
 
 
@@ -275,8 +317,14 @@ def adjudication_queue(*, dataset: Dataset, campaign: Campaign | None = None) ->
     """The dataset's patches whose labels give no consensus under the rule in force, and the
     adjudicated ones (optionally a campaign's only), each with its labels and adjudication."""
     outline = adjudication_queue_outline(dataset=dataset, campaign=campaign)
-    return dataclasses.replace(
-        outline, waiting=_filled(outline.waiting), adjudicated=_filled(outline.adjudicated)
+    return AdjudicationQueue(
+        dataset=dataset,
+        campaign=campaign,
+        rule=outline.rule,
+        waiting=_filled(outline, outline.waiting),
+        adjudicated=_filled(outline, outline.adjudicated),
+        counts=outline.counts,
+        outline=outline,
     )
 
 
@@ -295,8 +343,12 @@ class QueueWindow:
         return self.first + len(self.items) - 1 if self.items else 0
 
 
+def _outline_of(queue: QueueOutline | AdjudicationQueue) -> QueueOutline:
+    return queue if isinstance(queue, QueueOutline) else queue.outline
+
+
 def queue_window(
-    queue: AdjudicationQueue,
+    queue: QueueOutline | AdjudicationQueue,
     *,
     adjudicated: bool = False,
     after: int | None = None,
@@ -311,22 +363,20 @@ def queue_window(
     since the lead read its window): its place is found from its labels and keys, so no
     waiting patch is skipped. A patch unknown to the queue starts from the beginning.
     """
-    items = queue.adjudicated if adjudicated else queue.waiting
-    order = adjudicated_order if adjudicated else waiting_order
-    places = [order(item) for item in items]
-    known = {item.patch.pk: item for item in (*queue.waiting, *queue.adjudicated)}
+    outline = _outline_of(queue)
+    ids, places, which = outline.list_of(adjudicated)
     start = 0
-    if after is not None and after in known:
-        start = bisect.bisect_right(places, order(known[after]))
-    elif before is not None and before in known:
-        start = max(bisect.bisect_left(places, order(known[before])) - size, 0)
-    shown = items[start : start + size]
+    if after is not None and after in outline.places:
+        start = bisect.bisect_right(places, outline.places[after][which])
+    elif before is not None and before in outline.places:
+        start = max(bisect.bisect_left(places, outline.places[before][which]) - size, 0)
+    shown = ids[start : start + size]
     return QueueWindow(
-        items=_filled(shown),  # an outline's items get their labels and adjudications
+        items=_filled(outline, shown),  # the window's items get their labels and adjudications
         first=start + 1 if shown else 0,
-        total=len(items),
-        before=shown[0].patch.pk if shown and start > 0 else None,
-        after=shown[-1].patch.pk if shown and start + len(shown) < len(items) else None,
+        total=len(ids),
+        before=shown[0] if shown and start > 0 else None,
+        after=shown[-1] if shown and start + len(shown) < len(ids) else None,
     )
 
 
@@ -341,23 +391,26 @@ class QueueRange:
 
 
 def queue_range(
-    queue: AdjudicationQueue, *, adjudicated: bool = False, first: int | None, last: int | None
+    queue: QueueOutline | AdjudicationQueue,
+    *,
+    adjudicated: bool = False,
+    first: int | None,
+    last: int | None,
 ) -> QueueRange:
     """The places in the list (waiting, or adjudicated) of those patches of a page shown from
     patch ``first`` to patch ``last`` that are still in it: after the lead records a
     consensus on that page, the page's range line says so without a reload."""
-    items = queue.adjudicated if adjudicated else queue.waiting
-    order = adjudicated_order if adjudicated else waiting_order
-    known = {item.patch.pk: item for item in (*queue.waiting, *queue.adjudicated)}
+    outline = _outline_of(queue)
+    ids, places, which = outline.list_of(adjudicated)
+    known = outline.places
     if first is None or last is None or first not in known or last not in known:
-        return QueueRange(0, 0, len(items))
-    places = [order(item) for item in items]
-    start = bisect.bisect_left(places, order(known[first]))
-    end = bisect.bisect_right(places, order(known[last]))
-    paged = start > 0 or end < len(items)
+        return QueueRange(0, 0, len(ids))
+    start = bisect.bisect_left(places, known[first][which])
+    end = bisect.bisect_right(places, known[last][which])
+    paged = start > 0 or end < len(ids)
     if end <= start:
-        return QueueRange(0, 0, len(items), paged)
-    return QueueRange(start + 1, end, len(items), paged)
+        return QueueRange(0, 0, len(ids), paged)
+    return QueueRange(start + 1, end, len(ids), paged)
 
 
 def adjudication_diffs(*, patch_ids: Iterable[int]) -> dict[int, str]:
