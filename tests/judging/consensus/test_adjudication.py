@@ -4,6 +4,7 @@ changing the rule."""
 
 import pytest
 from django.contrib.auth.models import User
+from django.db.models.signals import post_init
 
 from judging.consensus.rules import UNKNOWN_RULE, ConsensusRule, State
 from judging.consensus.selectors import (
@@ -13,6 +14,7 @@ from judging.consensus.selectors import (
     adjudication_counts,
     adjudication_item,
     adjudication_queue,
+    adjudication_queue_outline,
     queue_window,
 )
 from judging.consensus.services import (
@@ -26,7 +28,8 @@ from judging.consensus.services import (
     consensus_rule_set,
 )
 from judging.models import Adjudication, Assignment, Campaign, DisagreementTheme, Label
-from rubrics.models import Dataset, Patch
+from judging.reports import read_cache
+from rubrics.models import Bug, Dataset, Patch
 from sejury_web.audit import audit_events
 from sejury_web.models import AuditEvent
 from tests.judging.factories import AnnotationFactory, UserFactory
@@ -372,6 +375,30 @@ def test_the_queue_is_read_a_window_at_a_time_in_its_order(lead: User) -> None:
     assert window_keys(back) == window_keys(first)
     # Unknown or absent cursors start from the beginning.
     assert window_keys(queue_window(queue, after=10**9, size=10)) == window_keys(first)
+
+
+def test_the_outline_builds_no_patch_and_a_window_only_its_own() -> None:
+    """The outline is every waiting patch's id and place, from plain rows: building a Patch
+    and a Bug object for each of 4,000 waiting patches was a fourth of a 10,000-patch
+    outline. A window builds its own patches only."""
+    dataset = many_waiting(disputes=12, too_few=3)
+    read_cache.forget()  # computed here, not kept from another test
+    built: list[type] = []
+
+    def count(sender: type, **kwargs: object) -> None:
+        built.append(sender)
+
+    for model in (Patch, Bug):
+        post_init.connect(count, sender=model, weak=False)
+    try:
+        outline = adjudication_queue_outline(dataset=dataset)
+        assert (len(outline.waiting), built) == (15, [])
+        window = queue_window(outline, after=outline.waiting[2], size=10)
+    finally:
+        for model in (Patch, Bug):
+            post_init.disconnect(count, sender=model)
+    assert window_keys(window) == [f"D-{n:02d}-p" for n in range(3, 12)] + ["T-00-p"]
+    assert built.count(Patch) == 10
 
 
 def test_adjudicating_a_window_skips_none_of_the_next(lead: User) -> None:
