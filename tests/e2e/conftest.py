@@ -1,8 +1,12 @@
 """Fixtures for the end-to-end tests: a real headless Chromium, driven by Playwright.
 
-Debian's Chromium (package ``chromium``) is used, because ``playwright install`` cannot
-download a browser here. Without it the e2e tests skip, unless ``SEJURY_REQUIRE_BROWSER=1``
-(as CI sets): then they fail, so that a missing browser never passes silently.
+Debian's Chromium is used, because ``playwright install`` cannot download a browser here: its
+headless shell (package ``chromium-headless-shell``, what Playwright itself runs for headless
+tests) where it is installed, else the full browser (package ``chromium``) in headless mode.
+Both are the same Blink; the shell leaves out the browser's own interface, and the e2e tests
+took about a third less of Chromium's CPU with it. ``SEJURY_CHROMIUM`` names another binary.
+Without one the e2e tests skip, unless ``SEJURY_REQUIRE_BROWSER=1`` (as CI sets): then they
+fail, so that a missing browser never passes silently.
 """
 
 import asyncio
@@ -35,7 +39,11 @@ def _failed(item: pytest.Item) -> bool:
     return any(report.failed for report in item.stash.get(REPORTS, {}).values())
 
 
-CHROMIUM = Path(os.environ.get("SEJURY_CHROMIUM", "/usr/bin/chromium"))
+HEADLESS_SHELL = Path("/usr/bin/chromium-headless-shell")
+CHROMIUM = Path(
+    os.environ.get("SEJURY_CHROMIUM")
+    or (HEADLESS_SHELL if HEADLESS_SHELL.is_file() else "/usr/bin/chromium")
+)
 # As root (CI) Chromium needs --no-sandbox; the rest keeps it off the (closed) network.
 CHROMIUM_ARGS = [
     "--headless",
@@ -57,7 +65,7 @@ def _chromium() -> Iterator[tuple[Browser, asyncio.AbstractEventLoop]]:
     than many e2e tests do; each test gets a fresh context (cookies, storage) of its own.
     """
     if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
-        reason = f"Chromium not found at {CHROMIUM} (apt-get install chromium)"
+        reason = f"Chromium not found at {CHROMIUM} (apt-get install chromium-headless-shell)"
         if os.environ.get("SEJURY_REQUIRE_BROWSER", "").strip().lower() in {"1", "true", "yes"}:
             pytest.fail(f"SEJURY_REQUIRE_BROWSER is set but {reason}", pytrace=False)
         pytest.skip(reason)
