@@ -237,6 +237,7 @@ def _wait_measured(test: JudgeTest, log: Path, timeout: float = 90) -> None:
     raise AssertionError(f"test {test.pk} still running; worker log:\n{log.read_text()[-3000:]}")
 
 
+@pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_the_worker_measures_a_test_and_a_starting_worker_resumes_one_left_running(
     labelled: Dataset, tmp_path: Path
