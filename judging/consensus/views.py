@@ -186,7 +186,7 @@ def adjudication_index(request: AuthenticatedHtmxRequest) -> HttpResponse:
 @require_GET
 @role_required(Role.LEAD)
 def adjudication_queue(request: AuthenticatedHtmxRequest, slug: str) -> HttpResponse:
-    dataset = dataset_get(slug=slug)
+    dataset = dataset_get(slug=slug, counts=False)  # the queue shows no count of bugs or patches
     campaign = _campaign(dataset, request.GET.get("campaign"))
     context = _queue_context(dataset, campaign, _place(request.GET))
     return render(request, "judging/consensus/adjudication_queue.html", context)
@@ -197,7 +197,7 @@ def adjudication_queue(request: AuthenticatedHtmxRequest, slug: str) -> HttpResp
 @vary_on_headers("HX-Request")
 def adjudication_save(request: AuthenticatedHtmxRequest, slug: str, patch_id: int) -> HttpResponse:
     """Record a patch's consensus; htmx gets the patch's card back (and the counts)."""
-    dataset = dataset_get(slug=slug)
+    dataset = dataset_get(slug=slug, counts=False)
     try:
         patch = selectors.adjudication_patch(dataset=dataset, patch_id=patch_id)
     except Patch.DoesNotExist:
@@ -264,7 +264,7 @@ def adjudication_save(request: AuthenticatedHtmxRequest, slug: str, patch_id: in
 @role_required(Role.LEAD)
 def consensus_rule_set(request: AuthenticatedHtmxRequest, slug: str) -> HttpResponse:
     """Set the rule of the scope the queue shows: its campaign's, or else its dataset's."""
-    dataset = dataset_get(slug=slug)
+    dataset = dataset_get(slug=slug, counts=False)
     form = ConsensusRuleForm(request.POST)
     campaign = _campaign(dataset, request.POST.get("campaign"))
     if form.is_valid():
