@@ -35,6 +35,7 @@ from judging.consensus.rules import (
 from judging.models import Adjudication, Annotation, Campaign, DisagreementTheme, Label
 from judging.reports import read_cache
 from rubrics.models import Dataset, Patch
+from sejury_web.gc_pause import collector_paused
 from sejury_web.row_versions import row_version_of
 
 CAMPAIGN_ELSEWHERE = "campaign {campaign} is on dataset {other}, not {dataset}"
@@ -255,6 +256,7 @@ def adjudication_queue_outline(
     return dataclasses.replace(outline, dataset=dataset, campaign=campaign)
 
 
+@collector_paused()  # tens of thousands of objects built and kept: no collection meanwhile
 def _outline(dataset: Dataset, campaign: Campaign | None) -> QueueOutline:
     consensus, counts = _consensus(dataset, campaign)
     shown = {c.patch_id: c for c in consensus.values() if c.state not in FROM_LABELS}

@@ -2,10 +2,14 @@
 contents and counts, for a dataset or one campaign, under either consensus rule), and
 changing the rule."""
 
+import gc
+from typing import Any
+
 import pytest
 from django.contrib.auth.models import User
 from django.db.models.signals import post_init
 
+from judging.consensus import selectors
 from judging.consensus.rules import UNKNOWN_RULE, ConsensusRule, State
 from judging.consensus.selectors import (
     CAMPAIGN_ELSEWHERE,
@@ -399,6 +403,24 @@ def test_the_outline_builds_no_patch_and_a_window_only_its_own() -> None:
             post_init.disconnect(count, sender=model)
     assert window_keys(window) == [f"D-{n:02d}-p" for n in range(3, 12)] + ["T-00-p"]
     assert built.count(Patch) == 10
+
+
+def test_the_outline_is_built_with_the_collector_paused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tens of thousands of objects built and kept at scale: no cyclic collection meanwhile
+    (``sejury_web.gc_pause``), and the collector on again after."""
+    dataset = many_waiting(disputes=2, too_few=1)
+    read_cache.forget()
+    collecting: list[bool] = []
+    consensus = selectors._consensus
+
+    def watched(*args: Any) -> Any:
+        collecting.append(gc.isenabled())
+        return consensus(*args)
+
+    monkeypatch.setattr(selectors, "_consensus", watched)
+    gc.enable()
+    assert len(adjudication_queue_outline(dataset=dataset).waiting) == 3
+    assert (collecting, gc.isenabled()) == ([False], True)
 
 
 def test_adjudicating_a_window_skips_none_of_the_next(lead: User) -> None:
