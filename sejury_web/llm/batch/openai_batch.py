@@ -24,6 +24,7 @@ from ..providers.openai_chat import (
     chat_body,
     learned_for,
     learned_set,
+    openai_client,
     refused_parameter,
 )
 from ..types import LLMRequest
@@ -65,9 +66,9 @@ class OpenAIBatchClient:
         self.url = target.base_url or "api.openai.com"
         # Uploads of up to 200 MB: a longer timeout than a call's, and the SDK's own
         # retries, since these requests are not the layer's recorded attempts.
-        self.client = openai.OpenAI(
+        self.client = openai_client(
             api_key=target.api_key,
-            base_url=target.base_url or None,
+            base_url=target.base_url,
             timeout=max(target.timeout, 600.0),
             max_retries=2,
         )

@@ -7,8 +7,11 @@ SDKs' own retries are switched off so that every attempt is seen and recorded.
 """
 
 import email.utils
+import os
+import ssl
 import time
 from dataclasses import dataclass
+from functools import cache
 from typing import Protocol
 
 from ..types import JSONSchema, Message
@@ -96,3 +99,26 @@ def retry_after_parse(value: str | None) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time())
+
+
+@cache
+def tls_context() -> ssl.SSLContext:
+    """The TLS context every SDK client of this process verifies servers with: the one httpx
+    builds when told nothing (the trust store ``SSL_CERT_FILE`` or ``SSL_CERT_DIR`` names,
+    else the system's), built once. A client made its own, reading the whole trust store
+    again, about 25 ms of CPU each time: every new server, timeout or batch client."""
+    import httpx2
+
+    return httpx2.create_ssl_context()
+
+
+@cache
+def tls_context_certifi() -> ssl.SSLContext:
+    """The context the Gemini SDK builds for its websockets when told nothing (certifi's
+    trust store unless ``SSL_CERT_FILE`` names one), built once, as ``tls_context``."""
+    import certifi
+
+    return ssl.create_default_context(
+        cafile=os.environ.get("SSL_CERT_FILE", certifi.where()),
+        capath=os.environ.get("SSL_CERT_DIR"),
+    )

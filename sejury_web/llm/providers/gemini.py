@@ -28,6 +28,8 @@ from .base import (
     ProviderError,
     http_error,
     retry_after_parse,
+    tls_context,
+    tls_context_certifi,
 )
 
 GEMINI_URL = "generativelanguage.googleapis.com"
@@ -102,6 +104,10 @@ def _client(api_key: str, base_url: str, timeout: float) -> genai.Client:
         # Structured output (responseJsonSchema) is a v1beta field; the SDK defaults to v1.
         api_version="v1beta",
         retry_options=None,  # the layer retries, and records every attempt
+        # The process's TLS contexts, which the SDK would otherwise build for each client:
+        # httpx's (verify) and its websockets' (ssl, which it leaves out of httpx's).
+        client_args={"verify": tls_context()},
+        async_client_args={"verify": tls_context(), "ssl": tls_context_certifi()},
     )
     return genai.Client(api_key=api_key, http_options=options)
 

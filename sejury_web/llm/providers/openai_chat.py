@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx2
 import openai
+from openai._base_client import SyncHttpxClientWrapper
 
 from ..answers import schema_instruction, strict_compatible
 from ..config import Target
@@ -34,6 +35,7 @@ from .base import (
     ProviderError,
     http_error,
     retry_after_parse,
+    tls_context,
 )
 
 MODES = ("json_schema", "json_object", "prompt")
@@ -58,10 +60,25 @@ REFUSAL = "the model refused to answer: {refusal}"
 NO_CHOICE = "the server returned no choices"
 
 
+def openai_client(
+    *, api_key: str, base_url: str, timeout: float, max_retries: int
+) -> openai.OpenAI:
+    """An SDK client as the SDK makes it for itself (its HTTP client closes its connections
+    when dropped), on the process's one TLS context."""
+    http_client = SyncHttpxClientWrapper(timeout=timeout, verify=tls_context())
+    return openai.OpenAI(
+        api_key=api_key,
+        base_url=base_url or None,
+        timeout=timeout,
+        max_retries=max_retries,
+        http_client=http_client,
+    )
+
+
 @lru_cache(maxsize=32)
 def _client(api_key: str, base_url: str, timeout: float) -> openai.OpenAI:
     # One client per server: it is thread-safe and keeps its connections alive.
-    return openai.OpenAI(api_key=api_key, base_url=base_url or None, timeout=timeout, max_retries=0)
+    return openai_client(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
 
 
 def _response_format(mode: str, schema: JSONSchema) -> dict[str, Any] | None:

@@ -1,16 +1,23 @@
 """The layer against local servers of both protocols, through the real SDKs."""
 
 import json
+import ssl
 import time
 from decimal import Decimal
 from pathlib import Path
 
+import certifi
 import pytest
 from pytest_django.fixtures import Settings
 
 from sejury_web.llm import CachePolicy, LLMError, LLMParseError, complete
 from sejury_web.llm.answers import SCHEMA_MISMATCH
+from sejury_web.llm.batch.jobs import batch_client_for
+from sejury_web.llm.config import Target
 from sejury_web.llm.models import LLMCall
+from sejury_web.llm.providers import adapter_for
+from sejury_web.llm.providers.base import tls_context, tls_context_certifi
+from sejury_web.llm.types import Provider
 
 from .fake_servers import OpenAIServer, error, hang, ok
 from .helpers import GOOD_ANSWER, SCORE_SCHEMA, Provided, point_at, score_request
@@ -249,3 +256,29 @@ def test_an_unknown_model_costs_unknown_not_zero(
     assert response.model == "qwen2.5-coder:32b"
     assert response.cost_usd is None
     assert LLMCall.objects.get(pk=response.call_id).cost_usd is None
+
+
+def test_a_client_for_a_new_server_does_not_read_the_trust_store_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every SDK client verifies TLS with the process's contexts (``tls_context``): reading the
+    trust store costs about 25 ms of CPU, which each new server, timeout or batch client paid."""
+    tls_context(), tls_context_certifi()  # read at most once a process: here, if not before
+    reads: list[object] = []
+    read = ssl.SSLContext.load_verify_locations
+
+    def counted(context: ssl.SSLContext, *args: object, **kwargs: object) -> None:
+        reads.append(args)
+        read(context, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counted)
+    ssl.create_default_context(cafile=certifi.where())  # how the SDKs read it: counted
+    assert len(reads) == 1
+    reads.clear()
+    for port in (9, 10):
+        url = f"http://127.0.0.1:{port}"
+        for provider, model in ((Provider.OPENAI, "gpt-4o-mini"), (Provider.GEMINI, "gemini")):
+            target = Target(provider, model, api_key="key", base_url=url, timeout=float(port))
+            adapter_for(target)
+            batch_client_for(target)
+    assert reads == []
