@@ -9,12 +9,9 @@ comes from one bootstrap matrix over them (``resampling``), and the sections are
 by ``humans`` and ``judges``. A page can ask for some sections only: each loads on its own.
 """
 
-import contextlib
 import dataclasses
-import gc
 import json
-import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -62,6 +59,7 @@ from judging.reports.valid_at_k import Candidate, ValidAtK, valid_at_k
 from judging.runs.selectors import UNKNOWN_RUN
 from judging.runs.uncertainty import margin_order
 from rubrics.models import Dataset, Patch
+from sejury_web.gc_pause import collector_paused
 from sejury_web.ids import id_parse
 from sejury_web.row_versions import count_of, newest, row_version_of, total
 
@@ -553,9 +551,19 @@ def agreement_report(
 
     The consensus follows the campaign's rule, or the dataset's without a campaign.
     ``sections`` limits the work to some of ``SECTIONS``; the others are None. Computed with
-    the cyclic garbage collector off (``_computing``).
+    the cyclic garbage collector off (``sejury_web.gc_pause``).
     """
-    with _computing():
+    # While a report is computed the cyclic garbage collector is off (measured on the bench's
+    # 10,000-patch report, issue 29, 2 cores, same figures to the bit). The reads make some
+    # 100,000 row tuples, all kept until the arrays are built: the collector walked them again
+    # and again (170 young collections, 16 middle ones, 20–25 ms) and in 3 computes out of 5 the
+    # whole heap too (70–86 ms). Off, the compute took 60–120 ms less, wall and CPU, in 3
+    # alternating turns of 10 at load 2.7, the one young collection when it is back on (2–4 ms)
+    # included. Refcounting frees everything else.
+    # BLAS keeps its threads: on one thread (threadpoolctl) the compute took 36–114 ms more wall
+    # time on a quiet machine (3 alternating turns of 10, load 1), though 80–160 ms less CPU at
+    # load 2.5, where a second thread's spinning is charged to the process.
+    with collector_paused():
         return _agreement_report(dataset, campaign, runs, sampling, sections)
 
 
@@ -684,41 +692,6 @@ def _dimensions(
                 )
     sources = scope.groups["source"]
     return dimensions_agreement(scope.replicates, read.ratings, judges, sources)
-
-
-# While a report is computed the cyclic garbage collector is off (measured on the bench's
-# 10,000-patch report, issue 29, 2 cores, same figures to the bit). The reads make some
-# 100,000 row tuples, all kept until the arrays are built: the collector walked them again
-# and again (170 young collections, 16 middle ones, 20–25 ms) and in 3 computes out of 5 the
-# whole heap too (70–86 ms). Off, the compute took 60–120 ms less, wall and CPU, in 3
-# alternating turns of 10 at load 2.7, the one young collection when it is back on (2–4 ms)
-# included. Refcounting frees everything else.
-# BLAS keeps its threads: on one thread (threadpoolctl) the compute took 36–114 ms more wall
-# time on a quiet machine (3 alternating turns of 10, load 1), though 80–160 ms less CPU at
-# load 2.5, where a second thread's spinning is charged to the process.
-_gc_lock = threading.Lock()
-_computing_now = 0
-_restore_gc = False
-
-
-@contextlib.contextmanager
-def _computing() -> Iterator[None]:
-    """No cyclic garbage collection while any report is computed in this process (the
-    collector is the process's: the last report to finish turns it back on if the first
-    found it on)."""
-    global _computing_now, _restore_gc
-    with _gc_lock:
-        if _computing_now == 0:
-            _restore_gc = gc.isenabled()
-            gc.disable()
-        _computing_now += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _computing_now -= 1
-            if _computing_now == 0 and _restore_gc:
-                gc.enable()
 
 
 def _figures(
