@@ -50,6 +50,9 @@ class Annotation(models.Model):
                 fields=["patch", "annotator"], name="one_current_label_per_annotator_and_patch"
             )
         ]
+        # A dataset's newest label (``consensus_version_parts``), asked by every report section
+        # and adjudication queue request, read from the index alone.
+        indexes = [models.Index(fields=["patch", "updated_at"], name="annotation_patch_updated")]
 
     def __str__(self) -> str:
         return f"{self.patch} — {self.annotator}: {self.label}"

@@ -119,7 +119,11 @@ class Bug(_Keyed):
         constraints = [
             models.UniqueConstraint(fields=["dataset", "key"], name="bug_key_unique_per_dataset")
         ]
-        indexes = [models.Index(fields=["dataset", "sort_key"], name="bug_sort_key")]
+        indexes = [
+            models.Index(fields=["dataset", "sort_key"], name="bug_sort_key"),
+            # The dataset's newest change (``dataset_rows_parts``), from the index alone.
+            models.Index(fields=["dataset", "updated_at"], name="bug_dataset_updated"),
+        ]
 
     def __str__(self) -> str:
         return self.key
@@ -165,6 +169,8 @@ class Patch(_Keyed):
         indexes = [
             models.Index(fields=["bug", "diff_hash"], name="patch_bug_diff_hash"),
             models.Index(fields=["dataset", "sort_key"], name="patch_sort_key"),
+            # The dataset's newest change (``dataset_rows_parts``), from the index alone.
+            models.Index(fields=["dataset", "updated_at"], name="patch_dataset_updated"),
         ]
 
     def __str__(self) -> str:
