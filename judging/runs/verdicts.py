@@ -207,10 +207,14 @@ def _stale_note(members: list[StrategyResult | None]) -> str:
 def _verdict_rows(
     run: JudgingRun, team: list[Strategy], judgments: list[PatchJudgment]
 ) -> list[VerdictRow]:
-    """The table's rows of ``judgments``, with each member's result: one query."""
-    results = StrategyResult.objects.filter(
-        judgment__in=[judgment.pk for judgment in judgments]
-    ).only("id", "judgment_id", "strategy", "status", "score", "verdict", "error")
+    """The table's rows of ``judgments``, with each member's result: one query, in no order
+    (the model's default order joins the run, patch and dataset to sort by them: two thirds
+    of a run page's time at 10,000 patches)."""
+    results = (
+        StrategyResult.objects.filter(judgment__in=[judgment.pk for judgment in judgments])
+        .order_by()
+        .only("id", "judgment_id", "strategy", "status", "score", "verdict", "error")
+    )
     if can_go_stale(run):
         results = results.annotate(
             revision_number=F("rubric_revision__number"),
