@@ -11,7 +11,7 @@ share is of the sorted patches of its column (a source, or every source).
 
 import dataclasses
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 from judging.models import Label, RejectionTheme
@@ -116,15 +116,23 @@ def _share(part: int, whole: int) -> float | None:
     return part / whole if whole else None
 
 
-def rejection_themes(
-    run: RunVerdicts, candidates: Iterable[Candidate], records: Iterable[Sequence[object]]
-) -> RejectionThemes:
-    """The themes × sources table of ``run`` over ``candidates`` (the report's scope), from
-    ``records`` (every ``RejectionTheme`` row of the run, as ``ThemeRecord``s)."""
+def rejected_sources(run: RunVerdicts, candidates: Iterable[Candidate]) -> dict[int, str]:
+    """The test-passing patches of ``candidates`` (the report's scope) that ``run`` judged
+    INVALID: patch id → source. What ``rejection_themes`` counts; it changes only with the
+    scope or the verdicts, so a reader may keep it while the sorting goes on."""
     source_of: dict[int, str] = {}
     for candidate in map(Candidate._make, candidates):
         if candidate.tests_pass is True and run.verdicts.get(candidate.patch_id) == Label.INVALID:
             source_of[candidate.patch_id] = candidate.source or NO_SOURCE
+    return source_of
+
+
+def rejection_themes(
+    run: RunVerdicts, source_of: Mapping[int, str], records: Iterable[Sequence[object]]
+) -> RejectionThemes:
+    """The themes × sources table of ``run`` over its rejected test-passing patches
+    (``source_of``, from ``rejected_sources``), from ``records`` (every ``RejectionTheme`` row
+    of the run, as ``ThemeRecord``s)."""
     rows = [ThemeRecord._make(record) for record in records]
     kept = sorted(
         (row for row in rows if row.patch_id in source_of),

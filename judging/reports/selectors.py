@@ -11,7 +11,7 @@ by ``humans`` and ``judges``. A page can ask for some sections only: each loads 
 
 import dataclasses
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -51,7 +51,13 @@ from judging.reports.judges import (
     judge_column,
 )
 from judging.reports.ordinal import DimensionAgreement, JudgeRatings, Ratings, dimensions_agreement
-from judging.reports.rejections import ROW_FIELDS, RejectionThemes, rejection_themes, with_texts
+from judging.reports.rejections import (
+    ROW_FIELDS,
+    RejectionThemes,
+    rejected_sources,
+    rejection_themes,
+    with_texts,
+)
 from judging.reports.resampling import Replicates
 from judging.reports.routing_curve import RoutingCurve, routing_curve
 from judging.reports.scope import CODES, INVALID, NO_CONSENSUS, VALID, Scope, consensus_columns
@@ -446,11 +452,12 @@ def _run_verdicts(
     return result, spreads
 
 
-def _rejection_themes(run: RunVerdicts, candidates: Sequence[Candidate]) -> RejectionThemes:
-    """Why ``run`` rejected the scope's test-passing patches: one query for every row of the
-    run (no text), and one for the texts of the few examples, if there are any."""
+def _rejection_themes(run: RunVerdicts, source_of: Mapping[int, str]) -> RejectionThemes:
+    """Why ``run`` rejected its test-passing patches ``source_of`` (``rejected_sources``): one
+    query for every row of the run (no text), and one for the texts of the few examples, if
+    there are any."""
     rows = RejectionTheme.objects.filter(judgment__run=run.run).order_by().values_list(*ROW_FIELDS)
-    themes = rejection_themes(run, candidates, rows)
+    themes = rejection_themes(run, source_of, rows)
     ids = themes.example_ids()
     if not ids:
         return themes
@@ -470,7 +477,7 @@ def run_rejection_themes(run: JudgingRun) -> RejectionThemes:
         )
     ]
     (verdicts,), _ = _run_verdicts([run])
-    return _rejection_themes(verdicts, candidates)
+    return _rejection_themes(verdicts, rejected_sources(verdicts, candidates))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -646,8 +653,8 @@ def _agreement_report(
         valid_at_k=figures.valid_at_k,
         valid_at_k_run=first_run,
         corrected_valid_rate=figures.corrected_valid_rate,
-        rejection_themes=_rejection_themes(first_run, candidates)
-        if BREAKDOWN in wanted and first_run is not None
+        rejection_themes=_rejection_themes(first_run, figures.rejected)
+        if figures.rejected is not None and first_run is not None
         else None,
         dimensions=figures.dimensions,
     )
@@ -668,6 +675,9 @@ class _Figures:
     valid_at_k: list[ValidAtK] | None
     corrected_valid_rate: list[CorrectedRate] | None
     dimensions: list[DimensionAgreement] | None = None
+    # The first run's rejected test-passing patches (patch id → source): the rejection
+    # themes' rows are read each time (the sorting goes on with no verdict changed), these not.
+    rejected: dict[int, str] | None = None
 
 
 def _dimensions(
@@ -730,4 +740,7 @@ def _figures(
         if BREAKDOWN in wanted
         else None,
         dimensions=_dimensions(scope, read, run_verdicts) if HUMAN_JUDGE in wanted else None,
+        rejected=rejected_sources(first_run, read.candidates)
+        if BREAKDOWN in wanted and first_run is not None
+        else None,
     )
