@@ -33,9 +33,13 @@ Record = dict[str, Any]
 
 
 def _members(judgment_ids: list[int], team: list[str]) -> dict[int, dict[str, dict[str, Any]]]:
-    """Each judgment's member results (score and verdict) by strategy: one query."""
+    """Each judgment's member results (score and verdict) by strategy: one query, in no
+    order (they are read by name; the model's default order joined the run, patch and
+    dataset to sort them)."""
     members: dict[int, dict[str, dict[str, Any]]] = {pk: {} for pk in judgment_ids}
-    results = StrategyResult.objects.filter(judgment_id__in=judgment_ids, strategy__in=team)
+    results = StrategyResult.objects.filter(
+        judgment_id__in=judgment_ids, strategy__in=team
+    ).order_by()
     for row in results.values("judgment_id", "strategy", "score", "verdict"):
         members[row["judgment_id"]][row["strategy"]] = dict(row)
     return members
@@ -48,7 +52,11 @@ def _dimensions(judgment_ids: list[int], team: list[str]) -> dict[int, dict[str,
     found: dict[int, dict[str, Any]] = {}
     if not written:
         return found
-    results = StrategyResult.objects.filter(judgment_id__in=judgment_ids, strategy__in=written)
+    # A judgment's members in the order they were written, as the default order has them,
+    # without its joins.
+    results = StrategyResult.objects.filter(
+        judgment_id__in=judgment_ids, strategy__in=written
+    ).order_by("id")
     for judgment_id, member, answers in results.values_list("judgment_id", "strategy", "answers"):
         dimensions = ((answers or {}).get("judge") or {}).get("dimensions")
         if isinstance(dimensions, dict):
