@@ -341,6 +341,9 @@ def annotate_queue(request: AuthenticatedHtmxRequest, campaign_id: int) -> HttpR
     context = {
         "campaign": selectors.CampaignSummary.of(campaign),
         "queue": queue,
+        # Each patch's page is this page's address and its position (``annotate``'s path):
+        # one reverse, not one a row (a third of a 300-patch queue's time).
+        "queue_url": reverse("judging:annotate_queue", args=[campaign.pk]),
         "progress": selectors.Progress.of_queue(queue),
         "next_item": selectors.next_unlabelled(queue, after=0),
         "undo": _undo_offer(request, campaign),

@@ -560,3 +560,16 @@ def test_the_pages_run_as_many_queries_for_many_patches_as_for_few(
             )
         )
     assert counts[0] == counts[1], counts
+
+
+def test_the_queue_links_each_position_to_its_patch_page(
+    campaign: Campaign, annotator: User, annotator_client: Client
+) -> None:
+    """The queue's links are built from its own address (one reverse, not one a row): each
+    is exactly the address ``annotate`` has for that position, and each answers."""
+    html = annotator_client.get(reverse("judging:annotate_queue", args=[campaign.pk])).content
+    links = re.findall(r'<li data-position="(\d+)"[^>]*><a href="([^"]+)">', html.decode())
+    assert len(links) == campaign.assignments.filter(annotator=annotator).count() >= 2
+    for position, href in links:
+        assert href == reverse("judging:annotate", args=[campaign.pk, int(position)])
+        assert annotator_client.get(href).status_code == 200
