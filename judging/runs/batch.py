@@ -201,8 +201,12 @@ def batch_pass(run: JudgingRun, generation: int) -> dict[str, Prepared]:
     asker_type = partial(BatchAsker, collector=collector)
     pending = run.judgments.filter(status=PatchJudgment.Status.PENDING)
     stored: dict[int, set[str]] = defaultdict(set)
-    for judgment_id, name in StrategyResult.objects.filter(judgment__in=pending).values_list(
-        "judgment_id", "strategy"
+    # In no order: the model's default order would join the run, patch and dataset to sort
+    # every pending judgment's results.
+    for judgment_id, name in (
+        StrategyResult.objects.filter(judgment__in=pending)
+        .order_by()
+        .values_list("judgment_id", "strategy")
     ):
         stored[judgment_id].add(name)
     ids = list(pending.order_by("pk").values_list("pk", flat=True))

@@ -268,7 +268,7 @@ def patch_judge(judgment_id: int, generation: int) -> str:
         return judgment.status
     case, revision = case_and_rubric(run, judgment.patch)
     try:
-        stored = set(judgment.results.values_list("strategy", flat=True))
+        stored = set(judgment.results.order_by().values_list("strategy", flat=True))
         for name in run.strategies:
             if name not in stored:
                 member_judge(judgment, generation, case, name, revision)
@@ -282,7 +282,8 @@ def patch_judge(judgment_id: int, generation: int) -> str:
 def judgment_conclude(judgment: PatchJudgment) -> None:
     """Combine the members' results into the team's verdict, or say which members failed."""
     run = judgment.run
-    results = {r.strategy: r for r in judgment.results.all()}
+    # Read by name, in no order: the model's default order joins the run, patch and dataset.
+    results = {r.strategy: r for r in judgment.results.order_by()}
     failed = [
         results[name]
         for name in run.strategies
