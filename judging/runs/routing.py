@@ -73,9 +73,9 @@ def seconds_per_label(run: JudgingRun) -> tuple[float, int, int]:
     rests on, and how many are timed; with fewer than ``MIN_TIMED_LABELS`` timed, the
     default (resting on 0 labels)."""
     timed = list(
-        Annotation.objects.filter(
-            patch__dataset_id=run.dataset_id, seconds_spent__gt=0
-        ).values_list("seconds_spent", flat=True)
+        Annotation.objects.filter(patch__dataset_id=run.dataset_id, seconds_spent__gt=0)
+        .order_by()  # a median: not the default order, which sorts them by dataset and patch
+        .values_list("seconds_spent", flat=True)
     )
     if len(timed) < MIN_TIMED_LABELS:
         return DEFAULT_SECONDS_PER_LABEL, 0, len(timed)

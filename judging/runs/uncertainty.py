@@ -115,10 +115,13 @@ def margin_order(
 
 
 def run_uncertainties(run: JudgingRun) -> list[Uncertainty]:
-    """Every finished verdict of ``run`` with its signals, in two queries."""
+    """Every finished verdict of ``run`` with its signals, in two queries, in no order
+    (``uncertainty_order`` sorts them; the models' default order joined the run, patch and
+    dataset to sort every verdict and member result)."""
     judgments = list(
         PatchJudgment.objects.filter(run=run, status=PatchJudgment.Status.DONE, score__isnull=False)
         .exclude(verdict="")
+        .order_by()
         .values_list(
             "id", "patch_id", "patch__key", "patch__bug__key", "verdict", "score", "spread"
         )
@@ -127,7 +130,7 @@ def run_uncertainties(run: JudgingRun) -> list[Uncertainty]:
     rows = StrategyResult.objects.filter(
         judgment__run=run, judgment__status=PatchJudgment.Status.DONE,
         status=StrategyResult.Status.DONE,
-    ).values_list("judgment_id", "strategy", "score", "verdict")  # fmt: skip
+    ).order_by().values_list("judgment_id", "strategy", "score", "verdict")  # fmt: skip
     for judgment_id, strategy, score, verdict in rows:
         members[judgment_id].append((strategy, score, verdict))
     cut = member_threshold(run)
