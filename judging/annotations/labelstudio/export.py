@@ -85,14 +85,20 @@ def _model_version(run: JudgingRun, offline: bool) -> str:
 
 
 def _predictions(run: JudgingRun, patch_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
-    """The run's finished verdicts of ``patch_ids`` as Label Studio predictions, by patch."""
-    judgments = PatchJudgment.objects.filter(
-        run=run, patch_id__in=list(patch_ids), status=PatchJudgment.Status.DONE
-    ).exclude(verdict="")
-    offline_ids = set(
-        StrategyResult.objects.filter(judgment__in=judgments, is_offline=True).values_list(
-            "judgment_id", flat=True
+    """The run's finished verdicts of ``patch_ids`` as Label Studio predictions, by patch.
+    Read in no order (the tasks are in key order already; the models' default order joined
+    the run, patch and dataset to sort every verdict and member result)."""
+    judgments = (
+        PatchJudgment.objects.filter(
+            run=run, patch_id__in=list(patch_ids), status=PatchJudgment.Status.DONE
         )
+        .exclude(verdict="")
+        .order_by()
+    )
+    offline_ids = set(
+        StrategyResult.objects.filter(judgment__in=judgments, is_offline=True)
+        .order_by()
+        .values_list("judgment_id", flat=True)
     )
     run_offline = run.provider == Provider.OFFLINE
     predictions = {}
