@@ -162,25 +162,37 @@ def campaign_assignment_count(campaign: Campaign) -> int:
 
 
 def campaign_patch_ids(campaign: Campaign) -> set[int]:
-    """The patches a campaign asked labels for (its assignments' patches)."""
+    """The patches a campaign asked labels for (its assignments' patches). In no order: the
+    default order's columns (the campaign's, the annotator, the position) would join the
+    campaign and make the DISTINCT one row per assignment."""
     return set(
-        Assignment.objects.filter(campaign=campaign).values_list("patch_id", flat=True).distinct()
+        Assignment.objects.filter(campaign=campaign)
+        .order_by()
+        .values_list("patch_id", flat=True)
+        .distinct()
     )
 
 
 def _campaign_labels(campaign: Campaign) -> dict[tuple[int, int], Annotation]:
-    """The current labels of the campaign's assignments, by (patch id, annotator id)."""
-    annotations = Annotation.objects.filter(
-        patch_id__in=Assignment.objects.filter(campaign=campaign).values("patch_id"),
-        annotator__in=campaign.annotators.all(),
-    ).only("patch_id", "annotator_id", "label", "origin", "seconds_spent")
+    """The current labels of the campaign's assignments, by (patch id, annotator id); read
+    in no order (the default order joins the patch and dataset to sort them)."""
+    annotations = (
+        Annotation.objects.filter(
+            patch_id__in=Assignment.objects.filter(campaign=campaign).values("patch_id"),
+            annotator__in=campaign.annotators.all(),
+        )
+        .order_by()
+        .only("patch_id", "annotator_id", "label", "origin", "seconds_spent")
+    )
     return {(a.patch_id, a.annotator_id): a for a in annotations}
 
 
 def campaign_progress(campaign: Campaign) -> list[AnnotatorProgress]:
     """Each annotator's progress in the campaign, by name (for the lead), in three queries."""
-    pairs = list(
-        Assignment.objects.filter(campaign=campaign).values_list("annotator_id", "patch_id")
+    pairs = list(  # counted: in no order (the default order joins the campaign)
+        Assignment.objects.filter(campaign=campaign)
+        .order_by()
+        .values_list("annotator_id", "patch_id")
     )
     labels = _campaign_labels(campaign)
     mine: dict[int, list[Annotation]] = defaultdict(list)
