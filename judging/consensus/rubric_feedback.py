@@ -46,19 +46,20 @@ def _rubric_results() -> QuerySet[StrategyResult]:
 
 def _consensus(dataset_ids: Iterable[int]) -> dict[int, PatchConsensus]:
     """The consensus of every labelled patch of these datasets, each under its dataset's rule,
-    in three queries."""
+    in three queries that sort nothing (as ``dataset_consensus``: a patch's labels are in no
+    particular order; the models' default order joined the dataset to sort them all)."""
     dataset_ids = list(dataset_ids)
     rules = dict(Dataset.objects.filter(pk__in=dataset_ids).values_list("pk", "consensus_rule"))
     labels: dict[int, dict[int, str]] = {}
     dataset_of: dict[int, int] = {}
-    annotations = Annotation.objects.filter(patch__dataset_id__in=dataset_ids)
+    annotations = Annotation.objects.filter(patch__dataset_id__in=dataset_ids).order_by()
     for patch_id, dataset_id, annotator_id, label in annotations.values_list(
         "patch_id", "patch__dataset_id", "annotator_id", "label"
     ):
         labels.setdefault(patch_id, {})[annotator_id] = label
         dataset_of[patch_id] = dataset_id
     decided: dict[int, str] = {}
-    adjudications = Adjudication.objects.filter(patch__dataset_id__in=dataset_ids)
+    adjudications = Adjudication.objects.filter(patch__dataset_id__in=dataset_ids).order_by()
     for patch_id, dataset_id, label in adjudications.values_list(
         "patch_id", "patch__dataset_id", "label"
     ):
