@@ -189,7 +189,8 @@ def test_the_query_count_does_not_grow_with_the_run() -> None:
         members = [q["sql"] for q in captured if 'FROM "judging_strategyresult"' in q["sql"]]
         assert members, [q["sql"][:80] for q in captured]
         for sql in members:
-            assert "ORDER BY" not in sql and "judging_judgingrun" not in sql, sql
+            assert "ORDER BY" not in sql, sql
+            assert "judging_judgingrun" not in sql, sql
         return len(captured)
 
     small = queries(2)  # the judgments, and one chunk's member results
