@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from judging.annotations import selectors
 from judging.annotations.bundle import UNKNOWN_LABEL
@@ -40,7 +42,7 @@ from rubrics.models import Dataset, Patch
 from rubrics.selectors import UNKNOWN_PATCHES
 from sejury_web.roles import Role
 from sejury_web.users import user_create
-from tests.judging.factories import create_campaign
+from tests.judging.factories import AnnotationFactory, create_campaign
 from tests.rubrics.bundles import bug, label, patch, source
 from tests.rubrics.factories import BugFactory, DatasetFactory, PatchFactory
 
@@ -514,3 +516,21 @@ def test_progress_coverage_and_queues_in_few_queries(
     assert (mine.campaign.pk, mine.progress.assigned, mine.progress.done) == (campaign.pk, 4, 1)
     assert (mine.campaign.name, mine.campaign.dataset_name) == ("Round 1", campaign.dataset.name)
     assert selectors.annotator_campaigns(annotator=annotators(1, "idle")[0]) == []
+
+
+def test_the_label_counts_of_bugs_and_patches_group_without_the_default_orders_joins() -> None:
+    """The dataset and bug pages' label counts: right, and grouped in one query that joins
+    only the patch (the default order's join of the dataset stayed in the grouped query)."""
+    first, second = PatchFactory(), PatchFactory()
+    AnnotationFactory.create_batch(2, patch=first)
+    AnnotationFactory(patch=second)
+    counts = selectors.LabelCounts()
+    with CaptureQueriesContext(connection) as captured:
+        assert counts.bug_counts(bug_ids=[first.bug_id, second.bug_id]) == {
+            first.bug_id: 2,
+            second.bug_id: 1,
+        }
+        assert counts.patch_counts(patch_ids=[first.pk, second.pk]) == {first.pk: 2, second.pk: 1}
+    assert len(captured) == 2
+    for query in captured:
+        assert "rubrics_dataset" not in query["sql"], query["sql"]
