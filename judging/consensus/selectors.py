@@ -175,7 +175,6 @@ class AdjudicationQueue:
     waiting: list[AdjudicationItem]  # disputed first, then too few labels
     adjudicated: list[AdjudicationItem]
     counts: QueueCounts
-    outline: QueueOutline  # what it was filled from
 
 
 def campaign_check(*, dataset: Dataset, campaign: Campaign | None) -> None:
@@ -326,7 +325,6 @@ def adjudication_queue(*, dataset: Dataset, campaign: Campaign | None = None) ->
         waiting=_filled(outline, outline.waiting),
         adjudicated=_filled(outline, outline.adjudicated),
         counts=outline.counts,
-        outline=outline,
     )
 
 
@@ -345,12 +343,8 @@ class QueueWindow:
         return self.first + len(self.items) - 1 if self.items else 0
 
 
-def _outline_of(queue: QueueOutline | AdjudicationQueue) -> QueueOutline:
-    return queue if isinstance(queue, QueueOutline) else queue.outline
-
-
 def queue_window(
-    queue: QueueOutline | AdjudicationQueue,
+    outline: QueueOutline,
     *,
     adjudicated: bool = False,
     after: int | None = None,
@@ -365,7 +359,6 @@ def queue_window(
     since the lead read its window): its place is found from its labels and keys, so no
     waiting patch is skipped. A patch unknown to the queue starts from the beginning.
     """
-    outline = _outline_of(queue)
     ids, places, which = outline.list_of(adjudicated)
     start = 0
     if after is not None and after in outline.places:
@@ -393,7 +386,7 @@ class QueueRange:
 
 
 def queue_range(
-    queue: QueueOutline | AdjudicationQueue,
+    outline: QueueOutline,
     *,
     adjudicated: bool = False,
     first: int | None,
@@ -402,7 +395,6 @@ def queue_range(
     """The places in the list (waiting, or adjudicated) of those patches of a page shown from
     patch ``first`` to patch ``last`` that are still in it: after the lead records a
     consensus on that page, the page's range line says so without a reload."""
-    outline = _outline_of(queue)
     ids, places, which = outline.list_of(adjudicated)
     known = outline.places
     if first is None or last is None or first not in known or last not in known:

@@ -367,7 +367,7 @@ def window_keys(window: QueueWindow) -> list[str]:
 
 def test_the_queue_is_read_a_window_at_a_time_in_its_order(lead: User) -> None:
     dataset = many_waiting(disputes=12, too_few=3)
-    queue = adjudication_queue(dataset=dataset)
+    queue = adjudication_queue_outline(dataset=dataset)
     first = queue_window(queue, size=10)
     assert window_keys(first) == [f"D-{n:02d}-p" for n in range(10)]
     assert (first.first, first.last, first.total, first.before) == (1, 10, 15, None)
@@ -427,7 +427,7 @@ def test_adjudicating_a_window_skips_none_of_the_next(lead: User) -> None:
     """Page numbers would: the ten adjudicated leave the list, and "page 2" would then be
     the third ten. The next window is the patches after the last one the lead saw."""
     dataset = many_waiting(disputes=25, too_few=0)
-    first = queue_window(adjudication_queue(dataset=dataset), size=10)
+    first = queue_window(adjudication_queue_outline(dataset=dataset), size=10)
     for item in first.items:
         adjudication_record(
             patch=item.patch,
@@ -436,7 +436,7 @@ def test_adjudicating_a_window_skips_none_of_the_next(lead: User) -> None:
             note="",
             actor=lead,
         )
-    queue = adjudication_queue(dataset=dataset)
+    queue = adjudication_queue_outline(dataset=dataset)
     assert queue.counts.waiting == 15
     second = queue_window(queue, after=first.after, size=10)
     assert window_keys(second) == [f"D-{n:02d}-p" for n in range(10, 20)]
